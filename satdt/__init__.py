@@ -1,0 +1,35 @@
+"""satdt: optimal decision trees with logic.
+
+Minimum-depth and minimum-size trees that classify every training row correctly (incremental
+SAT, PySAT), and minimum-error trees of bounded depth (anytime dynamic programming, Numba),
+behind one scikit-learn compatible estimator, :class:`OptimalTreeClassifier`.
+"""
+
+from __future__ import annotations
+
+from .binarize import Binarizer
+from .data import read_csv
+from .errors import SatdtError
+from .learner import OptimalTreeClassifier
+from .result import SearchResult
+from .tree import Tree
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Binarizer",
+    "OptimalTreeClassifier",
+    "SatdtError",
+    "SearchResult",
+    "Tree",
+    "__version__",
+    "read_csv",
+    "warmup",
+]
+
+
+def warmup() -> None:
+    """Compile (or load from the cache) the Numba kernels of the DP searches now, not at first fit."""
+    from .dp.blossom import warmup as warmup_dp
+
+    warmup_dp()

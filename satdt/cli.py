@@ -1,0 +1,272 @@
+"""The ``satdt`` command line: the only module that prints for people.
+
+``satdt infer data.csv`` prints the minimum-depth tree that classifies every row correctly;
+``satdt fit data.csv --max-depth K`` the tree of depth at most K with the fewest errors;
+``satdt predict model.json data.csv`` applies a saved model. Exit codes: 0 a tree was
+produced (proven optimal or not), 1 no tree satisfies the constraints, 2 usage or data error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from . import __version__
+from .data import Dataset, read_csv, read_with_schema
+from .errors import InfeasibleError, NotProvenWarning, SatdtError
+from .learner import OptimalTreeClassifier
+from .model import load_model, save_model
+from .result import SatCall, SearchResult
+
+EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors with exit code 2 and no traceback (its default)."""
+
+
+def _add_data_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("data", help="training data: CSV with a header, or label-first .txt")
+    parser.add_argument("--target", help="label column (name or 0-based index); default: the last column")
+    parser.add_argument("--drop", default="", help="comma-separated columns to ignore")
+    parser.add_argument(
+        "--input-format",
+        choices=("auto", "csv", "labelfirst"),
+        default="auto",
+        help="auto: .txt files are space-separated with the label first, others CSV",
+    )
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--time-limit", type=float, metavar="S", help="wall-clock seconds; then the best tree found")
+    parser.add_argument("--format", choices=("text", "json", "dot"), default="text", help="output format")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the output here instead of stdout")
+    parser.add_argument("--save", metavar="MODEL", help="save the model (tree + input schema) as JSON")
+    parser.add_argument("--test", metavar="FILE", help="also report accuracy on this labelled file")
+    parser.add_argument("--quiet", action="store_true", help="no live status line and no summary")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="satdt", description="Optimal decision trees with logic.")
+    parser.add_argument("--version", action="version", version=f"satdt {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    infer = commands.add_parser(
+        "infer",
+        help="the minimum-depth tree that classifies every row correctly (SAT)",
+        description="Find the minimum-depth decision tree consistent with every row, by incremental SAT.",
+    )
+    _add_data_options(infer)
+    infer.add_argument("--max-depth", type=int, metavar="K", help="fail (exit 1) if no consistent tree of depth <= K exists")
+    infer.add_argument("--solver", default="auto", help="SAT solver: cadical195, glucose4, glucose3, minisat22, maplechrono")
+    infer.add_argument("--resolve", choices=("majority",), help="relabel contradictory rows with their group's majority label")
+    _add_output_options(infer)
+
+    fit = commands.add_parser(
+        "fit",
+        help="the tree of depth <= K with the fewest training errors (Blossom DP)",
+        description="Find the decision tree of depth at most K with the fewest misclassified rows.",
+    )
+    _add_data_options(fit)
+    fit.add_argument("--max-depth", type=int, metavar="K", required=True, help="maximum depth of the tree")
+    fit.add_argument("--max-thresholds", type=int, metavar="Q", help="at most Q quantile thresholds per numeric column")
+    _add_output_options(fit)
+
+    predict = commands.add_parser("predict", help="predict with a saved model", description="Predict labels with a model saved by --save.")
+    predict.add_argument("model", help="model JSON written by 'satdt infer --save'")
+    predict.add_argument("data", help="rows to predict (same columns as the training data; the label column may be absent)")
+    predict.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
+    predict.add_argument("-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout")
+    return parser
+
+
+class _Status:
+    """A one-line live status on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool, stream: TextIO) -> None:
+        self.enabled = enabled and stream.isatty()
+        self.stream = stream
+        self.shown = False
+
+    def show(self, text: str) -> None:
+        if self.enabled:
+            self.stream.write("\r\033[K" + text)
+            self.stream.flush()
+            self.shown = True
+
+    def sat_call(self, call: SatCall) -> None:
+        self.show(f"depth {call.depth}  round {call.round}  examples {call.n_examples}  {call.status}")
+
+    def improve(self, result: SearchResult) -> None:
+        self.show(f"{result.runtime:7.2f} s  best {result.objective}: {result.objective_value:g}")
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def _read_training(args: argparse.Namespace) -> Dataset:
+    target: str | int | None = args.target
+    drop = [c.strip() for c in args.drop.split(",") if c.strip()]
+    return read_csv(args.data, target=target, drop=drop, input_format=args.input_format)
+
+
+def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
+    result = model.result_
+    tree = result.tree
+    stats = result.stats
+    lines = []
+    if result.objective == "error":
+        n = len(dataset.y)
+        error = result.objective_value
+        proof = "proven optimal" if result.proven_optimal else f"not proven; lower bound {result.lower_bound:g}"
+        lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
+        lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
+    else:
+        proof = (
+            "proven minimum"
+            if result.proven_optimal
+            else f"not proven; the minimum is at least {result.lower_bound:g}"
+        )
+        lines.append(f"depth: {tree.depth} ({proof})")
+    lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+    if "examples_used" in stats:
+        lines.append(f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows")
+        lines.append(f"SAT calls: {len(result.trace)}")
+    if stats.get("relabelled_rows"):
+        lines.append(f"relabelled rows (majority): {stats['relabelled_rows']} (training errors of this tree)")
+    lines.append(f"binary features: {stats['binary_features']} after reduction ({stats['binarization']})")
+    if stats.get("interrupted"):
+        lines.append("interrupted: the best tree found so far")
+    lines.append(f"time: {result.runtime:.3f} s")
+    return lines
+
+
+def _render(model: OptimalTreeClassifier, dataset: Dataset, fmt: str) -> str:
+    result = model.result_
+    tree = result.tree
+    if fmt == "dot":
+        return tree.to_dot() + "\n"
+    if fmt == "json":
+        document = {
+            "tree": tree.to_dict(),
+            "objective": result.objective,
+            "objective_value": result.objective_value,
+            "depth": tree.depth,
+            "n_nodes": tree.n_nodes,
+            "n_leaves": tree.n_leaves,
+            "proven_optimal": result.proven_optimal,
+            "lower_bound": result.lower_bound,
+            "runtime": result.runtime,
+            "stats": dict(result.stats),
+        }
+        return json.dumps(document, indent=1, default=_json_default) + "\n"
+    return tree.export_text() + "\n"
+
+
+def _json_default(value: object) -> object:
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise SatdtError(f"cannot write {output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+
+
+def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
+    dataset = _read_training(args)
+    status = _Status(not args.quiet, sys.stderr)
+    model.on_improve = status.improve
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NotProvenWarning)
+        try:
+            model.fit_dataset(dataset, on_sat_call=status.sat_call)
+        finally:
+            status.clear()
+    _write(_render(model, dataset, args.format), args.output)
+    if not args.quiet:
+        for warning in caught:
+            if issubclass(warning.category, NotProvenWarning):
+                print(f"warning: {warning.message}", file=sys.stderr)
+        if args.format == "text" and not args.output:
+            print("\n".join(_summary(model, dataset)))
+        else:
+            print("\n".join(_summary(model, dataset)), file=sys.stderr)
+    if args.test:
+        test = read_with_schema(args.test, model.schema_, input_format=args.input_format, require_target=True)
+        accuracy = float(np.mean(model.tree_.predict(test.X) == test.y))
+        print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
+    if args.save:
+        save_model(args.save, model.tree_, model.schema_, model.result_)
+        if not args.quiet:
+            print(f"model saved to {args.save}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _predict(args: argparse.Namespace) -> int:
+    tree, schema = load_model(args.model)
+    data = read_with_schema(args.data, schema, input_format=args.input_format)
+    predicted = tree.predict(data.X)
+    lines = [schema.target] + [str(p) for p in predicted.tolist()]
+    _write("\n".join(lines) + "\n", args.output)
+    if data.y is not None:
+        accuracy = float(np.mean(predicted == data.y))
+        print(f"accuracy: {accuracy:.4f} ({len(predicted)} rows)", file=sys.stderr)
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 tree found, 1 infeasible, 2 usage/data error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "predict":
+            return _predict(args)
+        if args.command == "infer":
+            model = OptimalTreeClassifier(
+                objective="depth",
+                max_depth=args.max_depth,
+                time_limit=args.time_limit,
+                solver=args.solver,
+                resolve=args.resolve,
+            )
+        else:
+            model = OptimalTreeClassifier(
+                objective="error",
+                max_depth=args.max_depth,
+                time_limit=args.time_limit,
+                max_thresholds=args.max_thresholds,
+            )
+        return _learn(args, model)
+    except InfeasibleError as exc:
+        print(f"satdt: {exc}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    except SatdtError as exc:
+        print(f"satdt: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except NotImplementedError as exc:
+        print(f"satdt: not available: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("satdt: interrupted before any tree was found", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

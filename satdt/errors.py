@@ -1,0 +1,31 @@
+"""The one exception type of satdt: every user mistake raises a subclass of :class:`SatdtError`."""
+
+from __future__ import annotations
+
+
+class SatdtError(Exception):
+    """Base class for errors caused by input or options; the message says the rule, the value and the fix."""
+
+
+class DataError(SatdtError, ValueError):
+    """The data cannot be read or used as given (missing file, ragged rows, missing values, ...)."""
+
+
+class ContradictionError(DataError):
+    """Rows with identical features carry different labels, so no consistent tree exists."""
+
+    def __init__(self, message: str, groups: list[list[int]]) -> None:
+        super().__init__(message)
+        self.groups = groups
+
+
+class InfeasibleError(SatdtError):
+    """No tree satisfies the requested constraints (e.g. a depth cap below the proven minimum)."""
+
+
+class NotFittedError(SatdtError, ValueError, AttributeError):
+    """A fitted attribute was used before ``fit``."""
+
+
+class NotProvenWarning(UserWarning):
+    """A search stopped (time limit, interruption) before proving its tree optimal."""

@@ -1,0 +1,397 @@
+"""OptimalTreeClassifier: the one facade over satdt's searches, scikit-learn compatible.
+
+It validates the data once, binarises it, chooses the search (SAT for the consistency
+objectives, DP for the error objective), maps the tree found back to the user's columns,
+re-checks it against the data and keeps the :class:`~satdt.result.SearchResult`.
+scikit-learn is optional: the estimator implements the parts of its protocol it needs
+(``get_params``/``set_params``, tags, ``score``) itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .binarize import Binarizer, reduce_features
+from .data import Dataset, Schema, contradiction_error, find_contradictions, from_arrays, resolve_majority
+from .errors import DataError, NotFittedError, NotProvenWarning, SatdtError
+from .result import Recorder, SatCall, SearchResult
+from .tree import Tree
+
+OBJECTIVES = ("depth", "size", "error")
+METHODS = ("auto", "sat", "blossom")
+
+
+class _ParamsMixin:
+    """``get_params``/``set_params``/``__repr__`` from the ``__init__`` signature, as scikit-learn expects."""
+
+    @classmethod
+    def _param_names(cls) -> list[str]:
+        signature = inspect.signature(cls.__init__)
+        return [p.name for p in signature.parameters.values() if p.kind == p.KEYWORD_ONLY]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self._param_names()}
+
+    def set_params(self, **params: Any) -> _ParamsMixin:
+        valid = self._param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {valid}")
+            setattr(self, name, value)
+        return self
+
+    def __repr__(self) -> str:
+        defaults = {
+            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
+        }
+        changed = [
+            f"{k}={v!r}" for k, v in self.get_params().items() if defaults.get(k) is not v and defaults.get(k) != v
+        ]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def __sklearn_tags__(self):  # only scikit-learn calls this, so it may import it
+        from sklearn.utils import ClassifierTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(),
+        )
+
+
+def _check_numeric_array(X: Any) -> np.ndarray | None:
+    """Numeric array-likes as a float matrix (with scikit-learn's error types); None for tables."""
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError("satdt does not take sparse matrices; pass a dense array (X.toarray())")
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        return None  # a DataFrame: data.from_arrays reads its column types
+    array = np.asarray(X)
+    if array.dtype == object or array.dtype.kind in "USb":
+        return None if array.dtype.kind != "b" else array.astype(np.float64)
+    if np.iscomplexobj(array):
+        raise ValueError("Complex data not supported")
+    if array.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array, got a {array.ndim}D array instead; reshape your data with "
+            "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample"
+        )
+    array = array.astype(np.float64)
+    if not np.isfinite(array).all():
+        raise ValueError("Input X contains NaN or infinity; satdt needs complete, finite data")
+    return array
+
+
+class OptimalTreeClassifier(_ParamsMixin):
+    """Optimal decision trees: minimum depth, minimum size (SAT) or minimum error (DP).
+
+    Parameters
+    ----------
+    objective
+        ``"depth"``: the shallowest tree that classifies every training row correctly;
+        ``"size"``: the smallest such tree (fewest nodes) at the minimum depth, or over all
+        depths up to ``max_depth``; ``"error"``: the tree of depth at most ``max_depth``
+        with the fewest misclassified (weighted) training rows.
+    max_depth
+        A cap on the depth (required for ``"error"``).
+    max_nodes
+        A cap on the number of nodes (internal + leaves) for the SAT objectives.
+    time_limit
+        Wall-clock seconds; when reached, the best tree found so far is returned with
+        ``result_.proven_optimal = False`` and a :class:`~satdt.errors.NotProvenWarning`.
+    solver
+        The SAT solver (``"auto"`` or one of ``satdt.sat.cegar.SOLVERS``).
+    method
+        ``"auto"`` (SAT for depth/size, Blossom for error), ``"sat"`` or ``"blossom"``.
+    max_thresholds
+        At most this many quantile thresholds per numeric column (``None``: every midpoint
+        between consecutive distinct values; optimality then holds for the full data).
+    resolve
+        ``None``: contradictory rows (same features, different labels) are an error for the
+        consistency objectives; ``"majority"``: relabel each group with its majority label.
+    counterexamples, at_most_one
+        Tuning of the counterexample-guided loop (see ``satdt.sat.cegar``).
+    on_improve
+        Called with the current :class:`~satdt.result.SearchResult` on every new incumbent.
+    """
+
+    def __init__(
+        self,
+        *,
+        objective: str = "depth",
+        max_depth: int | None = None,
+        max_nodes: int | None = None,
+        time_limit: float | None = None,
+        solver: str = "auto",
+        method: str = "auto",
+        max_thresholds: int | None = None,
+        resolve: str | None = None,
+        counterexamples: str | int = "auto",
+        at_most_one: str = "auto",
+        on_improve: Callable[[SearchResult], None] | None = None,
+    ) -> None:
+        self.objective = objective
+        self.max_depth = max_depth
+        self.max_nodes = max_nodes
+        self.time_limit = time_limit
+        self.solver = solver
+        self.method = method
+        self.max_thresholds = max_thresholds
+        self.resolve = resolve
+        self.counterexamples = counterexamples
+        self.at_most_one = at_most_one
+        self.on_improve = on_improve
+
+    # ------------------------------------------------------------------ options
+    def _check_options(self) -> str:
+        """Validate the options; return the method to run."""
+        if self.objective not in OBJECTIVES:
+            raise SatdtError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
+        if self.method not in METHODS:
+            raise SatdtError(f"method must be one of {METHODS}, got {self.method!r}")
+        for name in ("max_depth", "max_nodes", "max_thresholds"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0):
+                raise SatdtError(f"{name} must be a non-negative integer or None, got {value!r}")
+        if self.time_limit is not None and not (
+            isinstance(self.time_limit, int | float) and self.time_limit > 0
+        ):
+            raise SatdtError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}")
+        if self.resolve not in (None, "majority"):
+            raise SatdtError(f"resolve must be None or 'majority', got {self.resolve!r}")
+        method = self.method
+        if method == "auto":
+            method = "blossom" if self.objective == "error" else "sat"
+        if self.objective == "error" and method != "blossom":
+            raise SatdtError("objective='error' is solved by method='blossom'")
+        if self.objective in ("depth", "size") and method != "sat":
+            raise SatdtError(f"objective={self.objective!r} is solved by method='sat'")
+        if self.objective == "error" and self.max_depth is None:
+            raise SatdtError("objective='error' needs max_depth (the depth of the trees compared)")
+        if self.objective == "size":
+            raise NotImplementedError("objective='size' (minimum-size trees) is not available yet")
+        if self.max_nodes is not None:
+            raise NotImplementedError("max_nodes (node limits) is not available yet")
+        return method
+
+    # ------------------------------------------------------------------ fitting
+    def fit(
+        self, X: Any, y: Any, sample_weight: Any = None, *, feature_names: list[str] | None = None
+    ) -> OptimalTreeClassifier:
+        """Find the optimal tree for ``(X, y)``; returns ``self``.
+
+        ``X`` is a numeric array, a table of strings/objects (categorical columns) or a pandas
+        DataFrame. ``sample_weight`` weighs rows for ``objective="error"``; the consistency
+        objectives use it only as presence (a row of weight 0 is left out).
+        """
+        self._check_options()
+        if y is not None and np.ndim(y) == 2 and np.shape(y)[1] == 1:
+            warnings.warn("y should be 1D (one label per row); it was flattened", stacklevel=2)
+            y = np.ravel(y)
+        numeric = _check_numeric_array(X)
+        design, schema, labels = from_arrays(X if numeric is None else numeric, y, feature_names=feature_names)
+        if labels is None:
+            raise ValueError("y is required: satdt learns from labelled rows")
+        dataset = Dataset(design, labels, schema, np.arange(1, len(labels) + 1), None)
+        return self.fit_dataset(dataset, sample_weight=sample_weight)
+
+    def fit_dataset(
+        self,
+        dataset: Dataset,
+        sample_weight: Any = None,
+        *,
+        on_sat_call: Callable[[SatCall], None] | None = None,
+    ) -> OptimalTreeClassifier:
+        """Fit on a table read by :func:`satdt.read_csv` (keeps its schema and line numbers).
+
+        ``on_sat_call`` receives every SAT call as it ends (the CLI's live status line).
+        Ctrl-C during the search returns the best tree found so far, not proven.
+        """
+        method = self._check_options()
+        X, y = dataset.X, np.asarray(dataset.y)
+        if y.ndim != 1:
+            raise ValueError(f"y must be 1D (one label per row), got shape {y.shape}")
+        if len(y) != len(X):
+            raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
+        if len(y) == 0:
+            raise DataError("the data has no rows: satdt needs at least one labelled row")
+        if y.dtype.kind == "f" and not np.isfinite(y).all():
+            raise ValueError("y contains NaN or infinity")
+        weight = self._weights(sample_weight, len(y))
+        keep = weight > 0
+        if not keep.any():
+            raise DataError("every sample_weight is 0: no row is left to learn from")
+        line_numbers = dataset.line_numbers[keep]
+        X, y, weight = X[keep], y[keep], weight[keep]
+
+        self.schema_: Schema = dataset.schema
+        self.feature_names_in_ = np.asarray(dataset.schema.feature_names, dtype=object)
+        self.n_features_in_ = X.shape[1]
+        self.classes_, y_index = np.unique(y, return_inverse=True)
+        y_index = y_index.astype(np.int64)
+
+        relabelled = 0
+        if self.objective in ("depth", "size"):
+            groups = find_contradictions(X, y_index)
+            if groups:
+                if self.resolve != "majority":
+                    raise contradiction_error(groups, y, line_numbers, dataset.source)
+                y_index, relabelled = resolve_majority(X, y_index)
+
+        binarizer = Binarizer(max_thresholds=self.max_thresholds).fit(
+            X, list(dataset.schema.feature_names), dataset.schema.indicator
+        )
+        B = binarizer.transform(X)
+        kept = reduce_features(B)
+        B = np.ascontiguousarray(B[:, kept])
+        column = binarizer.column_[kept]
+        threshold = binarizer.threshold_[kept]
+        names = list(dataset.schema.feature_names)
+        indicator = list(dataset.schema.indicator)
+
+        def to_user_tree(tree: Tree) -> Tree:
+            mapped = tree.map_features(column, threshold, names, indicator)
+            mapped.classes = self.classes_
+            return mapped.with_counts(X, y_index, weight)
+
+        recorder = Recorder(
+            self.objective, to_user_tree=to_user_tree, on_improve=self.on_improve, on_sat_call=on_sat_call
+        )
+        recorder.stats.update(
+            binary_features_total=binarizer.n_features_,
+            binary_features=B.shape[1],
+            binarization=binarizer.describe(),
+            relabelled_rows=relabelled,
+        )
+        deadline = None if self.time_limit is None else time.perf_counter() + float(self.time_limit)
+        try:
+            if len(self.classes_) == 1:
+                single = {"depth": 0, "size": 1, "error": 0.0}[self.objective]
+                recorder.improve(Tree.single_leaf(0, np.arange(1)), single)
+                result = recorder.snapshot(proven_optimal=True)
+            elif method == "sat":
+                result = self._fit_sat(B, y_index, recorder, deadline)
+            else:
+                result = self._fit_blossom(B, y_index, weight, recorder, deadline)
+        except KeyboardInterrupt:
+            if recorder.best is None:
+                raise
+            recorder.stats["interrupted"] = True
+            result = recorder.snapshot(proven_optimal=False)
+        self._check_result(result, X, y_index, weight)
+        self.result_ = result
+        self.tree_ = result.tree
+        self.binarizer_ = binarizer
+        if not result.proven_optimal:
+            warnings.warn(
+                f"search stopped early: returning the best tree found ({self.objective} "
+                f"{result.objective_value:g}, lower bound {result.lower_bound:g}), not proven optimal",
+                NotProvenWarning,
+                stacklevel=2,
+            )
+        return self
+
+    @staticmethod
+    def _weights(sample_weight: Any, n: int) -> np.ndarray:
+        if sample_weight is None:
+            return np.ones(n)
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        if weight.ndim == 0:
+            weight = np.full(n, float(weight))
+        if weight.shape != (n,):
+            raise ValueError(f"sample_weight must have shape ({n},), got {weight.shape}")
+        if not np.isfinite(weight).all() or (weight < 0).any():
+            raise ValueError("sample_weight must be finite and non-negative")
+        return weight
+
+    def _fit_sat(self, B: np.ndarray, y: np.ndarray, recorder: Recorder, deadline: float | None) -> SearchResult:
+        from .sat.cegar import DEFAULT_AT_MOST_ONE, DEFAULT_COUNTEREXAMPLES, DEFAULT_SOLVER, Problem, minimum_depth
+
+        problem = Problem.from_data(B, y, len(self.classes_), self.classes_)
+        return minimum_depth(
+            problem,
+            max_depth=self.max_depth,
+            solver=DEFAULT_SOLVER if self.solver == "auto" else self.solver,
+            at_most_one=DEFAULT_AT_MOST_ONE if self.at_most_one == "auto" else self.at_most_one,
+            counterexamples=DEFAULT_COUNTEREXAMPLES if self.counterexamples == "auto" else self.counterexamples,
+            deadline=deadline,
+            recorder=recorder,
+        )
+
+    def _fit_blossom(
+        self, B: np.ndarray, y: np.ndarray, weight: np.ndarray, recorder: Recorder, deadline: float | None
+    ) -> SearchResult:
+        from .dp.blossom import solve_min_error
+
+        return solve_min_error(
+            B, y, len(self.classes_), int(self.max_depth), sample_weight=weight, deadline=deadline, recorder=recorder
+        )
+
+    def _check_result(self, result: SearchResult, X: np.ndarray, y: np.ndarray, weight: np.ndarray) -> None:
+        """Re-check the returned tree against the data before anyone sees it (correct before fast)."""
+        predicted = result.tree.predict_index(X)
+        if self.objective == "error":
+            error = float(weight[predicted != y].sum())
+            if not np.isclose(error, result.objective_value):
+                raise RuntimeError(f"internal error: tree error {error} != reported {result.objective_value}")
+            return
+        if (predicted != y).any():
+            raise RuntimeError("internal error: the returned tree misclassifies training rows")
+        if result.tree.depth != result.objective_value and self.objective == "depth":
+            raise RuntimeError("internal error: reported depth differs from the tree's depth")
+
+    # ------------------------------------------------------------------ prediction
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "tree_"):
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet; call fit(X, y) before using it"
+            )
+
+    def _design(self, X: Any) -> np.ndarray:
+        """Rows to predict as the fitted design matrix, encoded with the fitted schema."""
+        self._check_fitted()
+        schema = self.schema_
+        categorical = len(schema.columns) != self.n_features_in_
+        numeric = _check_numeric_array(X)
+        if numeric is not None and not categorical:
+            if numeric.shape[1] != self.n_features_in_:
+                raise ValueError(
+                    f"X has {numeric.shape[1]} features, but {type(self).__name__} is expecting "
+                    f"{self.n_features_in_} features as input"
+                )
+            return numeric
+        if hasattr(X, "columns") and hasattr(X, "dtypes"):
+            missing = [c for c in schema.column_names if c not in set(map(str, X.columns))]
+            if missing:
+                raise DataError(f"X lacks the columns {missing} that the model was fitted on")
+            X = X.rename(columns=str)[schema.column_names].to_numpy(dtype=object)
+        raw = np.asarray(X if numeric is None else numeric, dtype=object)
+        if raw.ndim != 2 or raw.shape[1] != len(schema.columns):
+            raise ValueError(
+                f"X has {raw.shape[-1] if raw.ndim else 0} features, but {type(self).__name__} is "
+                f"expecting {len(schema.columns)} features as input"
+            )
+        return schema.encode(raw)
+
+    def predict(self, X: Any) -> np.ndarray:
+        """The label predicted for each row of ``X``."""
+        return self.tree_.predict(self._design(X))
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Training class frequencies of the leaf each row reaches, columns in ``classes_`` order."""
+        return self.tree_.predict_proba(self._design(X))
+
+    def apply(self, X: Any) -> np.ndarray:
+        """The leaf each row reaches."""
+        return self.tree_.apply(self._design(X))
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Mean (weighted) accuracy on ``(X, y)``."""
+        correct = self.predict(X) == np.asarray(y)
+        weight = self._weights(sample_weight, len(correct))
+        return float(np.average(correct, weights=weight))

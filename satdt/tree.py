@@ -1,0 +1,415 @@
+"""Decision trees as flat arrays, shared by every search of satdt.
+
+A :class:`Tree` is stored in preorder (node 0 is the root). Internal node ``i`` tests
+``x[feature[i]] <= threshold[i]``: rows for which the test holds go to ``left[i]``, the
+others to ``right[i]`` (scikit-learn's orientation; a binary feature ``x > t`` is true on the
+right). Leaves have ``feature == -1`` and hold a class index in ``value``; ``classes`` maps
+class indices back to the user's labels. ``counts[i, c]`` is the training weight of class
+``c`` reaching node ``i`` (used by :meth:`Tree.predict_proba`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+LEAF = -1
+
+# A nested tree is either a class index (a leaf) or (feature, threshold, left, right).
+Nested = Any
+
+
+def _format_threshold(value: float) -> str:
+    """The shortest text that reads back as exactly this threshold (binarised thresholds are short)."""
+    return repr(float(value))
+
+
+def _json_scalar(value: Any) -> Any:
+    """A NumPy scalar as the plain Python value JSON can hold."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+class Tree:
+    """A binary decision tree over a numeric design matrix.
+
+    Parameters
+    ----------
+    feature, threshold, left, right, value
+        Per-node arrays in preorder; leaves have ``feature == -1``, ``left == right == -1``
+        and a NaN threshold.
+    counts
+        ``(n_nodes, n_classes)`` training class weights reaching each node.
+    classes
+        The user's labels, indexed by class index.
+    feature_names
+        Names of the design-matrix columns (``None``: ``x[0]``, ``x[1]``, ...).
+    indicator
+        Indices of design columns that are 0/1 indicators of a category (named like
+        ``colour == red``); they print as ``colour == red`` / ``colour != red``.
+    """
+
+    __slots__ = (
+        "classes",
+        "counts",
+        "feature",
+        "feature_names",
+        "indicator",
+        "left",
+        "right",
+        "threshold",
+        "value",
+    )
+
+    def __init__(
+        self,
+        feature: Sequence[int] | np.ndarray,
+        threshold: Sequence[float] | np.ndarray,
+        left: Sequence[int] | np.ndarray,
+        right: Sequence[int] | np.ndarray,
+        value: Sequence[int] | np.ndarray,
+        counts: np.ndarray | None = None,
+        classes: Sequence[Any] | np.ndarray | None = None,
+        feature_names: Sequence[str] | None = None,
+        indicator: Sequence[int] | None = None,
+    ) -> None:
+        self.feature = np.asarray(feature, dtype=np.int64)
+        self.threshold = np.asarray(threshold, dtype=np.float64)
+        self.left = np.asarray(left, dtype=np.int64)
+        self.right = np.asarray(right, dtype=np.int64)
+        self.value = np.asarray(value, dtype=np.int64)
+        n = len(self.feature)
+        if classes is None:
+            n_classes = int(self.value.max()) + 1 if n else 1
+            classes = np.arange(n_classes)
+        self.classes = np.asarray(classes)
+        if counts is None:
+            counts = np.zeros((n, len(self.classes)))
+        self.counts = np.asarray(counts, dtype=np.float64).reshape(n, len(self.classes))
+        self.feature_names = list(feature_names) if feature_names is not None else None
+        self.indicator = frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
+
+    # ------------------------------------------------------------------ construction
+    @classmethod
+    def from_nested(
+        cls,
+        nested: Nested,
+        classes: Sequence[Any] | np.ndarray,
+        feature_names: Sequence[str] | None = None,
+        indicator: Sequence[int] | None = None,
+    ) -> Tree:
+        """Build a tree from ``class_index`` leaves and ``(feature, threshold, left, right)`` nodes."""
+        feature: list[int] = []
+        threshold: list[float] = []
+        left: list[int] = []
+        right: list[int] = []
+        value: list[int] = []
+
+        def add(node: Nested) -> int:
+            index = len(feature)
+            if isinstance(node, tuple):
+                f, t, lo, hi = node
+                feature.append(int(f))
+                threshold.append(float(t))
+                left.append(-1)
+                right.append(-1)
+                value.append(-1)
+                left[index] = add(lo)
+                right[index] = add(hi)
+            else:
+                feature.append(LEAF)
+                threshold.append(np.nan)
+                left.append(-1)
+                right.append(-1)
+                value.append(int(node))
+            return index
+
+        add(nested)
+        return cls(feature, threshold, left, right, value, None, classes, feature_names, indicator)
+
+    @classmethod
+    def single_leaf(cls, class_index: int, classes: Sequence[Any] | np.ndarray, **kwargs: Any) -> Tree:
+        """The tree of depth 0 that predicts one class."""
+        return cls.from_nested(int(class_index), classes, **kwargs)
+
+    def to_nested(self, node: int = 0) -> Nested:
+        """The tree as nested tuples (inverse of :meth:`from_nested`)."""
+        if self.feature[node] == LEAF:
+            return int(self.value[node])
+        return (
+            int(self.feature[node]),
+            float(self.threshold[node]),
+            self.to_nested(int(self.left[node])),
+            self.to_nested(int(self.right[node])),
+        )
+
+    def _replace(self, nested: Nested, counts: list[np.ndarray] | None = None) -> Tree:
+        tree = Tree.from_nested(nested, self.classes, self.feature_names, sorted(self.indicator))
+        if counts is not None:
+            tree.counts = np.array(counts, dtype=np.float64).reshape(tree.n_nodes, len(self.classes))
+        return tree
+
+    # ------------------------------------------------------------------ shape
+    @property
+    def n_nodes(self) -> int:
+        """Internal nodes plus leaves."""
+        return len(self.feature)
+
+    @property
+    def n_leaves(self) -> int:
+        return int(np.sum(self.feature == LEAF))
+
+    @property
+    def depth(self) -> int:
+        """Length of the longest root-to-leaf path (a single leaf has depth 0)."""
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        for i in range(self.n_nodes):  # preorder: a parent comes before its children
+            if self.feature[i] != LEAF:
+                depth[self.left[i]] = depth[self.right[i]] = depth[i] + 1
+        return int(depth.max()) if self.n_nodes else 0
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    # ------------------------------------------------------------------ prediction
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """Index of the leaf each row of ``X`` reaches."""
+        X = np.asarray(X, dtype=np.float64)
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        rows = np.arange(X.shape[0])
+        active = self.feature[node] != LEAF
+        while active.any():
+            r = rows[active]
+            n = node[active]
+            goes_left = X[r, self.feature[n]] <= self.threshold[n]
+            node[r] = np.where(goes_left, self.left[n], self.right[n])
+            active = self.feature[node] != LEAF
+        return node
+
+    def predict_index(self, X: np.ndarray) -> np.ndarray:
+        """Class index predicted for each row."""
+        return self.value[self.apply(X)]
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """The user's label predicted for each row."""
+        return self.classes[self.predict_index(X)]
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """Training class frequencies of the leaf each row reaches (one-hot where unknown)."""
+        leaves = self.apply(X)
+        counts = self.counts[leaves]
+        total = counts.sum(axis=1, keepdims=True)
+        one_hot = np.zeros_like(counts)
+        one_hot[np.arange(len(leaves)), self.value[leaves]] = 1.0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(total > 0, counts / np.where(total > 0, total, 1.0), one_hot)
+
+    def with_counts(
+        self, X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None
+    ) -> Tree:
+        """A copy whose ``counts`` are the class weights of ``(X, y_index)`` reaching each node."""
+        X = np.asarray(X, dtype=np.float64)
+        weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
+        counts = np.zeros((self.n_nodes, self.n_classes))
+        node = np.zeros(len(X), dtype=np.int64)
+        rows = np.arange(len(X))
+        active = np.ones(len(X), dtype=bool)
+        while active.any():
+            np.add.at(counts, (node[active], y_index[active]), weight[active])
+            active &= self.feature[node] != LEAF
+            r = rows[active]
+            n = node[active]
+            node[r] = np.where(X[r, self.feature[n]] <= self.threshold[n], self.left[n], self.right[n])
+        tree = self.copy()
+        tree.counts = counts
+        return tree
+
+    def copy(self) -> Tree:
+        return Tree(
+            self.feature.copy(),
+            self.threshold.copy(),
+            self.left.copy(),
+            self.right.copy(),
+            self.value.copy(),
+            self.counts.copy(),
+            self.classes.copy(),
+            self.feature_names,
+            sorted(self.indicator),
+        )
+
+    # ------------------------------------------------------------------ transformation
+    def simplify(self, X: np.ndarray) -> Tree:
+        """Remove what the rows of ``X`` cannot tell apart, never changing a prediction on ``X``.
+
+        An internal node one of whose children no row of ``X`` reaches is replaced by its
+        other child; sibling leaves of the same class are merged into one leaf. One
+        bottom-up pass reaches the fixed point, because both rules only look at subtrees
+        that are already simplified and at the rows reaching them.
+        """
+        X = np.asarray(X, dtype=np.float64)
+        reached = np.zeros(self.n_nodes, dtype=np.int64)
+        leaves = self.apply(X)
+        # a node is reached iff one of the leaves below it is
+        np.add.at(reached, leaves, 1)
+        for i in range(self.n_nodes - 1, -1, -1):  # children come after parents in preorder
+            if self.feature[i] != LEAF:
+                reached[i] = reached[self.left[i]] + reached[self.right[i]]
+
+        new_counts: list[np.ndarray] = []
+
+        def rebuild(node: int) -> tuple[Nested, list[np.ndarray]]:
+            if self.feature[node] == LEAF:
+                return int(self.value[node]), [self.counts[node]]
+            lo, hi = int(self.left[node]), int(self.right[node])
+            if reached[node] > 0 and reached[lo] == 0:
+                return rebuild(hi)
+            if reached[node] > 0 and reached[hi] == 0:
+                return rebuild(lo)
+            lo_tree, lo_counts = rebuild(lo)
+            hi_tree, hi_counts = rebuild(hi)
+            if not isinstance(lo_tree, tuple) and lo_tree == hi_tree:
+                return lo_tree, [lo_counts[0] + hi_counts[0]]
+            nested = (int(self.feature[node]), float(self.threshold[node]), lo_tree, hi_tree)
+            return nested, [self.counts[node], *lo_counts, *hi_counts]
+
+        nested, new_counts = rebuild(0)
+        return self._replace(nested, new_counts)
+
+    def map_features(
+        self,
+        column: np.ndarray,
+        threshold: np.ndarray,
+        feature_names: Sequence[str] | None = None,
+        indicator: Sequence[int] | None = None,
+    ) -> Tree:
+        """Rewrite a tree over binary features ``b_j = [x[column[j]] > threshold[j]]``.
+
+        A node testing ``b_j <= 0.5`` becomes ``x[column[j]] <= threshold[j]``: both send the
+        same rows left, so predictions are unchanged.
+        """
+        tree = self.copy()
+        internal = tree.feature != LEAF
+        j = tree.feature[internal]
+        tree.feature[internal] = np.asarray(column)[j]
+        tree.threshold[internal] = np.asarray(threshold, dtype=np.float64)[j]
+        tree.feature_names = list(feature_names) if feature_names is not None else None
+        tree.indicator = frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
+        return tree
+
+    # ------------------------------------------------------------------ export
+    def _feature_name(self, feature: int) -> str:
+        if self.feature_names is not None and 0 <= feature < len(self.feature_names):
+            return self.feature_names[feature]
+        return f"x[{feature}]"
+
+    def condition(self, node: int, go_left: bool) -> str:
+        """The test of ``node`` as text, for its left (true) or right branch."""
+        f = int(self.feature[node])
+        name = self._feature_name(f)
+        if f in self.indicator and " == " in name:
+            column, category = name.split(" == ", 1)
+            return f"{column} != {category}" if go_left else name
+        t = _format_threshold(float(self.threshold[node]))
+        return f"{name} <= {t}" if go_left else f"{name} > {t}"
+
+    def class_label(self, node: int) -> str:
+        return str(self.classes[self.value[node]])
+
+    def export_text(self) -> str:
+        """An indented text drawing, one line per branch, in the user's names and labels."""
+        lines: list[str] = []
+
+        def walk(node: int, indent: str) -> None:
+            if self.feature[node] == LEAF:
+                lines.append(f"{indent}class: {self.class_label(node)}")
+                return
+            for go_left, child in ((True, self.left[node]), (False, self.right[node])):
+                lines.append(f"{indent}{self.condition(node, go_left)}")
+                walk(int(child), indent + "|   ")
+
+        if self.n_nodes and self.feature[0] == LEAF:
+            lines.append(f"class: {self.class_label(0)}")
+        else:
+            walk(0, "")
+        return "\n".join(lines)
+
+    def to_dot(self) -> str:
+        """Graphviz DOT source: boxes for tests, ellipses for leaves, edges labelled yes/no."""
+
+        def quote(text: str) -> str:
+            return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+        lines = ["digraph tree {", "  node [fontname=helvetica];"]
+        for i in range(self.n_nodes):
+            if self.feature[i] == LEAF:
+                lines.append(f"  n{i} [shape=ellipse, label={quote(self.class_label(i))}];")
+            else:
+                lines.append(f"  n{i} [shape=box, label={quote(self.condition(i, True))}];")
+                lines.append(f"  n{i} -> n{self.left[i]} [label=yes];")
+                lines.append(f"  n{i} -> n{self.right[i]} [label=no];")
+        lines.append("}")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary; :meth:`from_dict` restores an equal tree."""
+        return {
+            "format": "satdt-tree",
+            "version": 1,
+            "classes": [_json_scalar(c) for c in self.classes.tolist()],
+            "feature_names": self.feature_names,
+            "indicator": sorted(self.indicator),
+            "feature": self.feature.tolist(),
+            "threshold": [None if np.isnan(t) else float(t) for t in self.threshold],
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "value": self.value.tolist(),
+            "counts": self.counts.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Tree:
+        if data.get("format") != "satdt-tree":
+            raise ValueError("not a satdt tree: the 'format' field is missing or not 'satdt-tree'")
+        threshold = [np.nan if t is None else t for t in data["threshold"]]
+        return cls(
+            data["feature"],
+            threshold,
+            data["left"],
+            data["right"],
+            data["value"],
+            np.asarray(data["counts"], dtype=np.float64),
+            np.asarray(data["classes"]),
+            data.get("feature_names"),
+            data.get("indicator"),
+        )
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str) -> Tree:
+        return cls.from_dict(json.loads(text))
+
+    # ------------------------------------------------------------------ comparison
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Tree):
+            return NotImplemented
+        return (
+            np.array_equal(self.feature, other.feature)
+            and np.array_equal(self.threshold, other.threshold, equal_nan=True)
+            and np.array_equal(self.left, other.left)
+            and np.array_equal(self.right, other.right)
+            and np.array_equal(self.value, other.value)
+            and np.array_equal(self.counts, other.counts)
+            and np.array_equal(self.classes, other.classes)
+            and self.feature_names == other.feature_names
+            and self.indicator == other.indicator
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Tree(depth={self.depth}, n_nodes={self.n_nodes}, n_leaves={self.n_leaves})"

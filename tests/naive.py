@@ -1,0 +1,52 @@
+"""Brute-force references over tiny binary data, by recursion over row subsets (not tree enumeration).
+
+A row goes right at a feature when its value is 1. ``best(rows, d)`` ranges over every
+feature at every node, so these are the true optima that every search must match.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+
+def min_consistent_depth(B: np.ndarray, y: np.ndarray) -> float:
+    """The minimum depth of a tree classifying every row correctly (inf if rows contradict)."""
+    B = np.asarray(B)
+    y = np.asarray(y)
+
+    @lru_cache(maxsize=None)
+    def depth(rows: frozenset[int]) -> float:
+        if len({int(y[i]) for i in rows}) <= 1:
+            return 0
+        best = math.inf
+        for f in range(B.shape[1]):
+            right = frozenset(i for i in rows if B[i, f] == 1)
+            if 0 < len(right) < len(rows):
+                best = min(best, 1 + max(depth(right), depth(rows - right)))
+        return best
+
+    return depth(frozenset(range(len(y))))
+
+
+def min_consistent_leaves(B: np.ndarray, y: np.ndarray, max_depth: int) -> float:
+    """The fewest leaves of a consistent tree of depth at most ``max_depth`` (inf if none)."""
+    B = np.asarray(B)
+    y = np.asarray(y)
+
+    @lru_cache(maxsize=None)
+    def leaves(rows: frozenset[int], d: int) -> float:
+        if len({int(y[i]) for i in rows}) <= 1:
+            return 1
+        if d == 0:
+            return math.inf
+        best = math.inf
+        for f in range(B.shape[1]):
+            right = frozenset(i for i in rows if B[i, f] == 1)
+            if 0 < len(right) < len(rows):
+                best = min(best, leaves(right, d - 1) + leaves(rows - right, d - 1))
+        return best
+
+    return leaves(frozenset(range(len(y))), max_depth)

@@ -1,0 +1,204 @@
+"""Blossom (satdt.dp.blossom): agreement with brute force, proven optima on cp4im, anytime behaviour."""
+
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from satdt.dp import solve_min_error, warmup
+from satdt.dp.blossom import tree_error
+from satdt.result import Recorder
+
+from naive_error import min_error
+
+CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
+
+
+def load_cp4im(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels of a cp4im file (first column the 0/1 label), or skip the test."""
+    path = CP4IM / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path} (the cp4im files live in ../shared/data)")
+    table = np.loadtxt(path, dtype=np.uint8, ndmin=2)
+    return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
+
+
+def optima() -> dict[tuple[str, int], int]:
+    path = CP4IM / "optima.csv"
+    if not path.exists():
+        return {}
+    with path.open() as handle:
+        return {
+            (row["dataset"], int(row["max_depth"])): int(row["optimal_error"])
+            for row in csv.DictReader(handle)
+        }
+
+
+OPTIMA = optima()
+# Depth-4 and depth-5 optima that this implementation proves in about a second or less.
+QUICK = {
+    4: {"anneal", "heart-cleveland", "mushroom", "primary-tumor", "soybean", "tic-tac-toe", "zoo-1"},
+    5: {"primary-tumor", "zoo-1", "breast-wisconsin", "mushroom", "segment"},
+}
+
+
+def solve(B, y, n_classes, depth, weight=None, time_limit=None, recorder=None):
+    recorder = recorder or Recorder("error")
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    result = solve_min_error(
+        B, y, n_classes, depth, sample_weight=weight, deadline=deadline, recorder=recorder
+    )
+    return result, recorder
+
+
+def check_tree(result, B, y, weight, depth):
+    """The returned tree has the reported error on the data and respects the depth cap."""
+    tree = result.tree
+    assert tree.depth <= depth
+    w = np.ones(len(y)) if weight is None else weight
+    predicted = tree.predict(B.astype(float))
+    assert float(w[predicted != y].sum()) == pytest.approx(result.objective_value, abs=1e-9)
+    assert tree_error(tree) == pytest.approx(result.objective_value, abs=1e-9)
+
+
+@st.composite
+def tiny_problems(draw):
+    n = draw(st.integers(1, 12))
+    m = draw(st.integers(1, 5))
+    n_classes = draw(st.integers(2, 3))
+    B = np.array(draw(st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m),
+                               min_size=n, max_size=n)), dtype=np.uint8)
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    weights = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 0.1, 0.3, 2.7])
+    kind = draw(st.sampled_from(["none", "integer", "fractional"]))
+    if kind == "none":
+        w = None
+    elif kind == "integer":
+        w = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=float)
+    else:
+        w = np.array(draw(st.lists(weights, min_size=n, max_size=n)))
+    depth = draw(st.integers(0, 3))
+    return B, y, w, n_classes, depth
+
+
+@settings(deadline=None, max_examples=300)
+@given(tiny_problems())
+def test_matches_brute_force(problem):
+    B, y, w, n_classes, depth = problem
+    result, _ = solve(B, y, n_classes, depth, weight=w)
+    weight = np.ones(len(y)) if w is None else w
+    assert result.objective_value == pytest.approx(
+        min_error(B, y, weight, n_classes, depth), abs=1e-9
+    )
+    assert result.proven_optimal
+    assert result.lower_bound == result.objective_value
+    check_tree(result, B, y, w, depth)
+
+
+def test_depth_zero_and_no_features_give_the_heaviest_class():
+    B = np.zeros((5, 0), dtype=np.uint8)
+    y = np.array([0, 1, 1, 2, 1])
+    result, _ = solve(B, y, 3, 3)
+    assert result.tree.n_nodes == 1 and result.tree.value[0] == 1
+    assert result.objective_value == 2 and result.proven_optimal
+    B = np.eye(5, dtype=np.uint8)
+    result, _ = solve(B, y, 3, 0, weight=np.array([5.0, 1, 1, 1, 1]))
+    assert result.tree.value[0] == 0 and result.objective_value == 4
+
+
+def test_duplicate_and_complementary_features_are_merged():
+    B = np.array([[0, 1, 0], [1, 0, 1], [1, 0, 1], [0, 1, 1]], dtype=np.uint8)
+    y = np.array([0, 1, 1, 0])
+    result, recorder = solve(B, y, 2, 2)
+    assert result.objective_value == 0 and result.proven_optimal
+    assert recorder.stats["features_used"] == 2
+    assert recorder.stats["distinct_rows"] == 3
+
+
+@pytest.mark.parametrize(
+    "name", sorted({name for name, depth in OPTIMA if depth == 3}) or ["missing"]
+)
+def test_cp4im_depth3_optimum(name):
+    if (name, 3) not in OPTIMA:
+        pytest.skip("optima.csv not found in ../shared/data/cp4im")
+    B, y = load_cp4im(name)
+    result, _ = solve(B, y, 2, 3)
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[(name, 3)]
+    check_tree(result, B, y, None, 3)
+
+
+def _deeper_cases(slow: bool):
+    cases = []
+    for (name, depth), _ in sorted(OPTIMA.items()):
+        if depth in (4, 5) and (name in QUICK[depth]) != slow:
+            cases.append((name, depth))
+    return cases
+
+
+@pytest.mark.parametrize(("name", "depth"), _deeper_cases(slow=False))
+def test_cp4im_quick_optimum(name, depth):
+    B, y = load_cp4im(name)
+    result, _ = solve(B, y, 2, depth)
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[(name, depth)]
+    check_tree(result, B, y, None, depth)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "depth"), _deeper_cases(slow=True))
+def test_cp4im_slow_optimum(name, depth):
+    B, y = load_cp4im(name)
+    result, _ = solve(B, y, 2, depth, time_limit=120)
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[(name, depth)]
+    check_tree(result, B, y, None, depth)
+
+
+def test_time_limit_returns_the_best_tree_so_far():
+    B, y = load_cp4im("vehicle")
+    tic = time.perf_counter()
+    result, recorder = solve(B, y, 2, 6, time_limit=1.0)
+    elapsed = time.perf_counter() - tic
+    assert elapsed < 1.5
+    assert not result.proven_optimal
+    assert result.lower_bound <= result.objective_value
+    check_tree(result, B, y, None, 6)
+    errors = [incumbent.value for incumbent in recorder.history]
+    assert errors == sorted(errors, reverse=True)
+    assert len(set(errors)) == len(errors)
+
+
+def test_first_tree_is_no_worse_than_cart():
+    tree_module = pytest.importorskip("sklearn.tree")
+    for name, depth in [("vehicle", 6), ("anneal", 5), ("australian-credit", 7)]:
+        B, y = load_cp4im(name)
+        _, recorder = solve(B, y, 2, depth, time_limit=0.5)
+        cart = tree_module.DecisionTreeClassifier(max_depth=depth, random_state=0).fit(B, y)
+        cart_error = int((cart.predict(B) != y).sum())
+        assert recorder.history[0].value <= cart_error, name
+
+
+def test_incumbents_are_recorded_and_reported():
+    B, y = load_cp4im("australian-credit")
+    snapshots = []
+    recorder = Recorder("error", on_improve=snapshots.append)
+    result, _ = solve(B, y, 2, 4, recorder=recorder)
+    errors = [incumbent.value for incumbent in recorder.history]
+    assert len(errors) >= 2
+    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert [s.objective_value for s in snapshots] == errors
+    assert result.objective_value == errors[-1]
+    for incumbent in recorder.history:
+        assert tree_error(incumbent.tree) == incumbent.value
+    assert result.stats["distinct_rows"] <= len(y)
+
+
+def test_warmup_runs():
+    warmup()

@@ -1,0 +1,127 @@
+"""The SAT side: encoding, the counterexample-guided loop and the minimum-depth search."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pysat.formula import IDPool
+from pysat.solvers import Solver
+
+from satdt.errors import InfeasibleError
+from satdt.result import Recorder
+from satdt.sat.cegar import SOLVERS, CounterexampleLoop, Problem, minimum_depth
+from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structure_clauses, tree_vars
+
+from naive import min_consistent_depth
+
+
+@st.composite
+def consistent_binary_data(draw, max_rows: int = 10, max_features: int = 4, max_classes: int = 3):
+    """Random tiny binary data whose identical rows share one label (so a consistent tree exists)."""
+    m = draw(st.integers(1, max_features))
+    n = draw(st.integers(1, max_rows))
+    n_classes = draw(st.integers(2, max_classes))
+    rows = draw(st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n))
+    B = np.array(rows, dtype=np.uint8)
+    label_of = {}
+    y = []
+    for row in rows:
+        key = tuple(row)
+        if key not in label_of:
+            label_of[key] = draw(st.integers(0, n_classes - 1))
+        y.append(label_of[key])
+    return B, np.array(y, dtype=np.int64), n_classes
+
+
+def solve_min_depth(B, y, n_classes, **options):
+    problem = Problem.from_data(B, y, n_classes, np.arange(n_classes))
+    return minimum_depth(problem, recorder=Recorder("depth"), **options)
+
+
+@settings(deadline=None, max_examples=150)
+@given(consistent_binary_data(), st.sampled_from(["lazy", "all"]), st.sampled_from(["first", "per_leaf", "all"]))
+def test_min_depth_equals_brute_force(data, features, counterexamples):
+    B, y, n_classes = data
+    result = solve_min_depth(B, y, n_classes, features=features, counterexamples=counterexamples)
+    assert result.proven_optimal
+    assert result.objective_value == min_consistent_depth(B, y)
+    assert result.tree.depth == result.objective_value
+    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_every_solver_finds_the_same_minimum(solver):
+    rng = np.random.default_rng(7)
+    B = rng.integers(0, 2, size=(40, 8), dtype=np.uint8)
+    y = (B[:, 0] ^ B[:, 1] ^ (B[:, 2] & B[:, 3])).astype(np.int64)
+    result = solve_min_depth(B, y, 2, solver=solver)
+    assert result.objective_value == min_consistent_depth(B, y)
+    assert result.proven_optimal
+
+
+def test_full_encoding_models_decode_to_consistent_trees():
+    """Encoding every row at once (no loop): any model is a perfect tree consistent with all rows."""
+    rng = np.random.default_rng(3)
+    B = rng.integers(0, 2, size=(12, 4), dtype=np.uint8)
+    y = (B[:, 0] & B[:, 1]).astype(np.int64)
+    pool = IDPool()
+    tv = tree_vars(pool, 2, 4, 2)
+    clauses = structure_clauses(tv, "pairwise")
+    for i in range(len(y)):
+        clauses += example_clauses(tv, i, B[i], int(y[i]))
+    with Solver(name="glucose4", bootstrap_with=clauses) as solver:
+        assert solver.solve()
+        node_feature, leaf_class = decode(tv, solver.get_model())
+    leaves = perfect_leaf_of(node_feature, 2, B)
+    np.testing.assert_array_equal(leaf_class[leaves], y)
+    # at depth 1 no single feature separates x0 AND x1: UNSAT
+    pool = IDPool()
+    tv = tree_vars(pool, 1, 4, 2)
+    clauses = structure_clauses(tv, "pairwise")
+    for i in range(len(y)):
+        clauses += example_clauses(tv, i, B[i], int(y[i]))
+    with Solver(name="glucose4", bootstrap_with=clauses) as solver:
+        assert not solver.solve()
+
+
+def test_loop_uses_one_incremental_solver_and_few_examples():
+    rng = np.random.default_rng(11)
+    B = rng.integers(0, 2, size=(200, 10), dtype=np.uint8)
+    y = (B[:, 0] & B[:, 3] | B[:, 5]).astype(np.int64)
+    problem = Problem.from_data(B, y, 2, np.arange(2))
+    recorder = Recorder("depth")
+    with CounterexampleLoop(problem, 3, recorder=recorder) as loop:
+        solver = loop.solver
+        outcome = loop.run()
+        assert loop.solver is solver
+        assert outcome.status == "SAT"
+        assert len(loop.included) < len(problem.y)
+    # examples in the formula never shrink between calls, and only counterexamples are added
+    sizes = [call.n_examples for call in recorder.trace]
+    assert sizes == sorted(sizes)
+    assert sizes[0] == 0
+
+
+def test_time_limit_returns_greedy_tree_not_proven():
+    rng = np.random.default_rng(5)
+    B = rng.integers(0, 2, size=(400, 30), dtype=np.uint8)
+    y = rng.integers(0, 2, size=400)
+    started = time.perf_counter()
+    result = solve_min_depth(B, y, 2, deadline=time.perf_counter() + 1.0)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 1.0 + 2.0
+    assert not result.proven_optimal
+    assert result.lower_bound < result.objective_value
+    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+
+
+def test_depth_cap_below_minimum_is_infeasible():
+    B = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.uint8)
+    y = np.array([0, 1, 1, 0])
+    with pytest.raises(InfeasibleError, match="at least 2"):
+        solve_min_depth(B, y, 2, max_depth=1)
+    assert solve_min_depth(B, y, 2, max_depth=2).objective_value == 2

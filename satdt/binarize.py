@@ -96,7 +96,10 @@ class Binarizer:
                 below, above, mid = below[keep], above[keep], mid[keep]
             # the threshold itself is the shortest number between the two values, so trees
             # print it exactly and it splits the training rows as the midpoint would
-            texts = [_readable(float(t), float(lo), float(hi)) for t, lo, hi in zip(mid, below, above, strict=True)]
+            texts = [
+                _readable(float(t), float(lo), float(hi))
+                for t, lo, hi in zip(mid, below, above, strict=True)
+            ]
             columns.append(np.full(len(mid), c, dtype=np.int64))
             thresholds.append(np.array([float(t) for t in texts], dtype=np.float64))
             if c in indicator_set and values.tolist() == [0.0, 1.0]:

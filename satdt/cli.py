@@ -34,7 +34,9 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("data", help="training data: CSV with a header, or label-first .txt")
-    parser.add_argument("--target", help="label column (name or 0-based index); default: the last column")
+    parser.add_argument(
+        "--target", help="label column (name or 0-based index); default: the last column"
+    )
     parser.add_argument("--drop", default="", help="comma-separated columns to ignore")
     parser.add_argument(
         "--input-format",
@@ -45,10 +47,18 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--time-limit", type=float, metavar="S", help="wall-clock seconds; then the best tree found")
-    parser.add_argument("--format", choices=("text", "json", "dot"), default="text", help="output format")
-    parser.add_argument("-o", "--output", metavar="FILE", help="write the output here instead of stdout")
-    parser.add_argument("--save", metavar="MODEL", help="save the model (tree + input schema) as JSON")
+    parser.add_argument(
+        "--time-limit", type=float, metavar="S", help="wall-clock seconds; then the best tree found"
+    )
+    parser.add_argument(
+        "--format", choices=("text", "json", "dot"), default="text", help="output format"
+    )
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write the output here instead of stdout"
+    )
+    parser.add_argument(
+        "--save", metavar="MODEL", help="save the model (tree + input schema) as JSON"
+    )
     parser.add_argument("--test", metavar="FILE", help="also report accuracy on this labelled file")
     parser.add_argument("--quiet", action="store_true", help="no live status line and no summary")
 
@@ -64,9 +74,22 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find the minimum-depth decision tree consistent with every row, by incremental SAT.",
     )
     _add_data_options(infer)
-    infer.add_argument("--max-depth", type=int, metavar="K", help="fail (exit 1) if no consistent tree of depth <= K exists")
-    infer.add_argument("--solver", default="auto", help="SAT solver: cadical195, glucose4, glucose3, minisat22, maplechrono")
-    infer.add_argument("--resolve", choices=("majority",), help="relabel contradictory rows with their group's majority label")
+    infer.add_argument(
+        "--max-depth",
+        type=int,
+        metavar="K",
+        help="fail (exit 1) if no consistent tree of depth <= K exists",
+    )
+    infer.add_argument(
+        "--solver",
+        default="auto",
+        help="SAT solver: cadical195, glucose4, glucose3, minisat22, maplechrono",
+    )
+    infer.add_argument(
+        "--resolve",
+        choices=("majority",),
+        help="relabel contradictory rows with their group's majority label",
+    )
     _add_output_options(infer)
 
     fit = commands.add_parser(
@@ -75,15 +98,31 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find the decision tree of depth at most K with the fewest misclassified rows.",
     )
     _add_data_options(fit)
-    fit.add_argument("--max-depth", type=int, metavar="K", required=True, help="maximum depth of the tree")
-    fit.add_argument("--max-thresholds", type=int, metavar="Q", help="at most Q quantile thresholds per numeric column")
+    fit.add_argument(
+        "--max-depth", type=int, metavar="K", required=True, help="maximum depth of the tree"
+    )
+    fit.add_argument(
+        "--max-thresholds",
+        type=int,
+        metavar="Q",
+        help="at most Q quantile thresholds per numeric column",
+    )
     _add_output_options(fit)
 
-    predict = commands.add_parser("predict", help="predict with a saved model", description="Predict labels with a model saved by --save.")
+    predict = commands.add_parser(
+        "predict",
+        help="predict with a saved model",
+        description="Predict labels with a model saved by --save.",
+    )
     predict.add_argument("model", help="model JSON written by 'satdt infer --save'")
-    predict.add_argument("data", help="rows to predict (same columns as the training data; the label column may be absent)")
+    predict.add_argument(
+        "data",
+        help="rows to predict (same columns as the training data; the label column may be absent)",
+    )
     predict.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
-    predict.add_argument("-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout")
+    predict.add_argument(
+        "-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout"
+    )
     return parser
 
 
@@ -102,7 +141,9 @@ class _Status:
             self.shown = True
 
     def sat_call(self, call: SatCall) -> None:
-        self.show(f"depth {call.depth}  round {call.round}  examples {call.n_examples}  {call.status}")
+        self.show(
+            f"depth {call.depth}  round {call.round}  examples {call.n_examples}  {call.status}"
+        )
 
     def improve(self, result: SearchResult) -> None:
         self.show(f"{result.runtime:7.2f} s  best {result.objective}: {result.objective_value:g}")
@@ -128,7 +169,11 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     if result.objective == "error":
         n = len(dataset.y)
         error = result.objective_value
-        proof = "proven optimal" if result.proven_optimal else f"not proven; lower bound {result.lower_bound:g}"
+        proof = (
+            "proven optimal"
+            if result.proven_optimal
+            else f"not proven; lower bound {result.lower_bound:g}"
+        )
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
         lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
     else:
@@ -140,11 +185,17 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
         lines.append(f"depth: {tree.depth} ({proof})")
     lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
     if "examples_used" in stats:
-        lines.append(f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows")
+        lines.append(
+            f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows"
+        )
         lines.append(f"SAT calls: {len(result.trace)}")
     if stats.get("relabelled_rows"):
-        lines.append(f"relabelled rows (majority): {stats['relabelled_rows']} (training errors of this tree)")
-    lines.append(f"binary features: {stats['binary_features']} after reduction ({stats['binarization']})")
+        lines.append(
+            f"relabelled rows (majority): {stats['relabelled_rows']} (training errors of this tree)"
+        )
+    lines.append(
+        f"binary features: {stats['binary_features']} after reduction ({stats['binarization']})"
+    )
     if stats.get("interrupted"):
         lines.append("interrupted: the best tree found so far")
     lines.append(f"time: {result.runtime:.3f} s")
@@ -201,15 +252,17 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
             status.clear()
     _write(_render(model, dataset, args.format), args.output)
     if not args.quiet:
+        summary = "\n".join(_summary(model, dataset))
+        to_stdout = args.format == "text" and not args.output
+        print(summary, file=sys.stdout if to_stdout else sys.stderr)
+        sys.stdout.flush()
         for warning in caught:
             if issubclass(warning.category, NotProvenWarning):
                 print(f"warning: {warning.message}", file=sys.stderr)
-        if args.format == "text" and not args.output:
-            print("\n".join(_summary(model, dataset)))
-        else:
-            print("\n".join(_summary(model, dataset)), file=sys.stderr)
     if args.test:
-        test = read_with_schema(args.test, model.schema_, input_format=args.input_format, require_target=True)
+        test = read_with_schema(
+            args.test, model.schema_, input_format=args.input_format, require_target=True
+        )
         accuracy = float(np.mean(model.tree_.predict(test.X) == test.y))
         print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
     if args.save:

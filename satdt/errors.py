@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 
 class SatdtError(Exception):
     """Base class for errors caused by input or options; the message says the rule, the value and the fix."""
@@ -25,6 +27,24 @@ class InfeasibleError(SatdtError):
 
 class NotFittedError(SatdtError, ValueError, AttributeError):
     """A fitted attribute was used before ``fit``."""
+
+
+def not_fitted_error(message: str) -> NotFittedError:
+    """A :class:`NotFittedError`, also an instance of scikit-learn's when scikit-learn is in use.
+
+    satdt never imports scikit-learn itself; when the caller has, its error type is honoured.
+    """
+    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
+    if sklearn_exceptions is None:
+        return NotFittedError(message)
+    both = type("NotFittedError", (NotFittedError, sklearn_exceptions.NotFittedError), {})
+    return both(message)
+
+
+def data_conversion_warning() -> type[Warning]:
+    """scikit-learn's DataConversionWarning when scikit-learn is in use, else UserWarning."""
+    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
+    return UserWarning if sklearn_exceptions is None else sklearn_exceptions.DataConversionWarning
 
 
 class NotProvenWarning(UserWarning):

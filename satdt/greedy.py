@@ -29,9 +29,7 @@ def _best_split(B: np.ndarray, y_onehot: np.ndarray) -> int:
     return int(np.argmin(impurity))
 
 
-def greedy_tree(
-    B: np.ndarray, y: np.ndarray, n_classes: int, max_depth: int | None = None
-) -> Tree:
+def greedy_tree(B: np.ndarray, y: np.ndarray, n_classes: int, max_depth: int | None = None) -> Tree:
     """Grow a Gini tree on binary features ``B`` (rows go right when the feature is 1).
 
     Leaves predict their majority class (ties: the smallest class index). Growth stops at

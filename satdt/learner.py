@@ -18,8 +18,21 @@ from typing import Any
 import numpy as np
 
 from .binarize import Binarizer, reduce_features
-from .data import Dataset, Schema, contradiction_error, find_contradictions, from_arrays, resolve_majority
-from .errors import DataError, NotFittedError, NotProvenWarning, SatdtError
+from .data import (
+    Dataset,
+    Schema,
+    contradiction_error,
+    find_contradictions,
+    from_arrays,
+    resolve_majority,
+)
+from .errors import (
+    DataError,
+    NotProvenWarning,
+    SatdtError,
+    data_conversion_warning,
+    not_fitted_error,
+)
 from .result import Recorder, SatCall, SearchResult
 from .tree import Tree
 
@@ -42,7 +55,9 @@ class _ParamsMixin:
         valid = self._param_names()
         for name, value in params.items():
             if name not in valid:
-                raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}; valid: {valid}")
+                raise ValueError(
+                    f"invalid parameter {name!r} for {type(self).__name__}; valid: {valid}"
+                )
             setattr(self, name, value)
         return self
 
@@ -51,7 +66,9 @@ class _ParamsMixin:
             p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
         }
         changed = [
-            f"{k}={v!r}" for k, v in self.get_params().items() if defaults.get(k) is not v and defaults.get(k) != v
+            f"{k}={v!r}"
+            for k, v in self.get_params().items()
+            if defaults.get(k) is not v and defaults.get(k) != v
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
@@ -72,14 +89,30 @@ def _check_numeric_array(X: Any) -> np.ndarray | None:
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
         return None  # a DataFrame: data.from_arrays reads its column types
     array = np.asarray(X)
-    if array.dtype == object or array.dtype.kind in "USb":
-        return None if array.dtype.kind != "b" else array.astype(np.float64)
+    if array.dtype == object:
+        for cell in array.ravel():
+            if not isinstance(cell, str | int | float | bool | np.generic | None):
+                raise TypeError(
+                    f"argument must be a string or a number, not '{type(cell).__name__}': "
+                    "every cell of X must be a number or a category name"
+                )
+        return None
+    if array.dtype.kind in "US":
+        return None
+    if array.dtype.kind == "b":
+        return array.astype(np.float64)
     if np.iscomplexobj(array):
         raise ValueError("Complex data not supported")
     if array.ndim != 2:
         raise ValueError(
-            f"Expected a 2D array, got a {array.ndim}D array instead; reshape your data with "
-            "X.reshape(-1, 1) for a single feature or X.reshape(1, -1) for a single sample"
+            f"Expected a 2D array, got a {array.ndim}D array instead. Reshape your data either "
+            "using array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample"
+        )
+    if array.shape[1] == 0:
+        raise ValueError(
+            f"0 feature(s) (shape={array.shape}) while a minimum of 1 is required; "
+            "give at least one feature column"
         )
     array = array.astype(np.float64)
     if not np.isfinite(array).all():
@@ -156,12 +189,16 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise SatdtError(f"method must be one of {METHODS}, got {self.method!r}")
         for name in ("max_depth", "max_nodes", "max_thresholds"):
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0
+            ):
                 raise SatdtError(f"{name} must be a non-negative integer or None, got {value!r}")
         if self.time_limit is not None and not (
             isinstance(self.time_limit, int | float) and self.time_limit > 0
         ):
-            raise SatdtError(f"time_limit must be a positive number of seconds, got {self.time_limit!r}")
+            raise SatdtError(
+                f"time_limit must be a positive number of seconds, got {self.time_limit!r}"
+            )
         if self.resolve not in (None, "majority"):
             raise SatdtError(f"resolve must be None or 'majority', got {self.resolve!r}")
         method = self.method
@@ -190,13 +227,32 @@ class OptimalTreeClassifier(_ParamsMixin):
         objectives use it only as presence (a row of weight 0 is left out).
         """
         self._check_options()
-        if y is not None and np.ndim(y) == 2 and np.shape(y)[1] == 1:
-            warnings.warn("y should be 1D (one label per row); it was flattened", stacklevel=2)
-            y = np.ravel(y)
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        y_array = np.asarray(y)
+        if y_array.ndim == 2 and y_array.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; it was flattened "
+                "(give y as a 1d array, one label per row)",
+                data_conversion_warning(),
+                stacklevel=2,
+            )
+            y = y_array = y_array.ravel()
+        if (
+            y_array.dtype.kind == "f"
+            and np.isfinite(y_array).all()
+            and (y_array != np.round(y_array)).any()
+        ):
+            raise ValueError(
+                "Unknown label type: continuous. satdt learns classifiers: give class labels "
+                "(integers or strings), not a continuous target"
+            )
         numeric = _check_numeric_array(X)
-        design, schema, labels = from_arrays(X if numeric is None else numeric, y, feature_names=feature_names)
-        if labels is None:
-            raise ValueError("y is required: satdt learns from labelled rows")
+        design, schema, labels = from_arrays(
+            X if numeric is None else numeric, y, feature_names=feature_names
+        )
         dataset = Dataset(design, labels, schema, np.arange(1, len(labels) + 1), None)
         return self.fit_dataset(dataset, sample_weight=sample_weight)
 
@@ -225,7 +281,7 @@ class OptimalTreeClassifier(_ParamsMixin):
         weight = self._weights(sample_weight, len(y))
         keep = weight > 0
         if not keep.any():
-            raise DataError("every sample_weight is 0: no row is left to learn from")
+            raise DataError("every sample_weight is zero: no row is left to learn from")
         line_numbers = dataset.line_numbers[keep]
         X, y, weight = X[keep], y[keep], weight[keep]
 
@@ -247,6 +303,9 @@ class OptimalTreeClassifier(_ParamsMixin):
             X, list(dataset.schema.feature_names), dataset.schema.indicator
         )
         B = binarizer.transform(X)
+        if self.objective in ("depth", "size") and self.max_thresholds is not None:
+            y_index, merged = self._resolve_binary_contradictions(B, y_index)
+            relabelled += merged
         kept = reduce_features(B)
         B = np.ascontiguousarray(B[:, kept])
         column = binarizer.column_[kept]
@@ -260,7 +319,10 @@ class OptimalTreeClassifier(_ParamsMixin):
             return mapped.with_counts(X, y_index, weight)
 
         recorder = Recorder(
-            self.objective, to_user_tree=to_user_tree, on_improve=self.on_improve, on_sat_call=on_sat_call
+            self.objective,
+            to_user_tree=to_user_tree,
+            on_improve=self.on_improve,
+            on_sat_call=on_sat_call,
         )
         recorder.stats.update(
             binary_features_total=binarizer.n_features_,
@@ -296,6 +358,22 @@ class OptimalTreeClassifier(_ParamsMixin):
             )
         return self
 
+    def _resolve_binary_contradictions(
+        self, B: np.ndarray, y_index: np.ndarray
+    ) -> tuple[np.ndarray, int]:
+        """Rows that only quantile thresholds make identical may still disagree on the label."""
+        groups = find_contradictions(B, y_index)
+        if not groups:
+            return y_index, 0
+        if self.resolve != "majority":
+            raise DataError(
+                f"with at most {self.max_thresholds} thresholds per column, {len(groups)} groups of "
+                "rows become identical but have different labels, so no consistent tree exists "
+                "over these features; use full thresholds (max_thresholds=None) or "
+                "resolve='majority'"
+            )
+        return resolve_majority(B, y_index)
+
     @staticmethod
     def _weights(sample_weight: Any, n: int) -> np.ndarray:
         if sample_weight is None:
@@ -309,8 +387,16 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise ValueError("sample_weight must be finite and non-negative")
         return weight
 
-    def _fit_sat(self, B: np.ndarray, y: np.ndarray, recorder: Recorder, deadline: float | None) -> SearchResult:
-        from .sat.cegar import DEFAULT_AT_MOST_ONE, DEFAULT_COUNTEREXAMPLES, DEFAULT_SOLVER, Problem, minimum_depth
+    def _fit_sat(
+        self, B: np.ndarray, y: np.ndarray, recorder: Recorder, deadline: float | None
+    ) -> SearchResult:
+        from .sat.cegar import (
+            DEFAULT_AT_MOST_ONE,
+            DEFAULT_COUNTEREXAMPLES,
+            DEFAULT_SOLVER,
+            Problem,
+            minimum_depth,
+        )
 
         problem = Problem.from_data(B, y, len(self.classes_), self.classes_)
         return minimum_depth(
@@ -318,27 +404,44 @@ class OptimalTreeClassifier(_ParamsMixin):
             max_depth=self.max_depth,
             solver=DEFAULT_SOLVER if self.solver == "auto" else self.solver,
             at_most_one=DEFAULT_AT_MOST_ONE if self.at_most_one == "auto" else self.at_most_one,
-            counterexamples=DEFAULT_COUNTEREXAMPLES if self.counterexamples == "auto" else self.counterexamples,
+            counterexamples=DEFAULT_COUNTEREXAMPLES
+            if self.counterexamples == "auto"
+            else self.counterexamples,
             deadline=deadline,
             recorder=recorder,
         )
 
     def _fit_blossom(
-        self, B: np.ndarray, y: np.ndarray, weight: np.ndarray, recorder: Recorder, deadline: float | None
+        self,
+        B: np.ndarray,
+        y: np.ndarray,
+        weight: np.ndarray,
+        recorder: Recorder,
+        deadline: float | None,
     ) -> SearchResult:
         from .dp.blossom import solve_min_error
 
         return solve_min_error(
-            B, y, len(self.classes_), int(self.max_depth), sample_weight=weight, deadline=deadline, recorder=recorder
+            B,
+            y,
+            len(self.classes_),
+            int(self.max_depth),
+            sample_weight=weight,
+            deadline=deadline,
+            recorder=recorder,
         )
 
-    def _check_result(self, result: SearchResult, X: np.ndarray, y: np.ndarray, weight: np.ndarray) -> None:
+    def _check_result(
+        self, result: SearchResult, X: np.ndarray, y: np.ndarray, weight: np.ndarray
+    ) -> None:
         """Re-check the returned tree against the data before anyone sees it (correct before fast)."""
         predicted = result.tree.predict_index(X)
         if self.objective == "error":
             error = float(weight[predicted != y].sum())
             if not np.isclose(error, result.objective_value):
-                raise RuntimeError(f"internal error: tree error {error} != reported {result.objective_value}")
+                raise RuntimeError(
+                    f"internal error: tree error {error} != reported {result.objective_value}"
+                )
             return
         if (predicted != y).any():
             raise RuntimeError("internal error: the returned tree misclassifies training rows")
@@ -348,7 +451,7 @@ class OptimalTreeClassifier(_ParamsMixin):
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self) -> None:
         if not hasattr(self, "tree_"):
-            raise NotFittedError(
+            raise not_fitted_error(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) before using it"
             )
 
@@ -380,15 +483,18 @@ class OptimalTreeClassifier(_ParamsMixin):
 
     def predict(self, X: Any) -> np.ndarray:
         """The label predicted for each row of ``X``."""
-        return self.tree_.predict(self._design(X))
+        X = self._design(X)
+        return self.tree_.predict(X)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Training class frequencies of the leaf each row reaches, columns in ``classes_`` order."""
-        return self.tree_.predict_proba(self._design(X))
+        X = self._design(X)
+        return self.tree_.predict_proba(X)
 
     def apply(self, X: Any) -> np.ndarray:
         """The leaf each row reaches."""
-        return self.tree_.apply(self._design(X))
+        X = self._design(X)
+        return self.tree_.apply(X)
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Mean (weighted) accuracy on ``(X, y)``."""

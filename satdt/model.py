@@ -29,11 +29,21 @@ def model_dict(tree: Tree, schema: Schema, result: SearchResult | None = None) -
             "lower_bound": result.lower_bound,
             "proven_optimal": result.proven_optimal,
         }
-    return {"format": FORMAT, "version": 1, "schema": schema.to_dict(), "tree": tree.to_dict(), "search": summary}
+    return {
+        "format": FORMAT,
+        "version": 1,
+        "schema": schema.to_dict(),
+        "tree": tree.to_dict(),
+        "search": summary,
+    }
 
 
-def save_model(path: str | Path, tree: Tree, schema: Schema, result: SearchResult | None = None) -> None:
-    Path(path).write_text(json.dumps(model_dict(tree, schema, result), indent=1) + "\n", encoding="utf-8")
+def save_model(
+    path: str | Path, tree: Tree, schema: Schema, result: SearchResult | None = None
+) -> None:
+    Path(path).write_text(
+        json.dumps(model_dict(tree, schema, result), indent=1) + "\n", encoding="utf-8"
+    )
 
 
 def load_model(path: str | Path) -> tuple[Tree, Schema]:
@@ -42,13 +52,15 @@ def load_model(path: str | Path) -> tuple[Tree, Schema]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise DataError(f"model file {path} does not exist") from None
+        raise DataError(f"model file not found: {path}; check the path") from None
     except IsADirectoryError:
         raise DataError(f"{path} is a directory, not a model file") from None
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise DataError(f"{path} is not a satdt model (not valid JSON: {exc})") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise DataError(f"{path} is not a satdt model: save one with 'satdt infer ... --save {path.name}'")
+        raise DataError(
+            f"{path} is not a satdt model: save one with 'satdt infer ... --save {path.name}'"
+        )
     try:
         return Tree.from_dict(data["tree"]), Schema.from_dict(data["schema"])
     except (KeyError, TypeError, ValueError) as exc:

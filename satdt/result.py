@@ -8,9 +8,8 @@ binary features) and calls the user's ``on_improve(result)`` callback with a sna
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from .tree import Tree
@@ -77,7 +76,7 @@ class SearchResult:
     runtime: float
     history: tuple[Incumbent, ...] = ()
     trace: tuple[SatCall, ...] = ()
-    stats: Mapping[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
     @property
     def depth(self) -> int:
@@ -160,5 +159,5 @@ class Recorder:
             runtime=self.elapsed(),
             history=tuple(self.history),
             trace=tuple(self.trace),
-            stats=MappingProxyType(dict(self.stats)),
+            stats=dict(self.stats),
         )

@@ -89,7 +89,9 @@ class Tree:
             counts = np.zeros((n, len(self.classes)))
         self.counts = np.asarray(counts, dtype=np.float64).reshape(n, len(self.classes))
         self.feature_names = list(feature_names) if feature_names is not None else None
-        self.indicator = frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
+        self.indicator = (
+            frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
+        )
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -130,7 +132,9 @@ class Tree:
         return cls(feature, threshold, left, right, value, None, classes, feature_names, indicator)
 
     @classmethod
-    def single_leaf(cls, class_index: int, classes: Sequence[Any] | np.ndarray, **kwargs: Any) -> Tree:
+    def single_leaf(
+        cls, class_index: int, classes: Sequence[Any] | np.ndarray, **kwargs: Any
+    ) -> Tree:
         """The tree of depth 0 that predicts one class."""
         return cls.from_nested(int(class_index), classes, **kwargs)
 
@@ -148,7 +152,9 @@ class Tree:
     def _replace(self, nested: Nested, counts: list[np.ndarray] | None = None) -> Tree:
         tree = Tree.from_nested(nested, self.classes, self.feature_names, sorted(self.indicator))
         if counts is not None:
-            tree.counts = np.array(counts, dtype=np.float64).reshape(tree.n_nodes, len(self.classes))
+            tree.counts = np.array(counts, dtype=np.float64).reshape(
+                tree.n_nodes, len(self.classes)
+            )
         return tree
 
     # ------------------------------------------------------------------ shape
@@ -222,7 +228,9 @@ class Tree:
             active &= self.feature[node] != LEAF
             r = rows[active]
             n = node[active]
-            node[r] = np.where(X[r, self.feature[n]] <= self.threshold[n], self.left[n], self.right[n])
+            node[r] = np.where(
+                X[r, self.feature[n]] <= self.threshold[n], self.left[n], self.right[n]
+            )
         tree = self.copy()
         tree.counts = counts
         return tree
@@ -296,7 +304,9 @@ class Tree:
         tree.feature[internal] = np.asarray(column)[j]
         tree.threshold[internal] = np.asarray(threshold, dtype=np.float64)[j]
         tree.feature_names = list(feature_names) if feature_names is not None else None
-        tree.indicator = frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
+        tree.indicator = (
+            frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
+        )
         return tree
 
     # ------------------------------------------------------------------ export

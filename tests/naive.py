@@ -7,7 +7,7 @@ feature at every node, so these are the true optima that every search must match
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -17,7 +17,7 @@ def min_consistent_depth(B: np.ndarray, y: np.ndarray) -> float:
     B = np.asarray(B)
     y = np.asarray(y)
 
-    @lru_cache(maxsize=None)
+    @cache
     def depth(rows: frozenset[int]) -> float:
         if len({int(y[i]) for i in rows}) <= 1:
             return 0
@@ -36,7 +36,7 @@ def min_consistent_leaves(B: np.ndarray, y: np.ndarray, max_depth: int) -> float
     B = np.asarray(B)
     y = np.asarray(y)
 
-    @lru_cache(maxsize=None)
+    @cache
     def leaves(rows: frozenset[int], d: int) -> float:
         if len({int(y[i]) for i in rows}) <= 1:
             return 1

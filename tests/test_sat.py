@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive import min_consistent_depth
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
@@ -16,8 +17,6 @@ from satdt.result import Recorder
 from satdt.sat.cegar import SOLVERS, CounterexampleLoop, Problem, minimum_depth
 from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structure_clauses, tree_vars
 
-from naive import min_consistent_depth
-
 
 @st.composite
 def consistent_binary_data(draw, max_rows: int = 10, max_features: int = 4, max_classes: int = 3):
@@ -25,7 +24,9 @@ def consistent_binary_data(draw, max_rows: int = 10, max_features: int = 4, max_
     m = draw(st.integers(1, max_features))
     n = draw(st.integers(1, max_rows))
     n_classes = draw(st.integers(2, max_classes))
-    rows = draw(st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n))
+    rows = draw(
+        st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n)
+    )
     B = np.array(rows, dtype=np.uint8)
     label_of = {}
     y = []
@@ -43,7 +44,11 @@ def solve_min_depth(B, y, n_classes, **options):
 
 
 @settings(deadline=None, max_examples=150)
-@given(consistent_binary_data(), st.sampled_from(["lazy", "all"]), st.sampled_from(["first", "per_leaf", "all"]))
+@given(
+    consistent_binary_data(),
+    st.sampled_from(["lazy", "all"]),
+    st.sampled_from(["first", "per_leaf", "all"]),
+)
 def test_min_depth_equals_brute_force(data, features, counterexamples):
     B, y, n_classes = data
     result = solve_min_depth(B, y, n_classes, features=features, counterexamples=counterexamples)

@@ -29,12 +29,15 @@ import numpy as np
 from numba import njit
 
 # Columns of the per-position integer table ``ip``.
-START, END, NDOM, PTR, CUR, FINAL, INEXACT, INDEC = range(8)
-N_IP = 8
-# Columns of the per-position float table ``fp``: best error found, irreducible error, and the
-# value of the current tree below the position (computed when a tree is complete).
-BEST, IRR, TMP = range(3)
-N_FP = 3
+# STAMP names the branch instance; SIM_* remember the last depth-two solve at the position
+# (the parent's instance and feature then), for the similarity lower bound.
+START, END, NDOM, PTR, CUR, FINAL, INEXACT, INDEC, STAMP, SIM_G, SIM_STAMP = range(11)
+N_IP = 11
+# Columns of the per-position float table ``fp``: best error found, a proven lower bound (the
+# irreducible error, raised by the similarity bound), and the value of the current tree below
+# the position (computed when a tree is complete).
+BEST, IRR, TMP, SIM_OPT = range(4)
+N_FP = 4
 # Values of ``ip[p, FINAL]``: still searched, proven optimal, given up by the lower bound.
 OPEN, EXACT, CUT = range(3)
 # Slots of the control array ``ctl``.
@@ -51,8 +54,13 @@ OPEN, EXACT, CUT = range(3)
     C_CUTS,
     C_TREES,
     C_IMPROVED,
-) = range(12)
-N_CTL = 12
+    C_STAMP,
+    C_QKEY,
+    C_QA,
+    C_XKEY,
+    C_SIM_CUTS,
+) = range(17)
+N_CTL = 17
 # Slots of the float control array ``fctl``: incumbent error, irreducible error of the data.
 F_INCUMBENT, F_FLOOR = range(2)
 N_FCTL = 2
@@ -111,7 +119,7 @@ def _single_counts(rows, W, pure, ones_ptr, ones, single, n1):
 def solve_depth1(rows, data, scr):
     """Optimal tree of depth at most one over ``rows``: ``(error, feature or -1, work)``."""
     _Bd, W, pure, ones_ptr, ones, _rirr = data
-    single, _pairs, tot, side, _bl, _br, n1, _loc, _act, _buf, _al, _ar = scr
+    single, tot, side, n1 = scr[0], scr[1], scr[2], scr[4]
     _class_totals(rows, W, tot)
     best = leaf_error(tot)
     if best <= 0.0:
@@ -131,58 +139,17 @@ def solve_depth1(rows, data, scr):
 
 
 @njit(cache=True)
-def _quadrant_errors(pairs, base, single, f, g, tot):
-    """Leaf errors of the quadrants (f, g) = (1,1), (1,0), (0,1), (0,0) of one feature pair."""
-    t11 = t10 = t01 = t00 = 0.0
-    m11 = m10 = m01 = m00 = 0.0
-    for c in range(tot.shape[0]):
-        x11 = pairs[base + c]
-        x10 = single[f, c] - x11
-        x01 = single[g, c] - x11
-        x00 = tot[c] - x11 - x10 - x01
-        t11 += x11
-        t10 += x10
-        t01 += x01
-        t00 += x00
-        m11 = max(m11, x11)
-        m10 = max(m10, x10)
-        m01 = max(m01, x01)
-        m00 = max(m00, x00)
-    return t11 - m11, t10 - m10, t01 - m01, t00 - m00
+def _count_pairs(rows, data, loc, a, pairs, buf):
+    """Class weights of the rows having both features of each pair (local indices i < j).
 
-
-@njit(cache=True)
-def solve_depth2(rows, data, scr):
-    """Optimal tree of depth at most two over ``rows``.
-
-    One pass over the rows adds each row's class weight to every pair of its 1-features
-    (MurTree's depth-two counting); the other three quadrants of a pair follow from the
-    single-feature and total counts. Only features that split ``rows`` take part. Returns
-    ``(error, f, g_left, g_right, work)`` with -1 for a leaf; ``work`` counts the row, pair
-    and evaluation steps, for the caller's budget.
+    ``pairs[(i * a + j) * C + c]``: one pass over the rows adds each row's weight to every
+    pair of its 1-features (MurTree's depth-two counting). Returns the work done.
     """
     _Bd, W, pure, ones_ptr, ones, _rirr = data
-    single, pairs, tot, side, best_left, best_right, n1, loc, act, buf, arg_left, arg_right = scr
-    _class_totals(rows, W, tot)
-    root_leaf = leaf_error(tot)
-    n_rows = rows.shape[0]
-    if root_leaf <= 0.0:
-        return root_leaf, -1, -1, -1, n_rows
-    work = n_rows + _single_counts(rows, W, pure, ones_ptr, ones, single, n1)
     C = W.shape[1]
-    a = 0
-    for f in range(single.shape[0]):
-        if 0 < n1[f] < n_rows:
-            loc[f] = a
-            act[a] = f
-            a += 1
-        else:
-            loc[f] = -1
-    if a == 0:
-        return root_leaf, -1, -1, -1, work
     stride = a * C
     pairs[: a * stride] = 0.0
-    work += a * a
+    work = a * a
     for u in rows:
         k = 0
         for t in range(ones_ptr[u], ones_ptr[u + 1]):
@@ -190,7 +157,7 @@ def solve_depth2(rows, data, scr):
             if lf >= 0:
                 buf[k] = lf
                 k += 1
-        work += k * (k - 1) // 2
+        work += 1 + k * (k - 1) // 2
         cu = pure[u]
         if cu >= 0:
             w = W[u, cu]
@@ -205,45 +172,201 @@ def solve_depth2(rows, data, scr):
                     base = row_base + buf[j] * C
                     for c in range(C):
                         pairs[base + c] += W[u, c]
-    # best one-split subtree on each side of each root feature, starting from the leaves
+    return work
+
+
+@njit(cache=True)
+def _make_space(rows, data, scr, space):
+    """Count ``rows`` over the features that split them (their local index space).
+
+    Fills ``space = (pairs, single, tot, n1, act, loc)``: pair counts, per-feature class
+    weights and row counts, class totals, local-to-feature and feature-to-local maps.
+    Returns ``(number of local features, work)``.
+    """
+    _Bd, W, pure, ones_ptr, ones, _rirr = data
+    g_single, g_n1, buf = scr[0], scr[4], scr[5]
+    pairs, single, tot, n1, act, loc = space
+    _class_totals(rows, W, tot)
+    work = rows.shape[0] + _single_counts(rows, W, pure, ones_ptr, ones, g_single, g_n1)
+    n_rows = rows.shape[0]
+    a = 0
+    for f in range(g_single.shape[0]):
+        if 0 < g_n1[f] < n_rows:
+            loc[f] = a
+            act[a] = f
+            single[a, :] = g_single[f, :]
+            n1[a] = g_n1[f]
+            a += 1
+        else:
+            loc[f] = -1
+    work += _count_pairs(rows, data, loc, a, pairs, buf)
+    return a, work
+
+
+@njit(cache=True)
+def _count_in_space(rows, data, loc, a, space, buf):
+    """Count ``rows`` (a subset of another space's rows) in that space's local indices."""
+    _Bd, W, pure, ones_ptr, ones, _rirr = data
+    pairs, single, tot, n1 = space[0], space[1], space[2], space[3]
+    _class_totals(rows, W, tot)
+    single[:a, :] = 0.0
+    n1[:a] = 0
+    C = W.shape[1]
+    for u in rows:
+        cu = pure[u]
+        for t in range(ones_ptr[u], ones_ptr[u + 1]):
+            i = loc[ones[t]]
+            if i >= 0:
+                n1[i] += 1
+                if cu >= 0:
+                    single[i, cu] += W[u, cu]
+                else:
+                    for c in range(C):
+                        single[i, c] += W[u, c]
+    return rows.shape[0] + _count_pairs(rows, data, loc, a, pairs, buf)
+
+
+@njit(cache=True)
+def _eval_pairs(pa, pb, subtract, single, tot, n1, n_rows, a, scr):
+    """Best depth-two tree from counts in a local index space.
+
+    The weight of class c on both features i < j is ``pa[k + c]`` (minus ``pb[k + c]`` when
+    ``subtract``: the counts of a node's rows minus those of its smaller child); the other
+    three quadrants follow from ``single`` and ``tot``. Only features with
+    ``0 < n1 < n_rows`` take part. Returns ``(error, i, left i, right i, work)``, -1 = leaf.
+    """
+    C = tot.shape[0]
+    best_left, best_right, arg_left, arg_right, cand = scr[6], scr[7], scr[8], scr[9], scr[10]
+    n = 0
     for i in range(a):
-        f = act[i]
+        if 0 < n1[i] < n_rows:
+            cand[n] = i
+            n += 1
+    root_leaf = leaf_error(tot)
+    side = scr[2]
+    for x in range(n):
+        i = cand[x]
         for c in range(C):
-            side[c] = tot[c] - single[f, c]
-        best_left[i] = leaf_error(side)
-        best_right[i] = leaf_error(single[f])
-        arg_left[i] = -1
-        arg_right[i] = -1
-    for i in range(a):
-        f = act[i]
-        for j in range(i + 1, a):
-            g = act[j]
-            e11, e10, e01, e00 = _quadrant_errors(pairs, i * stride + j * C, single, f, g, tot)
-            # root f: its right child (f = 1) and left child (f = 0) split by g
-            if e11 + e10 < best_right[i]:
-                best_right[i] = e11 + e10
-                arg_right[i] = g
-            if e01 + e00 < best_left[i]:
-                best_left[i] = e01 + e00
-                arg_left[i] = g
-            # root g: its right child (g = 1) and left child (g = 0) split by f
-            if e11 + e01 < best_right[j]:
-                best_right[j] = e11 + e01
-                arg_right[j] = f
-            if e10 + e00 < best_left[j]:
-                best_left[j] = e10 + e00
-                arg_left[j] = f
-    work += a * a
+            side[c] = tot[c] - single[i, c]
+        best_left[x] = leaf_error(side)
+        best_right[x] = leaf_error(single[i])
+        arg_left[x] = -1
+        arg_right[x] = -1
+    stride = a * C
+    if C == 2:
+        t0 = tot[0]
+        t1 = tot[1]
+        for x in range(n):
+            i = cand[x]
+            fi0 = single[i, 0]
+            fi1 = single[i, 1]
+            bl_x = best_left[x]
+            br_x = best_right[x]
+            al_x = arg_left[x]
+            ar_x = arg_right[x]
+            row = i * stride
+            for z in range(x + 1, n):
+                j = cand[z]
+                k = row + 2 * j
+                p0 = pa[k]
+                p1 = pa[k + 1]
+                if subtract:
+                    p0 -= pb[k]
+                    p1 -= pb[k + 1]
+                q0 = fi0 - p0  # i = 1, j = 0
+                q1 = fi1 - p1
+                r0 = single[j, 0] - p0  # i = 0, j = 1
+                r1 = single[j, 1] - p1
+                s0 = t0 - p0 - q0 - r0  # i = 0, j = 0
+                s1 = t1 - p1 - q1 - r1
+                e11 = min(p0, p1)
+                e10 = min(q0, q1)
+                e01 = min(r0, r1)
+                e00 = min(s0, s1)
+                if e11 + e10 < br_x:
+                    br_x = e11 + e10
+                    ar_x = j
+                if e01 + e00 < bl_x:
+                    bl_x = e01 + e00
+                    al_x = j
+                if e11 + e01 < best_right[z]:
+                    best_right[z] = e11 + e01
+                    arg_right[z] = i
+                if e10 + e00 < best_left[z]:
+                    best_left[z] = e10 + e00
+                    arg_left[z] = i
+            best_left[x] = bl_x
+            best_right[x] = br_x
+            arg_left[x] = al_x
+            arg_right[x] = ar_x
+    else:
+        for x in range(n):
+            i = cand[x]
+            for z in range(x + 1, n):
+                j = cand[z]
+                k = i * stride + j * C
+                t11 = t10 = t01 = t00 = 0.0
+                m11 = m10 = m01 = m00 = 0.0
+                for c in range(C):
+                    x11 = pa[k + c] - pb[k + c] if subtract else pa[k + c]
+                    x10 = single[i, c] - x11
+                    x01 = single[j, c] - x11
+                    x00 = tot[c] - x11 - x10 - x01
+                    t11 += x11
+                    t10 += x10
+                    t01 += x01
+                    t00 += x00
+                    m11 = max(m11, x11)
+                    m10 = max(m10, x10)
+                    m01 = max(m01, x01)
+                    m00 = max(m00, x00)
+                e11 = t11 - m11
+                e10 = t10 - m10
+                e01 = t01 - m01
+                e00 = t00 - m00
+                if e11 + e10 < best_right[x]:
+                    best_right[x] = e11 + e10
+                    arg_right[x] = j
+                if e01 + e00 < best_left[x]:
+                    best_left[x] = e01 + e00
+                    arg_left[x] = j
+                if e11 + e01 < best_right[z]:
+                    best_right[z] = e11 + e01
+                    arg_right[z] = i
+                if e10 + e00 < best_left[z]:
+                    best_left[z] = e10 + e00
+                    arg_left[z] = i
     best = root_leaf
-    bf = bl = br = -1
-    for i in range(a):
-        e = best_left[i] + best_right[i]
+    bi = bl = br = -1
+    for x in range(n):
+        e = best_left[x] + best_right[x]
         if e < best:
             best = e
-            bf = act[i]
-            bl = arg_left[i]
-            br = arg_right[i]
-    return best, bf, bl, br, work
+            bi = cand[x]
+            bl = arg_left[x]
+            br = arg_right[x]
+    return best, bi, bl, br, n * n // 2 + a
+
+
+@njit(cache=True)
+def solve_depth2(rows, data, scr, space):
+    """Optimal tree of depth at most two over ``rows``: ``(error, f, g_left, g_right, work)``.
+
+    Counts the rows over the features that split them (``space`` is overwritten), then
+    evaluates every root feature with the best one-split subtree on each side; -1 = leaf.
+    """
+    W = data[1]
+    tot = scr[1]
+    _class_totals(rows, W, tot)
+    if leaf_error(tot) <= 0.0:
+        return leaf_error(tot), -1, -1, -1, rows.shape[0]
+    a, work = _make_space(rows, data, scr, space)
+    pairs, single, s_tot, n1, act = space[0], space[1], space[2], space[3], space[4]
+    e, i, il, ir, w2 = _eval_pairs(pairs, pairs, False, single, s_tot, n1, rows.shape[0], a, scr)
+    f = act[i] if i >= 0 else -1
+    gl = act[il] if il >= 0 else -1
+    gr = act[ir] if ir >= 0 else -1
+    return e, f, gl, gr, work + w2
 
 
 # ---------------------------------------------------------------------- search helpers
@@ -330,7 +453,7 @@ def _init_position(c, d, parent, skip, data, state, ctl, scr):
     """A new branch at depth d: its best is a leaf; its features are ordered by Gini impurity."""
     _Bd, W, pure, ones_ptr, ones, rirr = data
     perm, ip, fp, dom, bt, _stk, _inc = state
-    single, _pairs, tot, side, score, _br, n1, _loc, _act, buf, _al, _ar = scr
+    single, tot, score, n1, buf = scr[0], scr[1], scr[3], scr[4], scr[5]
     K = ctl[C_K]
     L = ctl[C_L]
     rows = perm[d, ip[c, START] : ip[c, END]]
@@ -345,6 +468,8 @@ def _init_position(c, d, parent, skip, data, state, ctl, scr):
     ip[c, PTR] = 0
     ip[c, NDOM] = 0
     ip[c, INDEC] = 0
+    ctl[C_STAMP] += 1
+    ip[c, STAMP] = ctl[C_STAMP]
     _bt_leaf(bt, c, d, K)
     ctl[C_WORK] += rows.shape[0]
     if d >= L or fp[c, BEST] <= irr:
@@ -425,31 +550,114 @@ def _expand(p, d, data, state, ctl, scr):
 
 
 @njit(cache=True)
-def _solve_bottom(p, d, data, state, ctl, fctl, scr):
-    """A bud at depth L: solve its remaining one or two levels exactly, unless cut."""
+def _similarity_bound(p, q, ip, fp, qs, a, C):
+    """MurTree's similarity bound for p from its last solve under the same parent instance.
+
+    The rows of p then and now differ only where the parent's old and new features differ;
+    removing rows lowers the optimal error by at most their weight, so
+    ``opt(now) >= opt(then) - weight(then minus now)``, read off the parent's pair counts.
+    """
+    pairs, single, _tot, _n1, _act, loc = qs
+    i = loc[ip[p, SIM_G]]
+    j = loc[ip[q, CUR]]
+    lo = min(i, j)
+    hi = max(i, j)
+    k = (lo * a + hi) * C
+    both = 0.0
+    removed = 0.0
+    for c in range(C):
+        both += pairs[k + c]
+        removed += single[i, c] if p & 1 else single[j, c]
+    return fp[p, SIM_OPT] - (removed - both)
+
+
+@njit(cache=True)
+def _solve_bottom(p, d, data, state, ctl, fctl, scr, spaces):
+    """A bud at depth L: solve its remaining one or two levels exactly, unless cut.
+
+    From the parent's second feature on, the parent's rows are counted once (``qs``); each
+    feature then counts only its smaller child (``xs``) and gets the larger one by
+    subtraction, which also gives the similarity lower bound.
+    """
     perm, ip, fp, _dom, bt, _stk, _inc = state
+    qs, xs = spaces
+    W = data[1]
+    C = W.shape[1]
     K = ctl[C_K]
-    a = _cut_level(p, fp[p, IRR], ip, fp, fctl[F_INCUMBENT])
+    q = p >> 1
+    lower = fp[p, IRR]
+    two = K - d == 2
+    use_q = two and d >= 1 and ip[q, PTR] >= 2
+    if use_q:
+        if ctl[C_QKEY] != ip[q, STAMP]:
+            qrows = perm[d - 1, ip[q, START] : ip[q, END]]
+            aq, work = _make_space(qrows, data, scr, qs)
+            ctl[C_QA] = aq
+            ctl[C_QKEY] = ip[q, STAMP]
+            ctl[C_WORK] += work
+        # raise the lower bounds of p and of its sibling if it is still to be solved
+        for c in (p, p ^ 1):
+            if ip[c, SIM_STAMP] == ip[q, STAMP] and ip[c, FINAL] == OPEN:
+                bound = _similarity_bound(c, q, ip, fp, qs, ctl[C_QA], C)
+                if bound > fp[c, IRR]:
+                    fp[c, IRR] = bound
+        lower = fp[p, IRR]
+    a = _cut_level(p, lower, ip, fp, fctl[F_INCUMBENT])
     if a != 0:
         ctl[C_CUTS] += 1
+        if use_q:
+            ctl[C_SIM_CUTS] += 1
         _finalize(p, a, ip)
         return
     rows = perm[d, ip[p, START] : ip[p, END]]
     off = _bt_offset(p, d, K)
     ctl[C_SOLVE] += 1
-    if K - d >= 2:
-        e, f, gl, gr, work = solve_depth2(rows, data, scr)
-        if e < fp[p, BEST]:
-            fp[p, BEST] = e
-            bt[off + 1] = f
-            bt[off + 2] = gl
-            bt[off + 3] = gr
-    else:
+    if not two:
         e, f, work = solve_depth1(rows, data, scr)
         if e < fp[p, BEST]:
             fp[p, BEST] = e
             bt[off + 1] = f
+        ctl[C_WORK] += work
+        _finalize(p, 0, ip)
+        return
+    if use_q:
+        aq = ctl[C_QA]
+        small = 2 * q
+        if ip[2 * q, END] - ip[2 * q, START] > ip[2 * q + 1, END] - ip[2 * q + 1, START]:
+            small = 2 * q + 1
+        if ctl[C_XKEY] != ip[small, STAMP]:
+            srows = perm[d, ip[small, START] : ip[small, END]]
+            ctl[C_WORK] += _count_in_space(srows, data, qs[5], aq, xs, scr[5])
+            ctl[C_XKEY] = ip[small, STAMP]
+        if p == small:
+            e, i, il, ir, work = _eval_pairs(
+                xs[0], xs[0], False, xs[1], xs[2], xs[3], rows.shape[0], aq, scr
+            )
+        else:
+            c_single, c_tot, c_n1 = scr[11], scr[12], scr[13]
+            c_single[:aq, :] = qs[1][:aq, :] - xs[1][:aq, :]
+            c_tot[:] = qs[2] - xs[2]
+            c_n1[:aq] = qs[3][:aq] - xs[3][:aq]
+            e, i, il, ir, work = _eval_pairs(
+                qs[0], xs[0], True, c_single, c_tot, c_n1, rows.shape[0], aq, scr
+            )
+        act = qs[4]
+        f = act[i] if i >= 0 else -1
+        gl = act[il] if il >= 0 else -1
+        gr = act[ir] if ir >= 0 else -1
+    else:
+        e, f, gl, gr, work = solve_depth2(rows, data, scr, xs)
+        ctl[C_XKEY] = -1
     ctl[C_WORK] += work
+    if e < fp[p, BEST]:
+        fp[p, BEST] = e
+        bt[off + 1] = f
+        bt[off + 2] = gl
+        bt[off + 3] = gr
+    if d >= 1:
+        ip[p, SIM_STAMP] = ip[q, STAMP]
+        ip[p, SIM_G] = ip[q, CUR]
+        fp[p, SIM_OPT] = fp[p, BEST]
     _finalize(p, 0, ip)
 
 
@@ -519,7 +727,7 @@ def _backtrack(ip, fp, bt, stk, ctl, fctl):
 
 
 @njit(cache=True)
-def search(data, state, ctl, fctl, scr, budget):
+def search(data, state, ctl, fctl, scr, spaces, budget):
     """Run Blossom's loop for about ``budget`` units of work; ``DONE`` when proven optimal.
 
     Buds are expanded first-in first-out until the current tree is complete; then the tree
@@ -537,7 +745,7 @@ def search(data, state, ctl, fctl, scr, budget):
             ctl[C_HEAD] += 1
             d = _depth(p)
             if d == L:
-                _solve_bottom(p, d, data, state, ctl, fctl, scr)
+                _solve_bottom(p, d, data, state, ctl, fctl, scr, spaces)
                 continue
             if ip[p, PTR] == 0:
                 a = _cut_level(p, fp[p, IRR], ip, fp, fctl[F_INCUMBENT])
@@ -576,9 +784,10 @@ def start(data, state, ctl, scr):
         perm[0, i] = i
     ip[1, START] = 0
     ip[1, END] = perm.shape[1]
-    for slot in (C_SEQ, C_HEAD, C_TAIL, C_WORK, C_EXPAND, C_SOLVE, C_BACKTRACK, C_CUTS):
+    for slot in range(C_SEQ, N_CTL):
         ctl[slot] = 0
-    ctl[C_TREES] = 0
-    ctl[C_IMPROVED] = 0
+    ctl[C_QKEY] = -1
+    ctl[C_XKEY] = -1
+    ip[:, SIM_STAMP] = -1
     _init_position(1, 0, 0, -1, data, state, ctl, scr)
     _enqueue(1, stk, ctl, ip.shape[0])

@@ -51,6 +51,27 @@ class _Prepared:
         return (self.Bd, self.W, self.pure, self.ones_ptr, self.ones, self.rirr)
 
 
+def _group_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Groups of identical rows of a 0/1 matrix: first row of each group, group of each row.
+
+    Rows are packed into 64-bit words and sorted with ``lexsort``, which is much faster than
+    ``np.unique(axis=0)`` on wide rows.
+    """
+    n = A.shape[0]
+    packed = np.packbits(A, axis=1)
+    pad = (-packed.shape[1]) % 8
+    words = np.ascontiguousarray(np.pad(packed, ((0, 0), (0, pad)))).view(np.uint64)
+    order = np.lexsort(words.T[::-1]) if words.shape[1] else np.arange(n)
+    ordered = words[order]
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    group_sorted = np.cumsum(new_group) - 1
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[order] = group_sorted
+    first = order[new_group]
+    return first, inverse
+
+
 def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Prepared:
     """Merge duplicate rows into class weights; drop constant, identical and complementary features.
 
@@ -66,13 +87,11 @@ def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Pr
         U = np.zeros((min(n, 1), m), dtype=np.uint8)
         inverse = np.zeros(n, dtype=np.int64)
     else:
-        packed = np.ascontiguousarray(np.packbits(B, axis=1))
-        keys = packed.view(np.dtype((np.void, packed.shape[1]))).ravel()
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        first, inverse = _group_rows(B)
         U = B[first]
     N = U.shape[0]
     W = np.zeros((N, n_classes))
-    np.add.at(W, (inverse.ravel(), y), w)
+    np.add.at(W, (inverse, y), w)
     rirr = W.sum(axis=1) - W.max(axis=1, initial=0.0)
     nonzero = (W > 0).sum(axis=1)
     pure = np.where(nonzero == 1, W.argmax(axis=1), -1).astype(np.int64)
@@ -81,7 +100,7 @@ def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Pr
         varies = U.min(axis=0) != U.max(axis=0)
         canonical = U ^ U[0]  # complementary columns become identical
         candidates = np.flatnonzero(varies)
-        _, first_col = np.unique(canonical[:, candidates].T, axis=0, return_index=True)
+        first_col, _ = _group_rows(np.ascontiguousarray(canonical[:, candidates].T))
         keep = np.sort(candidates[first_col]).astype(np.int64)
     else:
         keep = np.zeros(0, dtype=np.int64)
@@ -104,7 +123,7 @@ def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Pr
     )
 
 
-def _allocate(prep: _Prepared, K: int) -> tuple[tuple, np.ndarray, np.ndarray, tuple]:
+def _allocate(prep: _Prepared, K: int) -> tuple:
     """State, control arrays and scratch space of one search (sizes: data, positions, depth)."""
     N, M = prep.Bd.shape
     C = prep.W.shape[1]
@@ -126,21 +145,35 @@ def _allocate(prep: _Prepared, K: int) -> tuple[tuple, np.ndarray, np.ndarray, t
     fctl[k.F_INCUMBENT] = np.inf
     fctl[k.F_FLOOR] = prep.floor
     pair_size = M * M * C if K >= 2 else 1
+
+    def space() -> tuple[np.ndarray, ...]:  # pair counts over a local feature index
+        return (
+            np.zeros(pair_size),  # pairs
+            np.zeros((M, C)),  # single
+            np.zeros(C),  # tot
+            np.zeros(M, dtype=np.int64),  # n1
+            np.zeros(M, dtype=np.int64),  # act
+            np.zeros(M, dtype=np.int64),  # loc
+        )
+
     scr = (
         np.zeros((M, C)),  # single
-        np.zeros(pair_size),  # pairs
         np.zeros(C),  # tot
         np.zeros(C),  # side
-        np.zeros(M),  # best_left / score
-        np.zeros(M),  # best_right
+        np.zeros(M),  # score
         np.zeros(M, dtype=np.int64),  # n1
-        np.zeros(M, dtype=np.int64),  # loc
-        np.zeros(M, dtype=np.int64),  # act
         np.zeros(M, dtype=np.int64),  # buf
+        np.zeros(M),  # best_left
+        np.zeros(M),  # best_right
         np.zeros(M, dtype=np.int64),  # arg_left
         np.zeros(M, dtype=np.int64),  # arg_right
+        np.zeros(M, dtype=np.int64),  # cand
+        np.zeros((M, C)),  # child single
+        np.zeros(C),  # child tot
+        np.zeros(M, dtype=np.int64),  # child n1
     )
-    return state, ctl, fctl, scr
+    spaces = (space(), space())
+    return state, ctl, fctl, scr, spaces
 
 
 def _heap_to_tree(
@@ -254,7 +287,7 @@ def solve_min_error(
         recorder.lower_bound = leaf
         return recorder.snapshot(proven_optimal=True)
 
-    state, ctl, fctl, scr = _allocate(prep, K)
+    state, ctl, fctl, scr, spaces = _allocate(prep, K)
     data = prep.data
     k.start(data, state, ctl, scr)
     inc = state[-1]
@@ -262,7 +295,7 @@ def solve_min_error(
     proven = False
     while True:
         tic = time.perf_counter()
-        status = k.search(data, state, ctl, fctl, scr, budget)
+        status = k.search(data, state, ctl, fctl, scr, spaces, budget)
         toc = time.perf_counter()
         if ctl[k.C_IMPROVED]:
             ctl[k.C_IMPROVED] = 0
@@ -289,6 +322,7 @@ def solve_min_error(
             "bottom_solves": int(ctl[k.C_SOLVE]),
             "backtracks": int(ctl[k.C_BACKTRACK]),
             "cuts": int(ctl[k.C_CUTS]),
+            "similarity_cuts": int(ctl[k.C_SIM_CUTS]),
             "complete_trees": int(ctl[k.C_TREES]),
         }
     )

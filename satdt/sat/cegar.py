@@ -81,7 +81,9 @@ class Problem:
         return cls(np.ascontiguousarray(B[first]), y[first], n_classes, first, np.asarray(labels))
 
 
-def solve_until(solver: Solver, name: str, assumptions: list[int], deadline: float | None) -> bool | None:
+def solve_until(
+    solver: Solver, name: str, assumptions: list[int], deadline: float | None
+) -> bool | None:
     """Solve under ``assumptions``; ``None`` when ``deadline`` (a perf_counter value) passes first.
 
     CaDiCaL cannot be interrupted from another thread, so it runs on conflict budgets sized
@@ -193,7 +195,9 @@ class CounterexampleLoop:
         # slot = a feature of the formula; every feature belongs to one slot, with an orientation
         if self.lazy:
             self.slot_of = np.zeros(m, dtype=np.int64)
-            self.slot_feature = np.array([(m - 1) // 2], dtype=np.int64) if m else np.zeros(0, np.int64)
+            self.slot_feature = (
+                np.array([(m - 1) // 2], dtype=np.int64) if m else np.zeros(0, np.int64)
+            )
         else:
             self.slot_of = np.arange(m, dtype=np.int64)
             self.slot_feature = np.arange(m, dtype=np.int64)
@@ -279,7 +283,9 @@ class CounterexampleLoop:
     def add_examples(self, rows: list[int] | np.ndarray) -> bool:
         """Add the clauses (3)-(6) of problem rows ``rows``; False if the deadline passed."""
         p = self.problem
-        new_rows = [int(i) for i in dict.fromkeys(int(i) for i in rows) if int(i) not in self._included_set]
+        new_rows = [
+            int(i) for i in dict.fromkeys(int(i) for i in rows) if int(i) not in self._included_set
+        ]
         if not new_rows:
             return True
         try:
@@ -295,7 +301,10 @@ class CounterexampleLoop:
             slot_rows = p.B[:, self.slot_feature]
             for i in new_rows:
                 X = path_vars(self.pool, i, self.depth)
-                self._add(routing_clauses(self.vars.F, X, slot_rows[i]) + leaf_clauses(self.vars, X, int(p.y[i])))
+                self._add(
+                    routing_clauses(self.vars.F, X, slot_rows[i])
+                    + leaf_clauses(self.vars, X, int(p.y[i]))
+                )
                 self.included.append(i)
                 self._included_set.add(i)
         except _TimeUp:
@@ -329,7 +338,12 @@ class CounterexampleLoop:
         def build(q: int, level: int):
             if level == k:
                 return int(leaf_class[q - 2**k])
-            return (int(node_feature[q - 1]), 0.5, build(2 * q, level + 1), build(2 * q + 1, level + 1))
+            return (
+                int(node_feature[q - 1]),
+                0.5,
+                build(2 * q, level + 1),
+                build(2 * q + 1, level + 1),
+            )
 
         return Tree.from_nested(build(1, 0), classes=np.arange(p.n_classes))
 
@@ -345,14 +359,18 @@ class CounterexampleLoop:
             picked = picked[: self.counterexamples]
         return [int(i) for i in picked]
 
-    def run(self, assumptions: list[int] | None = None, max_leaves: int | None = None) -> LoopOutcome:
+    def run(
+        self, assumptions: list[int] | None = None, max_leaves: int | None = None
+    ) -> LoopOutcome:
         """Solve, check, add counterexamples, repeat: until consistent, UNSAT or out of time."""
         extra = list(assumptions or [])
         p = self.problem
         while True:
             self.rounds += 1
             started = time.perf_counter()
-            status = solve_until(self.solver, self.solver_name, self.assumptions() + extra, self.deadline)
+            status = solve_until(
+                self.solver, self.solver_name, self.assumptions() + extra, self.deadline
+            )
             spent = time.perf_counter() - started
             call = dict(
                 depth=self.depth,
@@ -434,9 +452,7 @@ def minimum_depth(
             recorder=recorder,
             deadline=deadline,
         ) as loop:
-            outcome = (
-                loop.run() if loop.add_examples(seeds) else LoopOutcome("UNKNOWN")
-            )
+            outcome = loop.run() if loop.add_examples(seeds) else LoopOutcome("UNKNOWN")
             stats["sat_calls"] += loop.rounds
             stats["examples_used"] = len(loop.included)
             seeds = loop.included
@@ -451,7 +467,9 @@ def minimum_depth(
         upper = tree.depth
         recorder.improve(tree, upper)
         break
-    if recorder.best is None or recorder.best.value > (max_depth if max_depth is not None else math.inf):
+    if recorder.best is None or recorder.best.value > (
+        max_depth if max_depth is not None else math.inf
+    ):
         if timed_out:
             raise InfeasibleError(
                 f"no consistent tree of depth at most {max_depth} was found before the time limit "

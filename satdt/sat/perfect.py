@@ -74,7 +74,9 @@ def class_vars(pool: IDPool, depth: int, n_classes: int) -> np.ndarray:
 def tree_vars(pool: IDPool, depth: int, n_features: int, n_classes: int) -> PerfectTreeVars:
     """Create the F and C variables of a perfect tree (the X variables come with each example)."""
     F = feature_vars(pool, depth, list(range(n_features)))
-    return PerfectTreeVars(pool, depth, n_features, n_classes, F, class_vars(pool, depth, n_classes))
+    return PerfectTreeVars(
+        pool, depth, n_features, n_classes, F, class_vars(pool, depth, n_classes)
+    )
 
 
 def some_feature_clauses(tv: PerfectTreeVars) -> Clauses:

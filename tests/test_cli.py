@@ -1,0 +1,158 @@
+"""The command line, run in-process: output, exit codes, models on disk, bad input."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from satdt.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
+MOUSE = EXAMPLES / "mouse.csv"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_infer_prints_minimum_depth_tree(capsys):
+    code, out, err = run(capsys, "infer", MOUSE)
+    assert code == 0, err
+    assert "depth: 4 (proven minimum)" in out
+    assert "class: 1" in out and "<=" in out
+    assert "examples used:" in out and "SAT calls:" in out and "time:" in out
+
+
+def test_infer_json_and_dot(capsys, tmp_path):
+    code, out, _ = run(capsys, "infer", MOUSE, "--format", "json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["depth"] == 4 and document["proven_optimal"] is True
+    assert document["n_nodes"] == 2 * document["n_leaves"] - 1
+    assert {"lower_bound", "runtime", "tree"} <= set(document)
+    target = tmp_path / "tree.dot"
+    code, out, _ = run(capsys, "infer", MOUSE, "--format", "dot", "-o", target, "--quiet")
+    assert code == 0 and out == ""
+    assert target.read_text().startswith("digraph")
+
+
+def test_save_predict_round_trip_and_test_accuracy(capsys, tmp_path):
+    model = tmp_path / "model.json"
+    code, out, _ = run(capsys, "infer", MOUSE, "--save", model, "--test", MOUSE)
+    assert code == 0
+    assert "test accuracy: 1.0000" in out
+    predictions = tmp_path / "out.csv"
+    code, _, err = run(capsys, "predict", model, MOUSE, "-o", predictions)
+    assert code == 0
+    lines = predictions.read_text().split()
+    truth = [line.split(",")[-1] for line in MOUSE.read_text().split()[1:]]
+    assert lines[0] == "X" and lines[1:] == truth
+    assert "accuracy: 1.0000" in err
+
+
+def test_predict_refuses_other_columns(capsys, tmp_path):
+    model = tmp_path / "model.json"
+    assert run(capsys, "infer", MOUSE, "--save", model, "--quiet")[0] == 0
+    other = tmp_path / "other.csv"
+    other.write_text("A,B,Q\n1,2,3\n")
+    code, _, err = run(capsys, "predict", model, other)
+    assert code == 2 and "Traceback" not in err
+    assert "C" in err
+
+
+def test_target_drop_and_categorical_columns(capsys, tmp_path):
+    data = tmp_path / "shapes.csv"
+    data.write_text("label,colour,size,id\nyes,red,1,1\nno,blue,1,2\nno,green,2,3\nyes,red,2,4\n")
+    code, out, _ = run(capsys, "infer", data, "--target", "label", "--drop", "id")
+    assert code == 0
+    assert "colour == red" in out or "colour != red" in out
+    assert "depth: 1" in out
+
+
+def test_max_depth_below_minimum_exits_1(capsys):
+    code, _, err = run(capsys, "infer", MOUSE, "--max-depth", "2")
+    assert code == 1
+    assert "at least 3" in err and "Traceback" not in err
+
+
+def test_contradictions_exit_2_with_lines_and_resolve(capsys, tmp_path):
+    data = tmp_path / "c.csv"
+    data.write_text("a,b,y\n0,0,1\n0,1,0\n0,0,0\n1,1,1\n0,0,1\n")
+    code, _, err = run(capsys, "infer", data)
+    assert code == 2
+    assert "lines 2, 4, 6" in err and "--resolve majority" in err
+    code, out, _ = run(capsys, "infer", data, "--resolve", "majority")
+    assert code == 0
+    assert "relabelled rows (majority): 1" in out
+
+
+def test_time_limit_is_honoured(capsys):
+    data = Path(__file__).resolve().parents[2] / "shared" / "data" / "inferdt" / "car.csv"
+    if not data.exists():
+        pytest.skip("benchmark data not found: ../shared/data/inferdt/car.csv")
+    started = time.perf_counter()
+    code, out, err = run(capsys, "infer", data, "--time-limit", "1")
+    assert time.perf_counter() - started < 1 + 2
+    assert code == 0
+    assert "not proven" in out and "warning:" in err
+
+
+BAD_INPUTS = {
+    "missing file": (None, "not found"),
+    "empty file": ("", "empty"),
+    "header only": ("a,b,y\n", "no data rows"),
+    "ragged rows": ("a,b,y\n1,2,0\n1,0\n", "line 3"),
+    "empty cell": ("a,b,y\n1,,0\n1,2,1\n", "missing"),
+    "NA": ("a,b,y\n1,NA,0\n1,2,1\n", "missing"),
+    "question mark": ("a,b,y\n1,?,0\n1,2,1\n", "missing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_exits_2_without_traceback(capsys, tmp_path, case):
+    content, expected = BAD_INPUTS[case]
+    path = tmp_path / "data.csv"
+    if content is not None:
+        path.write_text(content)
+    code, _, err = run(capsys, "infer", path)
+    assert code == 2
+    assert "Traceback" not in err
+    assert expected in err.lower()
+
+
+def test_more_bad_input(capsys, tmp_path):
+    assert run(capsys, "infer", MOUSE, "--target", "nope")[0] == 2
+    assert run(capsys, "infer", MOUSE, "--drop", "X")[0] == 2
+    assert run(capsys, "infer", tmp_path)[0] == 2  # a directory
+    binary = tmp_path / "latin1.csv"
+    binary.write_bytes("a,y\ncaf\xe9,1\n".encode("latin-1"))
+    code, _, err = run(capsys, "infer", binary)
+    assert code == 2 and "utf-8" in err.lower()
+    assert run(capsys, "predict", tmp_path / "none.json", MOUSE)[0] == 2
+    with pytest.raises(SystemExit) as usage:
+        main(["infer"])
+    assert usage.value.code == 2
+    capsys.readouterr()
+
+
+def test_single_class_is_one_leaf(capsys, tmp_path):
+    data = tmp_path / "one.csv"
+    data.write_text("a,y\n1,x\n2,x\n")
+    code, out, _ = run(capsys, "infer", data)
+    assert code == 0
+    assert out.startswith("class: x") and "depth: 0" in out
+
+
+def test_label_first_format(capsys, tmp_path):
+    data = tmp_path / "tiny.txt"
+    data.write_text("1 0 1\n0 1 1\n1 0 0\n0 1 0\n")
+    code, out, _ = run(capsys, "infer", data)
+    assert code == 0 and "depth: 1" in out
+    shutil.copy(data, tmp_path / "tiny.data")
+    assert run(capsys, "infer", tmp_path / "tiny.data", "--input-format", "labelfirst")[0] == 0

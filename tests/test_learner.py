@@ -1,0 +1,172 @@
+"""The facade: fit/predict on arrays and tables, validation, the result, scikit-learn's checks."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+from naive import min_consistent_depth
+
+from satdt import OptimalTreeClassifier, SatdtError
+from satdt.errors import ContradictionError, InfeasibleError, NotFittedError, NotProvenWarning
+
+
+def xor_data():
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 3, dtype=float)
+    y = np.array(["a", "b", "b", "a"] * 3)
+    return X, y
+
+
+def test_fit_predict_minimum_depth_with_string_labels():
+    X, y = xor_data()
+    model = OptimalTreeClassifier().fit(X, y)
+    assert model.result_.objective == "depth"
+    assert model.result_.objective_value == 2 and model.result_.proven_optimal
+    assert model.tree_.depth == 2
+    np.testing.assert_array_equal(model.predict(X), y)
+    assert model.score(X, y) == 1.0
+    assert list(model.classes_) == ["a", "b"]
+    assert model.n_features_in_ == 2
+    proba = model.predict_proba(X)
+    assert proba.shape == (12, 2) and np.allclose(proba.sum(axis=1), 1)
+
+
+def test_single_class_is_a_one_leaf_tree():
+    model = OptimalTreeClassifier().fit(np.arange(6.0).reshape(3, 2), [5, 5, 5])
+    assert model.tree_.depth == 0 and model.tree_.n_nodes == 1
+    assert model.predict([[9.0, 9.0]]).tolist() == [5]
+
+
+def test_contradictions_are_an_error_unless_resolved():
+    X = np.array([[0.0], [0.0], [0.0], [1.0]])
+    y = np.array([0, 1, 1, 0])
+    with pytest.raises(ContradictionError, match="rows 1, 2, 3") as info:
+        OptimalTreeClassifier().fit(X, y)
+    assert info.value.groups
+    model = OptimalTreeClassifier(resolve="majority").fit(X, y)
+    assert model.result_.stats["relabelled_rows"] == 1
+    assert model.predict(X).tolist() == [1, 1, 1, 0]
+
+
+def test_zero_weight_drops_a_row():
+    X = np.array([[0.0], [0.0], [1.0]])
+    y = np.array([0, 1, 1])
+    model = OptimalTreeClassifier().fit(X, y, sample_weight=[0, 1, 1])
+    assert model.tree_.n_nodes == 1
+
+
+def test_categorical_table_and_unknown_category():
+    X = np.array([["red", 1.0], ["blue", 1.0], ["green", 2.0], ["red", 2.0]], dtype=object)
+    y = np.array([1, 0, 0, 1])
+    model = OptimalTreeClassifier().fit(X, y, feature_names=["colour", "size"])
+    assert "colour == red" in model.tree_.export_text()
+    assert model.predict(np.array([["red", 5.0], ["pink", 1.0]], dtype=object)).tolist() == [1, 0]
+
+
+def test_pandas_dataframe():
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"colour": ["red", "blue", "green", "red"], "size": [1.0, 1.0, 2.0, 2.0]})
+    model = OptimalTreeClassifier().fit(frame, pd.Series([1, 0, 0, 1], name="label"))
+    assert list(model.feature_names_in_) == [
+        "colour == blue",
+        "colour == green",
+        "colour == red",
+        "size",
+    ]
+    assert model.predict(frame[["size", "colour"]]).tolist() == [1, 0, 0, 1]
+
+
+def test_on_improve_and_history():
+    seen = []
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 2, size=(60, 6)).astype(float)
+    y = (X[:, 0].astype(int) & X[:, 1].astype(int)) | X[:, 2].astype(int)
+    model = OptimalTreeClassifier(on_improve=seen.append).fit(X, y)
+    assert seen, "on_improve was never called"
+    values = [entry.value for entry in model.result_.history]
+    assert values == sorted(values, reverse=True)
+    assert model.result_.history[-1].value == model.result_.objective_value
+    assert model.result_.objective_value == min_consistent_depth(X.astype(np.uint8), y) == 3
+    assert all(len(entry) == 3 for entry in model.result_.history)
+    assert model.result_.trace and model.result_.trace[0].n_examples == 0
+
+
+def test_max_depth_below_minimum_is_infeasible():
+    X, y = xor_data()
+    with pytest.raises(InfeasibleError):
+        OptimalTreeClassifier(max_depth=1).fit(X, y)
+
+
+def test_time_limit_returns_best_tree_with_warning():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 8))
+    y = rng.integers(0, 3, size=300)
+    with pytest.warns(NotProvenWarning):
+        model = OptimalTreeClassifier(time_limit=1.0).fit(X, y)
+    assert not model.result_.proven_optimal
+    assert model.result_.runtime < 1.0 + 2.0
+    assert model.score(X, y) == 1.0  # still consistent: the greedy tree at worst
+
+
+def test_bad_options_and_unfitted():
+    X, y = xor_data()
+    for options in (
+        {"objective": "speed"},
+        {"max_depth": -1},
+        {"time_limit": 0},
+        {"resolve": "vote"},
+    ):
+        with pytest.raises(SatdtError):
+            OptimalTreeClassifier(**options).fit(X, y)
+    with pytest.raises(NotFittedError):
+        OptimalTreeClassifier().predict(X)
+    with pytest.raises(ValueError, match="NaN"):
+        OptimalTreeClassifier().fit(np.array([[np.nan], [1.0]]), [0, 1])
+
+
+def test_deterministic():
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 4, size=(80, 5)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 3).astype(int) + (X[:, 2] > 2)
+    first = OptimalTreeClassifier().fit(X, y).tree_
+    assert OptimalTreeClassifier().fit(X, y).tree_ == first
+
+
+def test_sat_path_imports_no_numba():
+    code = (
+        "import sys, numpy as np; from satdt import OptimalTreeClassifier as T; "
+        "T().fit(np.array([[0.],[1.]]), [0, 1]); print('numba' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _estimator_checks():
+    pytest.importorskip("sklearn")
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+
+    return parametrize_with_checks(
+        [OptimalTreeClassifier(resolve="majority", max_thresholds=8, time_limit=10)],
+        expected_failed_checks=lambda est: {},
+    )
+
+
+try:
+    _checks = _estimator_checks()
+except BaseException:  # scikit-learn is not installed: the checks are skipped below
+    _checks = None
+
+if _checks is not None:
+
+    @_checks
+    def test_scikit_learn_compatible(estimator, check):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotProvenWarning)
+            check(estimator)
+else:
+
+    def test_scikit_learn_compatible():
+        pytest.skip("scikit-learn is not installed")

@@ -51,3 +51,105 @@ def greedy_tree(B: np.ndarray, y: np.ndarray, n_classes: int, max_depth: int | N
 
     nested = grow(np.arange(B.shape[0]), 0)
     return Tree.from_nested(nested, classes=np.arange(n_classes))
+
+
+# How many (feature pair, word) entries best_depth_two ANDs at once.
+_PAIR_CHUNK = 1 << 20
+
+
+def _bitsets(columns: np.ndarray) -> np.ndarray:
+    """The columns of a boolean (n, k) matrix as k bitsets of n bits, in uint64 words."""
+    packed = np.packbits(columns.T, axis=1, bitorder="little")
+    pad = (-packed.shape[1]) % 8
+    if pad:
+        packed = np.pad(packed, ((0, 0), (0, pad)))
+    return np.ascontiguousarray(packed).view(np.uint64)
+
+
+def _errors(counts: np.ndarray) -> np.ndarray:
+    """Misclassified rows of a leaf per class-count vector (last axis): total minus the largest."""
+    return counts.sum(axis=-1) - counts.max(axis=-1)
+
+
+def best_depth_two(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float, object]:
+    """The subtree of depth <= 2 with the fewest errors on ``(B, y)``, exactly.
+
+    Class counts for every pair of features (``N11[f, g, c]`` = rows with f = 1, g = 1 and
+    class c) are popcounts of ANDed row bitsets; the other three quadrants follow from
+    single-feature counts. Returns ``(errors, nested tree)`` with the nested form of
+    :meth:`satdt.tree.Tree.from_nested` (threshold 0.5 on binary features).
+    """
+    y = np.asarray(y, dtype=np.int64)
+    onehot = np.eye(n_classes, dtype=np.float64)[y]
+    total = onehot.sum(axis=0)
+    if B.shape[1] == 0 or _errors(total) == 0:
+        return float(_errors(total)), int(np.argmax(total))
+    features = _bitsets(B.astype(bool))  # (m, words)
+    classes = _bitsets(onehot.astype(bool))  # (c, words)
+    n1 = (
+        np.bitwise_count(features[:, None, :] & classes[None, :, :]).sum(axis=-1).astype(np.float64)
+    )
+    m = features.shape[0]
+    n11 = np.empty((m, m, n_classes))
+    step = max(1, _PAIR_CHUNK // max(1, m * features.shape[1]))
+    for start in range(0, m, step):
+        both = features[start : start + step, None, :] & features[None, :, :]
+        for c in range(n_classes):
+            n11[start : start + step, :, c] = np.bitwise_count(both & classes[c]).sum(axis=-1)
+    n10 = n1[:, None, :] - n11  # f = 1, g = 0
+    n01 = n1[None, :, :] - n11  # f = 0, g = 1
+    n00 = total - n1[:, None, :] - n1[None, :, :] + n11
+    left = _errors(n00) + _errors(n01)  # (f, g): f = 0 side split by g
+    right = _errors(n10) + _errors(n11)
+    g_left = np.argmin(left, axis=1)
+    h_right = np.argmin(right, axis=1)
+    rows = np.arange(B.shape[1])
+    per_root = left[rows, g_left] + right[rows, h_right]
+    f = int(np.argmin(per_root))
+    if per_root[f] >= _errors(total):
+        return float(_errors(total)), int(np.argmax(total))
+
+    def side(counts_zero: np.ndarray, counts_one: np.ndarray, g: int) -> object:
+        leaf = counts_zero + counts_one
+        if _errors(counts_zero) + _errors(counts_one) >= _errors(leaf):
+            return int(np.argmax(leaf))
+        return (g, 0.5, int(np.argmax(counts_zero)), int(np.argmax(counts_one)))
+
+    g, h = int(g_left[f]), int(h_right[f])
+    nested = (f, 0.5, side(n00[f, g], n01[f, g], g), side(n10[f, h], n11[f, h], h))
+    return float(per_root[f]), nested
+
+
+def repair_bottom(
+    node_feature: np.ndarray, depth: int, B: np.ndarray, y: np.ndarray, n_classes: int
+) -> Tree | None:
+    """Keep the top ``depth - 2`` levels of a perfect tree and re-grow its last two optimally.
+
+    Returns the tree when it classifies every row of ``(B, y)`` correctly, else ``None``: a
+    cheap way to turn a SAT model that is consistent with the encoded rows only into one that
+    is consistent with all of them.
+    """
+    if depth < 2:
+        return None
+    top = depth - 2
+    node = np.ones(B.shape[0], dtype=np.int64)
+    rows = np.arange(B.shape[0])
+    for _ in range(top):
+        node = 2 * node + B[rows, node_feature[node - 1]]
+    bottoms = {}
+    for q in range(2**top, 2 ** (top + 1)):
+        here = np.flatnonzero(node == q)
+        if len(here) == 0:
+            bottoms[q] = 0
+            continue
+        errors, nested = best_depth_two(B[here], y[here], n_classes)
+        if errors > 0:
+            return None
+        bottoms[q] = nested
+
+    def build(q: int, level: int):
+        if level == top:
+            return bottoms[q]
+        return (int(node_feature[q - 1]), 0.5, build(2 * q, level + 1), build(2 * q + 1, level + 1))
+
+    return Tree.from_nested(build(1, 0), classes=np.arange(n_classes))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import itertools
 import time
 from pathlib import Path
 
@@ -201,7 +202,7 @@ def test_incumbents_are_recorded_and_reported():
     result, _ = solve(B, y, 2, 4, recorder=recorder)
     errors = [incumbent.value for incumbent in recorder.history]
     assert len(errors) >= 2
-    assert all(a > b for a, b in zip(errors, errors[1:]))
+    assert all(a > b for a, b in itertools.pairwise(errors))
     assert [s.objective_value for s in snapshots] == errors
     assert result.objective_value == errors[-1]
     for incumbent in recorder.history:

@@ -156,3 +156,19 @@ def test_label_first_format(capsys, tmp_path):
     assert code == 0 and "depth: 1" in out
     shutil.copy(data, tmp_path / "tiny.data")
     assert run(capsys, "infer", tmp_path / "tiny.data", "--input-format", "labelfirst")[0] == 0
+
+
+def test_ctrl_c_returns_best_tree(data_dir):
+    """SIGINT during the search: exit 0 with the best tree known, marked interrupted."""
+    import signal
+    import subprocess
+    import sys
+
+    command = [sys.executable, "-m", "satdt.cli", "infer", str(data_dir / "inferdt" / "car.csv")]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(3.0)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "interrupted" in out and "not proven" in out
+    assert "Traceback" not in err

@@ -740,6 +740,7 @@ def search(data, state, ctl, fctl, scr, spaces, budget):
     P = ip.shape[0]
     stop = ctl[C_WORK] + budget
     while ctl[C_WORK] < stop:
+        ctl[C_WORK] += 1  # every step counts, so cut-only stretches still return in time
         if ctl[C_HEAD] < ctl[C_TAIL]:
             p = stk[P + ctl[C_HEAD] % P]
             ctl[C_HEAD] += 1
@@ -758,6 +759,7 @@ def search(data, state, ctl, fctl, scr, spaces, budget):
             _expand(p, d, data, state, ctl, scr)
         elif ctl[C_SEQ] > 0:
             ctl[C_TREES] += 1
+            ctl[C_WORK] += ctl[C_SEQ]
             value = _current_value(ip, fp, stk, ctl)
             if value < fctl[F_INCUMBENT]:
                 fctl[F_INCUMBENT] = value

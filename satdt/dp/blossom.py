@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import DataError
 from ..result import Recorder, SearchResult
 from ..tree import Tree
 from . import _kernels as k
@@ -232,6 +233,29 @@ def _checked_tree(value: float, inc: np.ndarray, prep: _Prepared, B, y, w, n_cla
     return tree
 
 
+def _check_inputs(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int) -> None:
+    """Reject inputs the kernels cannot handle, saying the rule, the value seen and the fix."""
+    n = B.shape[0] if B.ndim == 2 else -1
+    if B.ndim != 2 or y.shape != (n,) or w.shape != (n,):
+        raise DataError(
+            f"B must be (n, m) with y and sample_weight of length n; got B {B.shape}, "
+            f"y {y.shape}, sample_weight {w.shape}: pass arrays with one entry per row"
+        )
+    if B.size and B.max() > 1:
+        raise DataError(
+            f"B must hold 0/1 values; found {int(B.max())}: binarize the features first"
+        )
+    if n and (y.min() < 0 or y.max() >= n_classes):
+        raise DataError(
+            f"class indices must lie in [0, {n_classes}); found {int(y.min())}..{int(y.max())}: "
+            "encode the labels as 0 .. n_classes - 1"
+        )
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
+    if depth < 0:
+        raise DataError(f"max_depth must be >= 0; got {depth}")
+
+
 def solve_min_error(
     B: np.ndarray,
     y: np.ndarray,
@@ -271,6 +295,7 @@ def solve_min_error(
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    _check_inputs(B, y, w, n_classes, max_depth)
     prep = _prepare(B, y, w, n_classes)
     N, M = prep.Bd.shape
     K = int(max_depth)

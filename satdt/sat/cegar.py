@@ -20,7 +20,7 @@ from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from ..errors import InfeasibleError
-from ..greedy import greedy_tree
+from ..greedy import greedy_tree, repair_bottom
 from ..result import Recorder, SatCall, SearchResult
 from ..tree import Tree
 from .perfect import (
@@ -31,6 +31,7 @@ from .perfect import (
     leaf_clauses,
     one_feature_clauses,
     path_vars,
+    perfect_form,
     perfect_leaf_of,
     routing_clauses,
     some_feature_clauses,
@@ -48,6 +49,8 @@ DEFAULT_AT_MOST_ONE = "none"
 FEATURE_MODES = ("lazy", "all")
 DEFAULT_FEATURES = "lazy"
 
+# Largest m^2 * words * classes for which SAT models are repaired (best_depth_two's work per round).
+_REPAIR_WORK = 2 * 10**6
 # How many clauses to hand to the solver between two looks at the clock.
 _CHUNK = 20000
 
@@ -85,6 +88,22 @@ def solve_until(
     solver: Solver, name: str, assumptions: list[int], deadline: float | None
 ) -> bool | None:
     """Solve under ``assumptions``; ``None`` when ``deadline`` (a perf_counter value) passes first.
+
+    Ctrl-C inside the solver (which PySAT reports as its own error) becomes KeyboardInterrupt,
+    so that callers can return the best tree known.
+    """
+    try:
+        return _solve_until(solver, name, assumptions, deadline)
+    except Exception as exc:
+        if "keyboard interrupt" in str(exc).lower():
+            raise KeyboardInterrupt from None
+        raise
+
+
+def _solve_until(
+    solver: Solver, name: str, assumptions: list[int], deadline: float | None
+) -> bool | None:
+    """See :func:`solve_until`.
 
     CaDiCaL cannot be interrupted from another thread, so it runs on conflict budgets sized
     to about a tenth of a second between looks at the clock; the other solvers are
@@ -168,6 +187,7 @@ class CounterexampleLoop:
         at_most_one: str = DEFAULT_AT_MOST_ONE,
         counterexamples: str | int = DEFAULT_COUNTEREXAMPLES,
         features: str = DEFAULT_FEATURES,
+        repair: bool = True,
         recorder: Recorder,
         deadline: float | None = None,
     ) -> None:
@@ -183,6 +203,8 @@ class CounterexampleLoop:
         self.counterexamples = counterexamples
         self.at_most_one = at_most_one
         self.lazy = features == "lazy"
+        n, m = problem.B.shape
+        self.repair = repair and m * m * (n // 64 + 1) * problem.n_classes <= _REPAIR_WORK
         self.recorder = recorder
         self.deadline = deadline
         self.pool = IDPool()
@@ -246,7 +268,7 @@ class CounterexampleLoop:
             return clauses
         retired = [[self._selector]] if self._selector else []
         self._selector = self.pool.id(("S", len(self.slot_feature)))
-        return [*retired, *(clause + [self._selector] for clause in clauses)]
+        return [*retired, *([*clause, self._selector] for clause in clauses)]
 
     def _split_slots(self, new_rows: list[int]) -> list[int]:
         """Split the feature classes by the new rows' values; return the slots created."""
@@ -295,27 +317,67 @@ class CounterexampleLoop:
                 self.vars.F = np.concatenate([self.vars.F, F_new], axis=1)
                 rows_b = p.B[:, self.slot_feature[created]]
                 for i in self.included:
-                    X = path_vars(self.pool, i, self.depth)
-                    self._add(routing_clauses(F_new, X, rows_b[i]))
+                    self._add(self._routing_clauses(F_new, i, rows_b[i]))
                 self._add(self._some_feature_clauses())
             slot_rows = p.B[:, self.slot_feature]
             for i in new_rows:
-                X = path_vars(self.pool, i, self.depth)
-                self._add(
-                    routing_clauses(self.vars.F, X, slot_rows[i])
-                    + leaf_clauses(self.vars, X, int(p.y[i]))
-                )
+                self._add(self._example_clauses(i, slot_rows[i]))
                 self.included.append(i)
                 self._included_set.add(i)
         except _TimeUp:
             return False
         return True
 
+    def _routing_clauses(self, F: np.ndarray, i: int, values: np.ndarray) -> list[list[int]]:
+        """Formulas (3)-(4) of row i for the features whose variables are the columns of F."""
+        return routing_clauses(F, path_vars(self.pool, i, self.depth), values)
+
+    def _example_clauses(self, i: int, values: np.ndarray) -> list[list[int]]:
+        """Formulas (3)-(6) of row i over the current slots."""
+        X = path_vars(self.pool, i, self.depth)
+        return routing_clauses(self.vars.F, X, values) + leaf_clauses(
+            self.vars, X, int(self.problem.y[i])
+        )
+
+    def try_tree(self, tree: Tree) -> LoopOutcome | None:
+        """Start from a heuristic tree of depth <= this one: settle the depth if it can be made consistent.
+
+        The tree's last two levels are re-grown optimally (:func:`satdt.greedy.repair_bottom`);
+        if that classifies every row, it is the answer. Otherwise the tree becomes the
+        solver's phase hint (:meth:`suggest`).
+        """
+        if self.repair:
+            node_feature, _ = perfect_form(tree, self.depth)
+            repaired = repair_bottom(
+                node_feature, self.depth, self.problem.B, self.problem.y, self.problem.n_classes
+            )
+            if repaired is not None:
+                return LoopOutcome("SAT", repaired)
+        self.suggest(tree)
+        return None
+
+    def suggest(self, tree: Tree) -> None:
+        """Phase hints: let the solver try ``tree`` (over binary features, any depth <= this one) first.
+
+        Only the search order changes, never the formula; the path variables of the encoded
+        rows follow the tree too.
+        """
+        node_feature, leaf_class = perfect_form(tree, self.depth)
+        rows = self.included
+        literals = self.vars.F[np.arange(self.vars.n_internal), self.slot_of[node_feature]].tolist()
+        literals += self.vars.C[np.arange(self.vars.n_leaves), leaf_class].tolist()
+        if rows:
+            leaves = perfect_leaf_of(node_feature, self.depth, self.problem.B[rows])
+            bits = (leaves[:, None] >> np.arange(self.depth - 1, -1, -1)[None, :]) & 1
+            X = np.array([path_vars(self.pool, i, self.depth) for i in rows])
+            literals += np.where(bits == 1, X, -X).ravel().tolist()
+        self.solver.set_phases(literals)
+
     def assumptions(self) -> list[int]:
         """The literals every solve assumes (the live generation of formula (1))."""
         return [-self._selector] if self._selector else []
 
-    def _decode_tree(self, model: list[int]) -> Tree:
+    def _decode_tree(self, model: list[int]) -> tuple[np.ndarray, Tree]:
         """The perfect tree of a model, leaves that no encoded example reaches labelled by majority.
 
         A leaf reached only by rows outside the formula is free in the model; giving it the
@@ -345,7 +407,7 @@ class CounterexampleLoop:
                 build(2 * q + 1, level + 1),
             )
 
-        return Tree.from_nested(build(1, 0), classes=np.arange(p.n_classes))
+        return node_feature, Tree.from_nested(build(1, 0), classes=np.arange(p.n_classes))
 
     def _pick_counterexamples(self, tree: Tree, wrong: np.ndarray) -> list[int]:
         if self.counterexamples == "first":
@@ -362,7 +424,13 @@ class CounterexampleLoop:
     def run(
         self, assumptions: list[int] | None = None, max_leaves: int | None = None
     ) -> LoopOutcome:
-        """Solve, check, add counterexamples, repeat: until consistent, UNSAT or out of time."""
+        """Solve, check, add counterexamples, repeat: until consistent, UNSAT or out of time.
+
+        A model whose tree misclassifies rows is first repaired: its last two levels are
+        re-grown optimally on all rows (:func:`satdt.greedy.repair_bottom`); when that makes it
+        consistent, the depth is settled without more SAT calls. Not under ``assumptions``
+        (a bound the repaired tree might break).
+        """
         extra = list(assumptions or [])
         p = self.problem
         while True:
@@ -385,11 +453,14 @@ class CounterexampleLoop:
                 word = "UNKNOWN" if status is None else "UNSAT"
                 self.recorder.sat_call(SatCall(status=word, **call))
                 return LoopOutcome(word)
-            tree = self._decode_tree(self.solver.get_model())
+            node_feature, tree = self._decode_tree(self.solver.get_model())
             wrong = np.flatnonzero(tree.predict_index(p.B) != p.y)
-            if len(wrong) == 0:
+            repaired = None
+            if len(wrong) and self.repair and not extra:
+                repaired = repair_bottom(node_feature, self.depth, p.B, p.y, p.n_classes)
+            if len(wrong) == 0 or repaired is not None:
                 self.recorder.sat_call(SatCall(status="SAT", **call))
-                return LoopOutcome("SAT", tree)
+                return LoopOutcome("SAT", tree if repaired is None else repaired)
             picked = self._pick_counterexamples(tree, wrong)
             added = tuple((int(p.rows[i]), p.labels[p.y[i]].item()) for i in picked)
             self.recorder.sat_call(SatCall(status="SAT", counterexamples=added, **call))
@@ -452,7 +523,11 @@ def minimum_depth(
             recorder=recorder,
             deadline=deadline,
         ) as loop:
-            outcome = loop.run() if loop.add_examples(seeds) else LoopOutcome("UNKNOWN")
+            if loop.add_examples(seeds):
+                hint = greedy_tree(B, y, problem.n_classes, max_depth=k)
+                outcome = loop.try_tree(hint) or loop.run()
+            else:
+                outcome = LoopOutcome("UNKNOWN")
             stats["sat_calls"] += loop.rounds
             stats["examples_used"] = len(loop.included)
             seeds = loop.included
@@ -482,4 +557,5 @@ def minimum_depth(
     if not timed_out:
         recorder.lower_bound = recorder.best.value
     stats.setdefault("examples_used", 0)
+    stats["solve_time"] = sum(call.time for call in recorder.trace)
     return recorder.snapshot(proven_optimal=recorder.lower_bound >= recorder.best.value)

@@ -25,6 +25,8 @@ import numpy as np
 from pysat.card import CardEnc, EncType
 from pysat.formula import IDPool
 
+from ..tree import Tree
+
 Clauses = list[list[int]]
 
 # How formula (2), "at most one feature per node", is encoded.
@@ -205,3 +207,34 @@ def perfect_leaf_of(node_feature: np.ndarray, depth: int, B: np.ndarray) -> np.n
     for _ in range(depth):
         node = 2 * node + B[rows, node_feature[node - 1]]
     return node - 2**depth
+
+
+def perfect_form(tree: Tree, depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """A tree over binary features (depth <= ``depth``) as a perfect tree of depth ``depth``.
+
+    Returns ``(node_feature, leaf_class)`` as :func:`decode` does. A leaf above the last level is
+    expanded by re-testing its parent's feature, which sends all its rows the same way, and both
+    children keep its class (the construction behind Theorem 2).
+    """
+    node_feature = np.zeros(2**depth - 1, dtype=np.int64)
+    leaf_class = np.zeros(2**depth, dtype=np.int64)
+
+    def walk(node: int, q: int, level: int, parent_feature: int) -> None:
+        is_leaf = tree.feature[node] < 0
+        if level == depth:
+            leaf_class[q - 2**depth] = (
+                tree.value[node] if is_leaf else int(np.argmax(tree.counts[node]))
+            )
+            return
+        if is_leaf:
+            node_feature[q - 1] = parent_feature
+            walk(node, 2 * q, level + 1, parent_feature)
+            walk(node, 2 * q + 1, level + 1, parent_feature)
+            return
+        f = int(tree.feature[node])
+        node_feature[q - 1] = f
+        walk(int(tree.left[node]), 2 * q, level + 1, f)
+        walk(int(tree.right[node]), 2 * q + 1, level + 1, f)
+
+    walk(0, 1, 0, 0)
+    return node_feature, leaf_class

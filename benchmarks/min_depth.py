@@ -1,0 +1,112 @@
+"""Minimum-depth benchmark: satdt infer on the inferdt files, beside the reference implementation.
+
+Each run is a separate process (`satdt infer FILE --format json`), so the whole-process time
+includes interpreter start-up and imports. Runs under 20 s are repeated and the median is
+reported. The reference column is the C++ reference implementation (MiniSat, one solver per
+depth), whole process, measured on this kind of machine.
+
+    python benchmarks/min_depth.py                   # full files and 5-fold training splits
+    python benchmarks/min_depth.py --files mouse wine --no-splits --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "inferdt"
+
+# whole-process seconds of the reference implementation on full files (None: over 120 s)
+REFERENCE = {
+    "mouse": 0.008,
+    "iris": 0.04,
+    "monk1": 0.03,
+    "monk2": 0.11,
+    "monk3": 0.07,
+    "wine": 7.8,
+    "balance-scale_bin1": 26.0,
+    "balance-scale_bin2": 29.0,
+    "car": 87.0,
+    "balance-scale": None,
+    "balance-scale_bin0": None,
+}
+SPLIT_FILES = ("iris", "monk1", "monk2", "monk3", "wine", "balance-scale")
+
+
+def run_once(path: Path, cap: float, solver: str | None) -> dict:
+    command = [sys.executable, "-m", "satdt.cli", "infer", str(path), "--format", "json", "--quiet"]
+    command += ["--time-limit", str(cap)]
+    if solver:
+        command += ["--solver", solver]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=cap + 60)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else f"exit {done.returncode}"}
+    document = json.loads(done.stdout)
+    document["wall"] = wall
+    return document
+
+
+def measure(path: Path, cap: float, repeats: int, solver: str | None) -> dict:
+    first = run_once(path, cap, solver)
+    if "error" in first or first["wall"] >= 20 or repeats <= 1:
+        return first
+    runs = [first] + [run_once(path, cap, solver) for _ in range(repeats - 1)]
+    runs = [r for r in runs if "error" not in r]
+    median = statistics.median(r["wall"] for r in runs)
+    chosen = min(runs, key=lambda r: abs(r["wall"] - median))
+    chosen["wall"] = median
+    chosen["repeats"] = len(runs)
+    return chosen
+
+
+def row(name: str, result: dict) -> str:
+    reference = REFERENCE.get(name)
+    ref_text = "-" if name not in REFERENCE else (f"{reference:g}" if reference else "> 120")
+    if "error" in result:
+        return f"| {name} | | | | | | | | {ref_text} | | {result['error']} |"
+    stats = result["stats"]
+    depth = f"{result['depth']}" + ("" if result["proven_optimal"] else f" (>= {result['lower_bound']:g})")
+    ratio = f"{result['wall'] / reference:.2f}" if reference else "-"
+    return (
+        f"| {name} | {stats.get('rows', '')} | {stats.get('binary_features', '')} | {depth} | "
+        f"{stats.get('examples_used', '')} | {stats.get('sat_calls', '')} | "
+        f"{stats.get('solve_time', 0):.3f} | {result['wall']:.3f} | {ref_text} | {ratio} | "
+        f"{'proven' if result['proven_optimal'] else 'time limit'} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", nargs="*", default=list(REFERENCE), help="dataset names (without .csv)")
+    parser.add_argument("--no-splits", action="store_true", help="skip the 5-fold training splits")
+    parser.add_argument("--cap", type=float, default=120.0, help="time limit per run, seconds")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per file when under 20 s (median)")
+    parser.add_argument("--solver", help="SAT solver (default: satdt's)")
+    args = parser.parse_args()
+    if not DATA.is_dir():
+        sys.exit(f"benchmark data not found: expected {DATA.name}/ under ../shared/data")
+
+    print("| dataset | distinct rows | binary features | depth | examples used | SAT calls | solve s | process s | reference s | ratio | status |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    started = time.perf_counter()
+    for name in args.files:
+        print(row(name, measure(DATA / f"{name}.csv", args.cap, args.repeats, args.solver)), flush=True)
+    if not args.no_splits:
+        for name in SPLIT_FILES:
+            if name not in args.files:
+                continue
+            for k in range(5):
+                split = f"{name}.csv.train{k}"
+                print(row(split, measure(DATA / f"{split}.csv", args.cap, args.repeats, args.solver)), flush=True)
+    print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

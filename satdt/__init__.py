@@ -10,7 +10,7 @@ from __future__ import annotations
 from .binarize import Binarizer
 from .data import read_csv
 from .errors import SatdtError
-from .learner import OptimalTreeClassifier
+from .learner import OptimalTreeClassifier, pareto_front
 from .result import SearchResult
 from .tree import Tree
 
@@ -23,6 +23,7 @@ __all__ = [
     "SearchResult",
     "Tree",
     "__version__",
+    "pareto_front",
     "read_csv",
     "warmup",
 ]

@@ -21,7 +21,7 @@ import numpy as np
 from . import __version__
 from .data import Dataset, read_csv, read_with_schema
 from .errors import InfeasibleError, NotProvenWarning, SatdtError
-from .learner import OptimalTreeClassifier
+from .learner import OptimalTreeClassifier, ParetoFront
 from .model import load_model, save_model
 from .result import SatCall, SearchResult
 
@@ -89,6 +89,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--resolve",
         choices=("majority",),
         help="relabel contradictory rows with their group's majority label",
+    )
+    shape = infer.add_mutually_exclusive_group()
+    shape.add_argument(
+        "--size",
+        action="store_true",
+        help="the fewest nodes among the trees of minimum depth (or of depth <= --max-depth)",
+    )
+    shape.add_argument(
+        "--pareto",
+        action="store_true",
+        help="the fewest nodes at each depth from the minimum to --max-depth (default: minimum + 2)",
     )
     _add_output_options(infer)
 
@@ -176,6 +187,16 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
         )
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
         lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
+        lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+    elif result.objective == "size":
+        proof = (
+            "proven minimum"
+            if result.proven_optimal
+            else f"not proven; the minimum is at least {result.lower_bound:g}"
+        )
+        lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves; {proof})")
+        scope = "the minimum depth" if model.max_depth is None else f"depth at most {model.max_depth}"
+        lines.append(f"depth: {tree.depth} (among trees of {scope})")
     else:
         proof = (
             "proven minimum"
@@ -183,7 +204,7 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             else f"not proven; the minimum is at least {result.lower_bound:g}"
         )
         lines.append(f"depth: {tree.depth} ({proof})")
-    lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+        lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
     if "examples_used" in stats:
         lines.append(
             f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows"
@@ -224,6 +245,31 @@ def _render(model: OptimalTreeClassifier, dataset: Dataset, fmt: str) -> str:
     return tree.export_text() + "\n"
 
 
+def _render_front(front: ParetoFront, fmt: str) -> str:
+    """The depth/size Pareto front: a table (text), or JSON with every tree."""
+    if fmt == "json":
+        document = {
+            "points": [
+                {"depth": d, "n_nodes": n, "proven_optimal": proven, "tree": tree.to_dict()}
+                for d, n, tree, proven in front
+            ],
+            "stop_reason": front.stop_reason,
+        }
+        return json.dumps(document, indent=1, default=_json_default) + "\n"
+    if fmt == "dot":
+        return front[-1][2].to_dot() + "\n"
+    lines = ["depth  nodes  leaves  tree depth  proven"]
+    for depth, n_nodes, tree, proven in front:
+        lines.append(
+            f"{depth:>5}  {n_nodes:>5}  {tree.n_leaves:>6}  {tree.depth:>10}  {'yes' if proven else 'no'}"
+        )
+    lines.append(front.stop_reason)
+    lines.append("")
+    lines.append(f"smallest tree ({front[-1][1]} nodes):")
+    lines.append(front[-1][2].export_text())
+    return "\n".join(lines) + "\n"
+
+
 def _json_default(value: object) -> object:
     if isinstance(value, np.generic):
         return value.item()
@@ -244,12 +290,21 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
     dataset = _read_training(args)
     status = _Status(not args.quiet, sys.stderr)
     model.on_improve = status.improve
+    front = None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NotProvenWarning)
         try:
-            model.fit_dataset(dataset, on_sat_call=status.sat_call)
+            if getattr(args, "pareto", False):
+                front = model.pareto_dataset(dataset, on_sat_call=status.sat_call)
+            else:
+                model.fit_dataset(dataset, on_sat_call=status.sat_call)
         finally:
             status.clear()
+    if front is not None:
+        _write(_render_front(front, args.format), args.output)
+        if args.save:
+            save_model(args.save, model.tree_, model.schema_, model.result_)
+        return EXIT_OK
     _write(_render(model, dataset, args.format), args.output)
     if not args.quiet:
         summary = "\n".join(_summary(model, dataset))
@@ -293,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _predict(args)
         if args.command == "infer":
             model = OptimalTreeClassifier(
-                objective="depth",
+                objective="size" if args.size or args.pareto else "depth",
                 max_depth=args.max_depth,
                 time_limit=args.time_limit,
                 solver=args.solver,

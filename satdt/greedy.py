@@ -120,18 +120,49 @@ def best_depth_two(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float,
     return float(per_root[f]), nested
 
 
+def best_subtree(B: np.ndarray, y: np.ndarray, n_classes: int, depth: int) -> tuple[float, object]:
+    """The subtree of depth <= ``depth`` (2 or 3) with the fewest errors on ``(B, y)``, exactly.
+
+    Depth 3 tries every root feature with the best depth-2 subtrees below it.
+    """
+    if depth <= 2:
+        return best_depth_two(B, y, n_classes)
+    best = best_depth_two(B, y, n_classes)
+    if best[0] == 0:
+        return best
+    for f in range(B.shape[1]):
+        right = B[:, f] == 1
+        if right.all() or not right.any():
+            continue
+        lo = best_depth_two(B[~right], y[~right], n_classes)
+        if lo[0] >= best[0]:
+            continue
+        hi = best_depth_two(B[right], y[right], n_classes)
+        if lo[0] + hi[0] < best[0]:
+            best = (lo[0] + hi[0], (f, 0.5, lo[1], hi[1]))
+            if best[0] == 0:
+                break
+    return best
+
+
 def repair_bottom(
-    node_feature: np.ndarray, depth: int, B: np.ndarray, y: np.ndarray, n_classes: int
+    node_feature: np.ndarray,
+    depth: int,
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    levels: int = 2,
 ) -> Tree | None:
-    """Keep the top ``depth - 2`` levels of a perfect tree and re-grow its last two optimally.
+    """Keep the top ``depth - levels`` levels of a perfect tree and re-grow the rest optimally.
 
     Returns the tree when it classifies every row of ``(B, y)`` correctly, else ``None``: a
     cheap way to turn a SAT model that is consistent with the encoded rows only into one that
-    is consistent with all of them.
+    is consistent with all of them. ``levels`` is 2 or 3.
     """
-    if depth < 2:
+    levels = min(levels, depth)
+    if levels < 2:
         return None
-    top = depth - 2
+    top = depth - levels
     node = np.ones(B.shape[0], dtype=np.int64)
     rows = np.arange(B.shape[0])
     for _ in range(top):
@@ -142,7 +173,7 @@ def repair_bottom(
         if len(here) == 0:
             bottoms[q] = 0
             continue
-        errors, nested = best_depth_two(B[here], y[here], n_classes)
+        errors, nested = best_subtree(B[here], y[here], n_classes, levels)
         if errors > 0:
             return None
         bottoms[q] = nested

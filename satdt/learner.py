@@ -13,6 +13,7 @@ import inspect
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,27 @@ from .tree import Tree
 
 OBJECTIVES = ("depth", "size", "error")
 METHODS = ("auto", "sat", "blossom")
+
+
+@dataclass
+class _Prepared:
+    """The data of one fit as the searches see it, and how to map their trees back."""
+
+    X: np.ndarray
+    y: np.ndarray
+    weight: np.ndarray
+    B: np.ndarray
+    recorder: Recorder
+    deadline: float | None
+    to_user_tree: Callable[[Tree], Tree]
+
+
+class ParetoFront(list):
+    """A list of ``(depth, n_nodes, tree, proven)``, one per depth, and the rule that ended it."""
+
+    def __init__(self, points: list[tuple[int, int, Tree, bool]], stop_reason: str) -> None:
+        super().__init__(points)
+        self.stop_reason = stop_reason
 
 
 class _ParamsMixin:
@@ -210,8 +232,6 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise SatdtError(f"objective={self.objective!r} is solved by method='sat'")
         if self.objective == "error" and self.max_depth is None:
             raise SatdtError("objective='error' needs max_depth (the depth of the trees compared)")
-        if self.objective == "size":
-            raise NotImplementedError("objective='size' (minimum-size trees) is not available yet")
         if self.max_nodes is not None:
             raise NotImplementedError("max_nodes (node limits) is not available yet")
         return method
@@ -269,6 +289,40 @@ class OptimalTreeClassifier(_ParamsMixin):
         Ctrl-C during the search returns the best tree found so far, not proven.
         """
         method = self._check_options()
+        prepared = self._prepare(dataset, sample_weight, on_sat_call)
+        recorder = prepared.recorder
+        try:
+            if len(self.classes_) == 1:
+                single = {"depth": 0, "size": 1, "error": 0.0}[self.objective]
+                recorder.improve(Tree.single_leaf(0, np.arange(1)), single)
+                result = recorder.snapshot(proven_optimal=True)
+            elif method == "sat":
+                result = self._fit_sat(prepared.B, prepared.y, recorder, prepared.deadline)
+            else:
+                result = self._fit_blossom(
+                    prepared.B, prepared.y, prepared.weight, recorder, prepared.deadline
+                )
+        except KeyboardInterrupt:
+            if recorder.best is None:
+                raise
+            recorder.stats["interrupted"] = True
+            result = recorder.snapshot(proven_optimal=False)
+        self._check_tree(result.tree, prepared, result.objective_value)
+        self.result_ = result
+        self.tree_ = result.tree
+        if not result.proven_optimal:
+            warnings.warn(
+                f"search stopped early: returning the best tree found ({self.objective} "
+                f"{result.objective_value:g}, lower bound {result.lower_bound:g}), not proven optimal",
+                NotProvenWarning,
+                stacklevel=2,
+            )
+        return self
+
+    def _prepare(
+        self, dataset: Dataset, sample_weight: Any, on_sat_call: Callable[[SatCall], None] | None
+    ) -> _Prepared:
+        """Validate, drop zero-weight rows, settle contradictions, binarise; set the fitted schema."""
         X, y = dataset.X, np.asarray(dataset.y)
         if y.ndim != 1:
             raise ValueError(f"y must be 1D (one label per row), got shape {y.shape}")
@@ -302,6 +356,7 @@ class OptimalTreeClassifier(_ParamsMixin):
         binarizer = Binarizer(max_thresholds=self.max_thresholds).fit(
             X, list(dataset.schema.feature_names), dataset.schema.indicator
         )
+        self.binarizer_ = binarizer
         B = binarizer.transform(X)
         if self.objective in ("depth", "size") and self.max_thresholds is not None:
             y_index, merged = self._resolve_binary_contradictions(B, y_index)
@@ -312,10 +367,11 @@ class OptimalTreeClassifier(_ParamsMixin):
         threshold = binarizer.threshold_[kept]
         names = list(dataset.schema.feature_names)
         indicator = list(dataset.schema.indicator)
+        classes = self.classes_
 
         def to_user_tree(tree: Tree) -> Tree:
             mapped = tree.map_features(column, threshold, names, indicator)
-            mapped.classes = self.classes_
+            mapped.classes = classes
             return mapped.with_counts(X, y_index, weight)
 
         recorder = Recorder(
@@ -331,32 +387,62 @@ class OptimalTreeClassifier(_ParamsMixin):
             relabelled_rows=relabelled,
         )
         deadline = None if self.time_limit is None else time.perf_counter() + float(self.time_limit)
-        try:
-            if len(self.classes_) == 1:
-                single = {"depth": 0, "size": 1, "error": 0.0}[self.objective]
-                recorder.improve(Tree.single_leaf(0, np.arange(1)), single)
-                result = recorder.snapshot(proven_optimal=True)
-            elif method == "sat":
-                result = self._fit_sat(B, y_index, recorder, deadline)
-            else:
-                result = self._fit_blossom(B, y_index, weight, recorder, deadline)
-        except KeyboardInterrupt:
-            if recorder.best is None:
-                raise
-            recorder.stats["interrupted"] = True
-            result = recorder.snapshot(proven_optimal=False)
-        self._check_result(result, X, y_index, weight)
-        self.result_ = result
-        self.tree_ = result.tree
-        self.binarizer_ = binarizer
-        if not result.proven_optimal:
-            warnings.warn(
-                f"search stopped early: returning the best tree found ({self.objective} "
-                f"{result.objective_value:g}, lower bound {result.lower_bound:g}), not proven optimal",
-                NotProvenWarning,
-                stacklevel=2,
+        return _Prepared(X, y_index, weight, B, recorder, deadline, to_user_tree)
+
+    def pareto_dataset(
+        self, dataset: Dataset, *, on_sat_call: Callable[[SatCall], None] | None = None
+    ) -> ParetoFront:
+        """The depth/size Pareto front of a table read by :func:`satdt.read_csv` (see :func:`pareto_front`).
+
+        The fitted ``tree_`` is the smallest tree of the front.
+        """
+        from .sat.cegar import Problem
+        from .sat.cegar import pareto_front as search_front
+
+        if self.objective != "size":
+            raise SatdtError("the Pareto front is a size objective: use objective='size'")
+        self._check_options()
+        prepared = self._prepare(dataset, None, on_sat_call)
+        tuning = {
+            "solver": self.solver,
+            "at_most_one": self.at_most_one,
+            "counterexamples": self.counterexamples,
+        }
+        if len(self.classes_) == 1:
+            leaf = prepared.to_user_tree(Tree.single_leaf(0, np.arange(1)))
+            points = [(0, 1, leaf, True)]
+            reason = "a single class: one leaf"
+        else:
+            problem = Problem.from_data(prepared.B, prepared.y, len(self.classes_), self.classes_)
+            front, reason = search_front(
+                problem,
+                max_depth=self.max_depth,
+                deadline=prepared.deadline,
+                recorder=prepared.recorder,
+                **{name: value for name, value in tuning.items() if value != "auto"},
             )
-        return self
+            points = [(p.depth, p.n_nodes, prepared.to_user_tree(p.tree), p.proven) for p in front]
+        for _, n_nodes, tree, _ in points:
+            self._check_tree(tree, prepared, n_nodes)
+        self.tree_ = points[-1][2]
+        self.result_ = prepared.recorder.snapshot(proven_optimal=all(p[3] for p in points))
+        return ParetoFront(points, reason)
+
+    def _check_tree(self, tree: Tree, prepared: _Prepared, value: float) -> None:
+        """Re-check a tree against the data before anyone sees it (correct before fast)."""
+        predicted = tree.predict_index(prepared.X)
+        if self.objective == "error":
+            error = float(prepared.weight[predicted != prepared.y].sum())
+            if not np.isclose(error, value):
+                raise RuntimeError(f"internal error: tree error {error} != reported {value}")
+            return
+        if (predicted != prepared.y).any():
+            raise RuntimeError("internal error: the returned tree misclassifies training rows")
+        expected = tree.depth if self.objective == "depth" else tree.n_nodes
+        if expected != value:
+            raise RuntimeError(
+                f"internal error: reported {self.objective} {value} but the tree has {expected}"
+            )
 
     def _resolve_binary_contradictions(
         self, B: np.ndarray, y_index: np.ndarray
@@ -390,25 +476,18 @@ class OptimalTreeClassifier(_ParamsMixin):
     def _fit_sat(
         self, B: np.ndarray, y: np.ndarray, recorder: Recorder, deadline: float | None
     ) -> SearchResult:
-        from .sat.cegar import (
-            DEFAULT_AT_MOST_ONE,
-            DEFAULT_COUNTEREXAMPLES,
-            DEFAULT_SOLVER,
-            Problem,
-            minimum_depth,
-        )
+        from .sat.cegar import Problem, minimum_depth, minimum_size
 
+        tuning = {
+            "solver": self.solver,
+            "at_most_one": self.at_most_one,
+            "counterexamples": self.counterexamples,
+        }
+        options = {name: value for name, value in tuning.items() if value != "auto"}
         problem = Problem.from_data(B, y, len(self.classes_), self.classes_)
-        return minimum_depth(
-            problem,
-            max_depth=self.max_depth,
-            solver=DEFAULT_SOLVER if self.solver == "auto" else self.solver,
-            at_most_one=DEFAULT_AT_MOST_ONE if self.at_most_one == "auto" else self.at_most_one,
-            counterexamples=DEFAULT_COUNTEREXAMPLES
-            if self.counterexamples == "auto"
-            else self.counterexamples,
-            deadline=deadline,
-            recorder=recorder,
+        search = minimum_size if self.objective == "size" else minimum_depth
+        return search(
+            problem, max_depth=self.max_depth, deadline=deadline, recorder=recorder, **options
         )
 
     def _fit_blossom(
@@ -430,23 +509,6 @@ class OptimalTreeClassifier(_ParamsMixin):
             deadline=deadline,
             recorder=recorder,
         )
-
-    def _check_result(
-        self, result: SearchResult, X: np.ndarray, y: np.ndarray, weight: np.ndarray
-    ) -> None:
-        """Re-check the returned tree against the data before anyone sees it (correct before fast)."""
-        predicted = result.tree.predict_index(X)
-        if self.objective == "error":
-            error = float(weight[predicted != y].sum())
-            if not np.isclose(error, result.objective_value):
-                raise RuntimeError(
-                    f"internal error: tree error {error} != reported {result.objective_value}"
-                )
-            return
-        if (predicted != y).any():
-            raise RuntimeError("internal error: the returned tree misclassifies training rows")
-        if result.tree.depth != result.objective_value and self.objective == "depth":
-            raise RuntimeError("internal error: reported depth differs from the tree's depth")
 
     # ------------------------------------------------------------------ prediction
     def _check_fitted(self) -> None:
@@ -501,3 +563,26 @@ class OptimalTreeClassifier(_ParamsMixin):
         correct = self.predict(X) == np.asarray(y)
         weight = self._weights(sample_weight, len(correct))
         return float(np.average(correct, weights=weight))
+
+
+def pareto_front(
+    X: Any,
+    y: Any,
+    max_depth: int | None = None,
+    *,
+    feature_names: list[str] | None = None,
+    **params: Any,
+) -> ParetoFront:
+    """The depth/size trade-off of consistent trees: for each depth from the minimum to
+    ``max_depth`` (default: the minimum + 2), the fewest nodes of a tree of at most that depth.
+
+    Returns a list of ``(depth, n_nodes, tree, proven)``; its ``stop_reason`` says which rule
+    ended it (the last depth asked for, a time limit, or the leaf count L at depth d with
+    L <= d + 2, after which no deeper tree can be smaller). ``params`` are those of
+    :class:`OptimalTreeClassifier` (``time_limit``, ``resolve``, ``solver``, ...).
+    """
+    model = OptimalTreeClassifier(objective="size", max_depth=max_depth, **params)
+    model._check_options()
+    design, schema, labels = from_arrays(X, y, feature_names=feature_names)
+    dataset = Dataset(design, labels, schema, np.arange(1, len(labels) + 1), None)
+    return model.pareto_dataset(dataset)

@@ -23,6 +23,7 @@ from ..errors import InfeasibleError
 from ..greedy import greedy_tree, repair_bottom
 from ..result import Recorder, SatCall, SearchResult
 from ..tree import Tree
+from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
 from .perfect import (
     PerfectTreeVars,
     class_vars,
@@ -204,7 +205,10 @@ class CounterexampleLoop:
         self.at_most_one = at_most_one
         self.lazy = features == "lazy"
         n, m = problem.B.shape
-        self.repair = repair and m * m * (n // 64 + 1) * problem.n_classes <= _REPAIR_WORK
+        work = m * m * (n // 64 + 1) * problem.n_classes
+        self.repair = repair and work <= _REPAIR_WORK
+        # re-grow three levels when m best_depth_two calls per subtree stay cheap
+        self.repair_levels = 3 if m * work <= _REPAIR_WORK else 2
         self.recorder = recorder
         self.deadline = deadline
         self.pool = IDPool()
@@ -233,6 +237,7 @@ class CounterexampleLoop:
             class_vars(self.pool, depth, problem.n_classes),
         )
         self._selector = 0
+        self.counter = None
         self._add(self._some_feature_clauses() + one_feature_clauses(self.vars, at_most_one))
 
     def _slot_keys(self, slots: Iterable[int]) -> list[Hashable]:
@@ -342,14 +347,15 @@ class CounterexampleLoop:
     def try_tree(self, tree: Tree) -> LoopOutcome | None:
         """Start from a heuristic tree of depth <= this one: settle the depth if it can be made consistent.
 
-        The tree's last two levels are re-grown optimally (:func:`satdt.greedy.repair_bottom`);
+        The tree's last two or three levels are re-grown optimally (:func:`satdt.greedy.repair_bottom`);
         if that classifies every row, it is the answer. Otherwise the tree becomes the
         solver's phase hint (:meth:`suggest`).
         """
         if self.repair:
             node_feature, _ = perfect_form(tree, self.depth)
+            p = self.problem
             repaired = repair_bottom(
-                node_feature, self.depth, self.problem.B, self.problem.y, self.problem.n_classes
+                node_feature, self.depth, p.B, p.y, p.n_classes, self.repair_levels
             )
             if repaired is not None:
                 return LoopOutcome("SAT", repaired)
@@ -377,29 +383,56 @@ class CounterexampleLoop:
         """The literals every solve assumes (the live generation of formula (1))."""
         return [-self._selector] if self._selector else []
 
-    def _decode_tree(self, model: list[int]) -> tuple[np.ndarray, Tree]:
-        """The perfect tree of a model, leaves that no encoded example reaches labelled by majority.
+    def add_leaf_counter(self, max_bound: int, kind: str = DEFAULT_COUNTER) -> None:
+        """Formulas (7)-(10): count the labelled leaves, for bounds up to ``max_bound``.
 
-        A leaf reached only by rows outside the formula is free in the model; giving it the
-        majority class of the training rows that reach it avoids needless counterexamples.
+        Generated once into the live solver; :meth:`run` then takes ``max_leaves`` and imposes
+        it by assumption (see :mod:`satdt.sat.counter`).
+        """
+        U, clauses = labelled_leaf_vars(self.pool, self.vars.C)
+        self.counter = leaf_counter(kind, self.pool, U, max_bound)
+        try:
+            self._add(clauses + self.counter.clauses)
+        except _TimeUp:
+            self.counter = None
+            raise
+
+    def _decode(self, model: list[int], strict: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The perfect tree of a model: ``(node_feature, leaf_class, leaf of every row)``.
+
+        A leaf no encoded example reaches is free in the model. Without a leaf bound it gets
+        the majority class of the training rows that reach it (fewer needless
+        counterexamples); under a bound (``strict``) a leaf without a class stays without one
+        (-1), so the rows reaching it are counterexamples and the tree keeps within the bound.
         """
         p, k = self.problem, self.depth
         slot, leaf_class = decode(self.vars, model)
         node_feature = self.slot_feature[slot]
         leaf = perfect_leaf_of(node_feature, k, p.B)
-        encoded = np.zeros(len(p.y), dtype=bool)
-        encoded[self.included] = True
+        reached_by_encoded = np.zeros(2**k, dtype=bool)
+        reached_by_encoded[leaf[self.included]] = True
+        if strict:
+            return (
+                node_feature,
+                np.where(reached_by_encoded | (leaf_class >= 0), leaf_class, -1),
+                leaf,
+            )
         counts = np.zeros((2**k, p.n_classes))
         np.add.at(counts, (leaf, p.y), 1.0)
-        reached_by_encoded = np.zeros(2**k, dtype=bool)
-        reached_by_encoded[leaf[encoded]] = True
         default = int(np.argmax(np.bincount(p.y, minlength=p.n_classes)))
         majority = np.where(counts.sum(axis=1) > 0, np.argmax(counts, axis=1), default)
-        leaf_class = np.where(reached_by_encoded & (leaf_class >= 0), leaf_class, majority)
+        return (
+            node_feature,
+            np.where(reached_by_encoded & (leaf_class >= 0), leaf_class, majority),
+            leaf,
+        )
+
+    def _tree(self, node_feature: np.ndarray, leaf_class: np.ndarray) -> Tree:
+        k = self.depth
 
         def build(q: int, level: int):
             if level == k:
-                return int(leaf_class[q - 2**k])
+                return max(int(leaf_class[q - 2**k]), 0)  # a classless leaf is reached by no row
             return (
                 int(node_feature[q - 1]),
                 0.5,
@@ -407,37 +440,34 @@ class CounterexampleLoop:
                 build(2 * q + 1, level + 1),
             )
 
-        return node_feature, Tree.from_nested(build(1, 0), classes=np.arange(p.n_classes))
+        return Tree.from_nested(build(1, 0), classes=np.arange(self.problem.n_classes))
 
-    def _pick_counterexamples(self, tree: Tree, wrong: np.ndarray) -> list[int]:
+    def _pick_counterexamples(self, wrong: np.ndarray, leaf: np.ndarray) -> list[int]:
         if self.counterexamples == "first":
             return [int(wrong[0])]
         if self.counterexamples == "all":
             return [int(i) for i in wrong]
-        leaves = tree.apply(self.problem.B[wrong])
-        _, first_per_leaf = np.unique(leaves, return_index=True)
+        _, first_per_leaf = np.unique(leaf[wrong], return_index=True)
         picked = wrong[np.sort(first_per_leaf)]
         if isinstance(self.counterexamples, int):
             picked = picked[: self.counterexamples]
         return [int(i) for i in picked]
 
-    def run(
-        self, assumptions: list[int] | None = None, max_leaves: int | None = None
-    ) -> LoopOutcome:
+    def run(self, max_leaves: int | None = None) -> LoopOutcome:
         """Solve, check, add counterexamples, repeat: until consistent, UNSAT or out of time.
 
-        A model whose tree misclassifies rows is first repaired: its last two levels are
+        ``max_leaves`` bounds the labelled leaves (needs :meth:`add_leaf_counter`). Without a
+        bound, a model whose tree misclassifies rows is first repaired: its last levels are
         re-grown optimally on all rows (:func:`satdt.greedy.repair_bottom`); when that makes it
-        consistent, the depth is settled without more SAT calls. Not under ``assumptions``
-        (a bound the repaired tree might break).
+        consistent, the depth is settled without more SAT calls.
         """
-        extra = list(assumptions or [])
+        bound = [] if max_leaves is None else self.counter.at_most(max_leaves)
         p = self.problem
         while True:
             self.rounds += 1
             started = time.perf_counter()
             status = solve_until(
-                self.solver, self.solver_name, self.assumptions() + extra, self.deadline
+                self.solver, self.solver_name, self.assumptions() + bound, self.deadline
             )
             spent = time.perf_counter() - started
             call = dict(
@@ -453,15 +483,20 @@ class CounterexampleLoop:
                 word = "UNKNOWN" if status is None else "UNSAT"
                 self.recorder.sat_call(SatCall(status=word, **call))
                 return LoopOutcome(word)
-            node_feature, tree = self._decode_tree(self.solver.get_model())
-            wrong = np.flatnonzero(tree.predict_index(p.B) != p.y)
+            node_feature, leaf_class, leaf = self._decode(
+                self.solver.get_model(), max_leaves is not None
+            )
+            wrong = np.flatnonzero(leaf_class[leaf] != p.y)
             repaired = None
-            if len(wrong) and self.repair and not extra:
-                repaired = repair_bottom(node_feature, self.depth, p.B, p.y, p.n_classes)
+            if len(wrong) and self.repair and max_leaves is None:
+                repaired = repair_bottom(
+                    node_feature, self.depth, p.B, p.y, p.n_classes, self.repair_levels
+                )
             if len(wrong) == 0 or repaired is not None:
                 self.recorder.sat_call(SatCall(status="SAT", **call))
-                return LoopOutcome("SAT", tree if repaired is None else repaired)
-            picked = self._pick_counterexamples(tree, wrong)
+                tree = repaired if repaired is not None else self._tree(node_feature, leaf_class)
+                return LoopOutcome("SAT", tree)
+            picked = self._pick_counterexamples(wrong, leaf)
             added = tuple((int(p.rows[i]), p.labels[p.y[i]].item()) for i in picked)
             self.recorder.sat_call(SatCall(status="SAT", counterexamples=added, **call))
             if not self.add_examples(picked):
@@ -473,24 +508,107 @@ def depth_lower_bound(n_classes_present: int) -> int:
     return max(0, math.ceil(math.log2(max(n_classes_present, 1))))
 
 
+class _Search:
+    """The loops of one search, by depth, and every example they used (seeds for new loops)."""
+
+    def __init__(
+        self, problem: Problem, options: dict, deadline: float | None, recorder: Recorder
+    ) -> None:
+        self.problem = problem
+        self.options = options
+        self.deadline = deadline
+        self.recorder = recorder
+        self.loops: dict[int, CounterexampleLoop] = {}
+        self.examples: dict[int, None] = {}  # insertion-ordered set
+        recorder.stats.update(rows=len(problem.y), binary_features=problem.B.shape[1], sat_calls=0)
+
+    def __enter__(self) -> _Search:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for k in list(self.loops):
+            self.close(k)
+        stats = self.recorder.stats
+        stats["examples_used"] = len(self.examples)
+        stats["solve_time"] = sum(call.time for call in self.recorder.trace)
+
+    def close(self, k: int) -> None:
+        loop = self.loops.pop(k)
+        self.examples.update(dict.fromkeys(loop.included))
+        self.recorder.stats["sat_calls"] += loop.rounds
+        loop.close()
+
+    def loop_at(self, k: int) -> CounterexampleLoop | None:
+        """The live loop at depth k, created and seeded with every example used so far; None on time-out."""
+        if k not in self.loops:
+            loop = CounterexampleLoop(
+                self.problem, k, recorder=self.recorder, deadline=self.deadline, **self.options
+            )
+            self.loops[k] = loop
+            if not loop.add_examples(list(self.examples)):
+                return None
+        return self.loops[k]
+
+    def settle(self, k: int) -> LoopOutcome:
+        """Is there a consistent tree of depth k? Tries the greedy tree (repaired) before the solver."""
+        loop = self.loop_at(k)
+        if loop is None:
+            return LoopOutcome("UNKNOWN")
+        hint = greedy_tree(self.problem.B, self.problem.y, self.problem.n_classes, max_depth=k)
+        outcome = loop.try_tree(hint) or loop.run()
+        self.examples.update(dict.fromkeys(loop.included))
+        return outcome
+
+    def depth_search(
+        self, lower: int, upper: int, max_depth: int | None
+    ) -> tuple[int | None, Tree | None, bool]:
+        """Depths upwards from ``lower`` while below ``upper`` (a depth already achieved).
+
+        Returns ``(depth, tree, timed_out)``: the first SAT depth and its simplified tree
+        (None when no depth below ``upper`` and within ``max_depth`` is SAT). The loop at the SAT
+        depth stays open; ``recorder.lower_bound`` holds the last UNSAT depth + 1.
+        """
+        k = lower
+        while k < upper and (max_depth is None or k <= max_depth):
+            outcome = self.settle(k)
+            if outcome.status == "UNKNOWN":
+                return None, None, True
+            if outcome.status == "UNSAT":
+                self.close(k)
+                k += 1
+                self.recorder.lower_bound = k
+                continue
+            return k, outcome.tree.simplify(self.problem.B), False
+        return None, None, False
+
+
+def _infeasible(max_depth: int | None, lower_bound: float, timed_out: bool) -> InfeasibleError:
+    if timed_out:
+        return InfeasibleError(
+            f"no consistent tree of depth at most {max_depth} was found before the time limit "
+            f"(no such tree has depth below {lower_bound:g}); raise the time limit"
+        )
+    return InfeasibleError(
+        f"no consistent tree of depth at most {max_depth} exists: the minimum depth is "
+        f"at least {lower_bound:g} (proven); raise --max-depth"
+    )
+
+
 def minimum_depth(
     problem: Problem,
     *,
     max_depth: int | None = None,
-    solver: str = DEFAULT_SOLVER,
-    at_most_one: str = DEFAULT_AT_MOST_ONE,
-    counterexamples: str | int = DEFAULT_COUNTEREXAMPLES,
-    features: str = DEFAULT_FEATURES,
     deadline: float | None = None,
     recorder: Recorder,
+    **options: object,
 ) -> SearchResult:
     """The minimum-depth tree consistent with every row of ``problem`` (DT_depth).
 
     A greedy pure tree gives the first incumbent and an upper bound; depths are then tried
     upwards from a sound lower bound, each with its own incremental solver, seeded with the
-    examples the previous depth needed. The first SAT depth is the minimum. On time-out the
+    examples the previous depths needed. The first SAT depth is the minimum. On time-out the
     best tree known is returned with ``proven_optimal=False`` and ``lower_bound`` = last
-    UNSAT depth + 1.
+    UNSAT depth + 1. ``options`` are those of :class:`CounterexampleLoop`.
 
     Raises
     ------
@@ -499,63 +617,196 @@ def minimum_depth(
         ``max_depth`` was found before the deadline.
     """
     B, y = problem.B, problem.y
-    present = int(np.unique(y).size)
-    lower = depth_lower_bound(present)
-    recorder.lower_bound = lower
-    stats = recorder.stats
-    stats.update(rows=len(y), binary_features=B.shape[1], sat_calls=0)
-
+    recorder.lower_bound = depth_lower_bound(int(np.unique(y).size))
     upper_tree = greedy_tree(B, y, problem.n_classes).simplify(B)
     if max_depth is None or upper_tree.depth <= max_depth:
         recorder.improve(upper_tree, upper_tree.depth)
-    upper = upper_tree.depth
-    seeds: list[int] = []
-    k = lower
-    timed_out = False
-    while k < upper and (max_depth is None or k <= max_depth):
-        with CounterexampleLoop(
-            problem,
-            k,
-            solver=solver,
-            at_most_one=at_most_one,
-            counterexamples=counterexamples,
-            features=features,
-            recorder=recorder,
-            deadline=deadline,
-        ) as loop:
-            if loop.add_examples(seeds):
-                hint = greedy_tree(B, y, problem.n_classes, max_depth=k)
-                outcome = loop.try_tree(hint) or loop.run()
-            else:
-                outcome = LoopOutcome("UNKNOWN")
-            stats["sat_calls"] += loop.rounds
-            stats["examples_used"] = len(loop.included)
-            seeds = loop.included
-        if outcome.status == "UNKNOWN":
-            timed_out = True
-            break
-        if outcome.status == "UNSAT":
-            k += 1
-            recorder.lower_bound = k
-            continue
-        tree = outcome.tree.simplify(B)
-        upper = tree.depth
-        recorder.improve(tree, upper)
-        break
-    if recorder.best is None or recorder.best.value > (
-        max_depth if max_depth is not None else math.inf
-    ):
-        if timed_out:
-            raise InfeasibleError(
-                f"no consistent tree of depth at most {max_depth} was found before the time limit "
-                f"(no such tree has depth below {recorder.lower_bound}); raise the time limit"
-            )
-        raise InfeasibleError(
-            f"no consistent tree of depth at most {max_depth} exists: the minimum depth is "
-            f"at least {recorder.lower_bound} (proven); raise --max-depth"
+    with _Search(problem, options, deadline, recorder) as search:
+        depth, tree, timed_out = search.depth_search(
+            recorder.lower_bound, upper_tree.depth, max_depth
         )
+    if tree is not None:
+        recorder.improve(tree, depth)
+    if recorder.best is None:
+        raise _infeasible(max_depth, recorder.lower_bound, timed_out)
     if not timed_out:
         recorder.lower_bound = recorder.best.value
-    stats.setdefault("examples_used", 0)
-    stats["solve_time"] = sum(call.time for call in recorder.trace)
     return recorder.snapshot(proven_optimal=recorder.lower_bound >= recorder.best.value)
+
+
+SIZE_STRATEGIES = ("descending", "dichotomic")
+DEFAULT_SIZE_STRATEGY = "descending"
+
+
+def _minimise_leaves(
+    search: _Search, depth: int, upper: int, lower: int, counter: str, strategy: str, on_tree
+) -> tuple[int, bool]:
+    """The fewest leaves of a consistent tree of depth <= ``depth``; ``upper`` leaves are achieved.
+
+    One leaf counter sized for ``upper - 1`` goes into the live loop at this depth; every
+    bound is an assumption on it. "descending" asks for one leaf fewer than the best tree so
+    far (each SAT answer's simplified tree may jump further down); "dichotomic" asks for the
+    middle of the open interval (the paper's search). Counterexamples found under any bound
+    stay in the solver: they hold for every bound. Returns ``(lower bound, proven)``; every
+    smaller tree found goes to ``on_tree``.
+    """
+    if upper <= lower:
+        return upper, True
+    loop = search.loop_at(depth)
+    if loop is None:
+        return lower, False
+    try:
+        loop.add_leaf_counter(upper - 1, counter)
+    except _TimeUp:
+        return lower, False
+    while lower < upper:
+        target = (lower + upper - 1) // 2 if strategy == "dichotomic" else upper - 1
+        outcome = loop.run(max_leaves=target)
+        search.examples.update(dict.fromkeys(loop.included))
+        if outcome.status == "UNKNOWN":
+            return lower, False
+        if outcome.status == "UNSAT":
+            lower = target + 1
+            continue
+        tree = outcome.tree.simplify(search.problem.B)
+        upper = tree.n_leaves
+        on_tree(tree)
+    return lower, True
+
+
+def minimum_size(
+    problem: Problem,
+    *,
+    max_depth: int | None = None,
+    counter: str = DEFAULT_COUNTER,
+    strategy: str = DEFAULT_SIZE_STRATEGY,
+    deadline: float | None = None,
+    recorder: Recorder,
+    **options: object,
+) -> SearchResult:
+    """The consistent tree with the fewest nodes (DT_size), as ``2 L - 1`` for L leaves.
+
+    Without ``max_depth``: the fewest nodes among the trees of minimum depth (the paper's
+    DT_size). With ``max_depth = K``: the fewest nodes among all trees of depth <= K, which by
+    Theorem 2 is the fewest labelled leaves of a perfect tree of depth K. ``options`` are those
+    of :class:`CounterexampleLoop`.
+    """
+    if strategy not in SIZE_STRATEGIES:
+        raise ValueError(f"strategy must be one of {SIZE_STRATEGIES}, got {strategy!r}")
+    B, y = problem.B, problem.y
+    n_present = int(np.unique(y).size)
+    best: list[Tree] = []  # the smallest admissible tree over binary features so far
+
+    def on_tree(tree: Tree) -> None:
+        if (max_depth is None or tree.depth <= max_depth) and (
+            not best or tree.n_leaves < best[-1].n_leaves
+        ):
+            best.append(tree)
+            recorder.improve(tree, tree.n_nodes)
+
+    greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
+    with _Search(problem, options, deadline, recorder) as search:
+        depth, tree, timed_out = search.depth_search(
+            depth_lower_bound(n_present), greedy.depth, max_depth
+        )
+        depth_lower = recorder.lower_bound
+        if depth is None and not timed_out and (max_depth is None or greedy.depth <= max_depth):
+            depth, tree = greedy.depth, greedy  # no shallower tree exists
+        if max_depth is not None or depth is None:
+            on_tree(greedy)  # any depth <= max_depth competes (or nothing better is known)
+        if tree is not None:
+            on_tree(tree)
+        if depth is None:
+            recorder.lower_bound = 2 * max(n_present, depth_lower + 1) - 1
+            if recorder.best is None:
+                raise _infeasible(max_depth, depth_lower, timed_out)
+            return recorder.snapshot(proven_optimal=False)
+        target = depth if max_depth is None else max_depth
+        if target > depth:  # the perfect trees of depth K hold every tree of depth <= K
+            outcome = search.settle(target)
+            if outcome.status == "SAT":
+                on_tree(outcome.tree.simplify(B))
+        lower = max(n_present, depth + 1) if max_depth is None else max(n_present, depth + 1)
+        lower, proven = _minimise_leaves(
+            search, target, best[-1].n_leaves, lower, counter, strategy, on_tree
+        )
+    recorder.lower_bound = 2 * lower - 1
+    recorder.stats["depth"] = recorder.best.tree.depth
+    return recorder.snapshot(proven_optimal=proven)
+
+
+@dataclass(frozen=True)
+class ParetoPoint:
+    """The smallest consistent tree of depth at most ``depth`` (over binary features)."""
+
+    depth: int
+    n_nodes: int
+    tree: Tree
+    proven: bool
+
+
+def pareto_front(
+    problem: Problem,
+    *,
+    max_depth: int | None = None,
+    counter: str = DEFAULT_COUNTER,
+    strategy: str = DEFAULT_SIZE_STRATEGY,
+    deadline: float | None = None,
+    recorder: Recorder,
+    **options: object,
+) -> tuple[list[ParetoPoint], str]:
+    """The depth/size trade-off: for each depth from the minimum to ``max_depth`` (default: the
+    minimum + 2), the fewest nodes of a consistent tree of at most that depth.
+
+    Stops early once the leaf count L at depth d satisfies L <= d + 2: a deeper tree has a path
+    of d + 1 tests, hence at least d + 2 leaves, so it cannot be smaller. Returns the points
+    and the rule that ended the search.
+    """
+    B, y = problem.B, problem.y
+    n_present = int(np.unique(y).size)
+    greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
+    points: list[ParetoPoint] = []
+    with _Search(problem, options, deadline, recorder) as search:
+        depth, tree, timed_out = search.depth_search(
+            depth_lower_bound(n_present), greedy.depth, max_depth
+        )
+        if depth is None and not timed_out and (max_depth is None or greedy.depth <= max_depth):
+            depth, tree = greedy.depth, greedy
+        if depth is None:
+            raise _infeasible(max_depth, recorder.lower_bound, timed_out)
+        last = depth + 2 if max_depth is None else max_depth
+        best = [tree]
+        reason = f"reached the last depth asked for ({last})"
+        for d in range(depth, last + 1):
+            found: list[Tree] = []
+
+            def on_tree(candidate: Tree, found: list[Tree] = found) -> None:
+                found.append(candidate)
+                recorder.improve(candidate, candidate.n_nodes)
+
+            if d > depth:
+                outcome = search.settle(d)
+                if (
+                    outcome.status == "SAT"
+                    and outcome.tree.simplify(B).n_leaves < best[-1].n_leaves
+                ):
+                    on_tree(outcome.tree.simplify(B))
+            upper = min([best[-1].n_leaves] + [t.n_leaves for t in found])
+            lower, proven = _minimise_leaves(
+                search, d, upper, max(n_present, depth + 1), counter, strategy, on_tree
+            )
+            best.extend(found)
+            smallest = min(best, key=lambda t: t.n_leaves)
+            points.append(ParetoPoint(d, smallest.n_nodes, smallest, proven))
+            if d in search.loops:
+                search.close(d)
+            if not proven:
+                reason = "time limit: the last point is not proven"
+                break
+            if smallest.n_leaves <= d + 2:
+                reason = (
+                    f"stopped after depth {d}: its {smallest.n_leaves} leaves are at most depth + 2, "
+                    f"and any deeper tree has at least {d + 2} leaves"
+                )
+                break
+    return points, reason

@@ -1,0 +1,103 @@
+"""Limits on the number of labelled leaves: formulas (7)-(10) of Avellaneda (AAAI 2020).
+
+See ``encodings/node-counter.md``. By Theorem 2, for L >= 2 a consistent tree of depth <= k
+with L leaves (2L - 1 nodes) exists iff a consistent perfect tree of depth k exists in which at
+most L leaves carry a class. ``U[v]`` says that leaf v carries a class (7); a unary counter over
+the U variables is generated once, sized for the largest bound that will be asked, and each
+bound is imposed by assuming one literal false, so a bound search never re-encodes anything.
+
+Two counters share one interface: the paper's sequential counter H (8)-(10), and PySAT's
+incremental totalizer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pysat.card import ITotalizer
+from pysat.formula import IDPool
+
+Clauses = list[list[int]]
+
+COUNTERS = ("sequential", "totalizer")
+DEFAULT_COUNTER = "sequential"
+
+
+def labelled_leaf_vars(pool: IDPool, C: np.ndarray) -> tuple[np.ndarray, Clauses]:
+    """Formula (7): ``U[v] <- C[v][c]`` for every leaf v and class c.
+
+    Only this direction is needed: U is only ever bounded from above, so a solver never
+    gains by setting U true without a class.
+    """
+    U = np.array([pool.id(("U", v)) for v in range(C.shape[0])], dtype=np.int64)
+    clauses = np.stack([-C, np.broadcast_to(U[:, None], C.shape)], axis=-1).reshape(-1, 2)
+    return U, clauses.tolist()
+
+
+class SequentialCounter:
+    """The sequential counter of formulas (8)-(10) over ``U[0..N-1]``, for bounds up to ``max_bound``.
+
+    ``H[v][j]`` (v = 0..N, j = 0..max_bound + 1) is implied true when at least j of the first
+    v leaves are labelled: (8) ``H[v][j] -> H[v+1][j]``, (9) ``U[v] AND H[v][j] -> H[v+1][j+1]``,
+    (10) ``H[0][0]``. "At most L labelled leaves" is the assumption ``NOT H[N][L+1]``.
+    """
+
+    def __init__(self, pool: IDPool, U: np.ndarray, max_bound: int) -> None:
+        self.n = len(U)
+        self.max_bound = max_bound
+        top = max_bound + 1
+        H = np.array(
+            [[pool.id(("H", v, j)) for j in range(top + 1)] for v in range(self.n + 1)],
+            dtype=np.int64,
+        )
+        self.H = H
+        clauses: Clauses = [[int(H[0, 0])]]  # (10), first half
+        clauses += np.stack([-H[:-1], H[1:]], axis=-1).reshape(-1, 2).tolist()  # (8)
+        labelled = np.broadcast_to(-U[:, None], (self.n, top))
+        clauses += (
+            np.stack([labelled, -H[:-1, :top], H[1:, 1:]], axis=-1).reshape(-1, 3).tolist()
+        )  # (9)
+        self.clauses = clauses
+
+    def at_most(self, bound: int) -> list[int]:
+        """Assumption literals for "at most ``bound`` labelled leaves" (formula (10))."""
+        if bound >= self.n:
+            return []
+        if bound > self.max_bound:
+            raise ValueError(
+                f"the counter was built for bounds up to {self.max_bound}, not {bound}"
+            )
+        return [-int(self.H[self.n, bound + 1])]
+
+
+class TotalizerCounter:
+    """PySAT's incremental totalizer behind the interface of :class:`SequentialCounter`."""
+
+    def __init__(self, pool: IDPool, U: np.ndarray, max_bound: int) -> None:
+        self.n = len(U)
+        self.max_bound = max_bound
+        self._totalizer = ITotalizer(
+            lits=U.tolist(), ubound=min(max_bound + 1, self.n), top_id=pool.top
+        )
+        pool.occupy(pool.top + 1, self._totalizer.top_id)
+        self.clauses: Clauses = [list(c) for c in self._totalizer.cnf.clauses]
+
+    def at_most(self, bound: int) -> list[int]:
+        """``rhs[k]`` is true when at least k + 1 inputs are: assume ``NOT rhs[bound]``."""
+        if bound >= self.n:
+            return []
+        if bound > self.max_bound:
+            raise ValueError(
+                f"the counter was built for bounds up to {self.max_bound}, not {bound}"
+            )
+        return [-self._totalizer.rhs[bound]]
+
+
+def leaf_counter(
+    kind: str, pool: IDPool, U: np.ndarray, max_bound: int
+) -> SequentialCounter | TotalizerCounter:
+    """A labelled-leaf counter of the given kind (see :data:`COUNTERS`)."""
+    if kind == "sequential":
+        return SequentialCounter(pool, U, max_bound)
+    if kind == "totalizer":
+        return TotalizerCounter(pool, U, max_bound)
+    raise ValueError(f"counter must be one of {COUNTERS}, got {kind!r}")

@@ -195,7 +195,9 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             else f"not proven; the minimum is at least {result.lower_bound:g}"
         )
         lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves; {proof})")
-        scope = "the minimum depth" if model.max_depth is None else f"depth at most {model.max_depth}"
+        scope = (
+            "the minimum depth" if model.max_depth is None else f"depth at most {model.max_depth}"
+        )
         lines.append(f"depth: {tree.depth} (among trees of {scope})")
     else:
         proof = (

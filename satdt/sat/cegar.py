@@ -40,7 +40,7 @@ from .perfect import (
 
 # Solvers that accept clauses between calls and can be stopped at a deadline.
 SOLVERS = ("cadical195", "glucose4", "glucose3", "minisat22", "maplechrono")
-DEFAULT_SOLVER = "cadical195"
+DEFAULT_SOLVER = "glucose4"
 # "first": add the first misclassified row; "per_leaf": one misclassified row per leaf the
 # tree sends misclassified rows to; "all": every misclassified row; an integer k: the first k
 # of the "per_leaf" rows.
@@ -205,10 +205,7 @@ class CounterexampleLoop:
         self.at_most_one = at_most_one
         self.lazy = features == "lazy"
         n, m = problem.B.shape
-        work = m * m * (n // 64 + 1) * problem.n_classes
-        self.repair = repair and work <= _REPAIR_WORK
-        # re-grow three levels when m best_depth_two calls per subtree stay cheap
-        self.repair_levels = 3 if m * work <= _REPAIR_WORK else 2
+        self.repair = repair
         self.recorder = recorder
         self.deadline = deadline
         self.pool = IDPool()
@@ -239,6 +236,19 @@ class CounterexampleLoop:
         self._selector = 0
         self.counter = None
         self._add(self._some_feature_clauses() + one_feature_clauses(self.vars, at_most_one))
+
+    def _repair(self, node_feature: np.ndarray) -> Tree | None:
+        """Re-grow the last levels of a perfect tree on all rows (see :func:`repair_bottom`).
+
+        Three levels when cheap enough, else two, else (many features) no repair.
+        """
+        p = self.problem
+        m = p.B.shape[1]
+        work = m * m * (len(p.y) // 64 + 1) * p.n_classes
+        if not self.repair or work > _REPAIR_WORK:
+            return None
+        levels = 3 if m * work <= _REPAIR_WORK else 2
+        return repair_bottom(node_feature, self.depth, p.B, p.y, p.n_classes, levels)
 
     def _slot_keys(self, slots: Iterable[int]) -> list[Hashable]:
         """Pool keys of slots' F variables: the feature itself, or ("class", s) when lazy."""
@@ -353,10 +363,7 @@ class CounterexampleLoop:
         """
         if self.repair:
             node_feature, _ = perfect_form(tree, self.depth)
-            p = self.problem
-            repaired = repair_bottom(
-                node_feature, self.depth, p.B, p.y, p.n_classes, self.repair_levels
-            )
+            repaired = self._repair(node_feature)
             if repaired is not None:
                 return LoopOutcome("SAT", repaired)
         self.suggest(tree)
@@ -489,9 +496,7 @@ class CounterexampleLoop:
             wrong = np.flatnonzero(leaf_class[leaf] != p.y)
             repaired = None
             if len(wrong) and self.repair and max_leaves is None:
-                repaired = repair_bottom(
-                    node_feature, self.depth, p.B, p.y, p.n_classes, self.repair_levels
-                )
+                repaired = self._repair(node_feature)
             if len(wrong) == 0 or repaired is not None:
                 self.recorder.sat_call(SatCall(status="SAT", **call))
                 tree = repaired if repaired is not None else self._tree(node_feature, leaf_class)
@@ -776,6 +781,7 @@ def pareto_front(
             raise _infeasible(max_depth, recorder.lower_bound, timed_out)
         last = depth + 2 if max_depth is None else max_depth
         best = [tree]
+        recorder.improve(tree, tree.n_nodes)
         reason = f"reached the last depth asked for ({last})"
         for d in range(depth, last + 1):
             found: list[Tree] = []

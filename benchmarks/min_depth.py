@@ -47,7 +47,11 @@ def run_once(path: Path, cap: float, solver: str | None) -> dict:
     done = subprocess.run(command, capture_output=True, text=True, timeout=cap + 60)
     wall = time.perf_counter() - started
     if done.returncode != 0:
-        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else f"exit {done.returncode}"}
+        return {
+            "error": done.stderr.strip().splitlines()[-1]
+            if done.stderr
+            else f"exit {done.returncode}"
+        }
     document = json.loads(done.stdout)
     document["wall"] = wall
     return document
@@ -72,7 +76,9 @@ def row(name: str, result: dict) -> str:
     if "error" in result:
         return f"| {name} | | | | | | | | {ref_text} | | {result['error']} |"
     stats = result["stats"]
-    depth = f"{result['depth']}" + ("" if result["proven_optimal"] else f" (>= {result['lower_bound']:g})")
+    depth = f"{result['depth']}" + (
+        "" if result["proven_optimal"] else f" (>= {result['lower_bound']:g})"
+    )
     ratio = f"{result['wall'] / reference:.2f}" if reference else "-"
     return (
         f"| {name} | {stats.get('rows', '')} | {stats.get('binary_features', '')} | {depth} | "
@@ -84,27 +90,39 @@ def row(name: str, result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--files", nargs="*", default=list(REFERENCE), help="dataset names (without .csv)")
+    parser.add_argument(
+        "--files", nargs="*", default=list(REFERENCE), help="dataset names (without .csv)"
+    )
     parser.add_argument("--no-splits", action="store_true", help="skip the 5-fold training splits")
     parser.add_argument("--cap", type=float, default=120.0, help="time limit per run, seconds")
-    parser.add_argument("--repeats", type=int, default=3, help="runs per file when under 20 s (median)")
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per file when under 20 s (median)"
+    )
     parser.add_argument("--solver", help="SAT solver (default: satdt's)")
     args = parser.parse_args()
     if not DATA.is_dir():
         sys.exit(f"benchmark data not found: expected {DATA.name}/ under ../shared/data")
 
-    print("| dataset | distinct rows | binary features | depth | examples used | SAT calls | solve s | process s | reference s | ratio | status |")
+    print(
+        "| dataset | distinct rows | binary features | depth | examples used | SAT calls | solve s | process s | reference s | ratio | status |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     started = time.perf_counter()
     for name in args.files:
-        print(row(name, measure(DATA / f"{name}.csv", args.cap, args.repeats, args.solver)), flush=True)
+        print(
+            row(name, measure(DATA / f"{name}.csv", args.cap, args.repeats, args.solver)),
+            flush=True,
+        )
     if not args.no_splits:
         for name in SPLIT_FILES:
             if name not in args.files:
                 continue
             for k in range(5):
                 split = f"{name}.csv.train{k}"
-                print(row(split, measure(DATA / f"{split}.csv", args.cap, args.repeats, args.solver)), flush=True)
+                print(
+                    row(split, measure(DATA / f"{split}.csv", args.cap, args.repeats, args.solver)),
+                    flush=True,
+                )
     print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
 
 

@@ -171,6 +171,9 @@ class OptimalTreeClassifier(_ParamsMixin):
         consistency objectives; ``"majority"``: relabel each group with its majority label.
     counterexamples, at_most_one
         Tuning of the counterexample-guided loop (see ``satdt.sat.cegar``).
+    leaf_counter, size_search
+        For ``objective="size"``: the labelled-leaf counter (``"sequential"``, the paper's, or
+        ``"totalizer"``) and the bound search (``"descending"`` or ``"dichotomic"``, the paper's).
     on_improve
         Called with the current :class:`~satdt.result.SearchResult` on every new incumbent.
     """
@@ -188,6 +191,8 @@ class OptimalTreeClassifier(_ParamsMixin):
         resolve: str | None = None,
         counterexamples: str | int = "auto",
         at_most_one: str = "auto",
+        leaf_counter: str = "auto",
+        size_search: str = "auto",
         on_improve: Callable[[SearchResult], None] | None = None,
     ) -> None:
         self.objective = objective
@@ -200,6 +205,8 @@ class OptimalTreeClassifier(_ParamsMixin):
         self.resolve = resolve
         self.counterexamples = counterexamples
         self.at_most_one = at_most_one
+        self.leaf_counter = leaf_counter
+        self.size_search = size_search
         self.on_improve = on_improve
 
     # ------------------------------------------------------------------ options
@@ -403,11 +410,6 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise SatdtError("the Pareto front is a size objective: use objective='size'")
         self._check_options()
         prepared = self._prepare(dataset, None, on_sat_call)
-        tuning = {
-            "solver": self.solver,
-            "at_most_one": self.at_most_one,
-            "counterexamples": self.counterexamples,
-        }
         if len(self.classes_) == 1:
             leaf = prepared.to_user_tree(Tree.single_leaf(0, np.arange(1)))
             points = [(0, 1, leaf, True)]
@@ -419,7 +421,7 @@ class OptimalTreeClassifier(_ParamsMixin):
                 max_depth=self.max_depth,
                 deadline=prepared.deadline,
                 recorder=prepared.recorder,
-                **{name: value for name, value in tuning.items() if value != "auto"},
+                **self._sat_options(),
             )
             points = [(p.depth, p.n_nodes, prepared.to_user_tree(p.tree), p.proven) for p in front]
         for _, n_nodes, tree, _ in points:
@@ -473,21 +475,30 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise ValueError("sample_weight must be finite and non-negative")
         return weight
 
-    def _fit_sat(
-        self, B: np.ndarray, y: np.ndarray, recorder: Recorder, deadline: float | None
-    ) -> SearchResult:
-        from .sat.cegar import Problem, minimum_depth, minimum_size
-
+    def _sat_options(self) -> dict[str, Any]:
+        """The SAT tuning options the user set (``"auto"`` leaves satdt's defaults)."""
         tuning = {
             "solver": self.solver,
             "at_most_one": self.at_most_one,
             "counterexamples": self.counterexamples,
         }
-        options = {name: value for name, value in tuning.items() if value != "auto"}
+        if self.objective == "size":
+            tuning.update(counter=self.leaf_counter, strategy=self.size_search)
+        return {name: value for name, value in tuning.items() if value != "auto"}
+
+    def _fit_sat(
+        self, B: np.ndarray, y: np.ndarray, recorder: Recorder, deadline: float | None
+    ) -> SearchResult:
+        from .sat.cegar import Problem, minimum_depth, minimum_size
+
         problem = Problem.from_data(B, y, len(self.classes_), self.classes_)
         search = minimum_size if self.objective == "size" else minimum_depth
         return search(
-            problem, max_depth=self.max_depth, deadline=deadline, recorder=recorder, **options
+            problem,
+            max_depth=self.max_depth,
+            deadline=deadline,
+            recorder=recorder,
+            **self._sat_options(),
         )
 
     def _fit_blossom(

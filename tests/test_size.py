@@ -111,20 +111,13 @@ def check_reference_size(data_dir, name, depth, nodes):
     assert model.score(data.X, data.y) == 1.0
 
 
-def test_counters_agree_on_mouse(data_dir):
+@pytest.mark.parametrize("search", ["descending", "dichotomic"])
+@pytest.mark.parametrize("counter", COUNTERS)
+def test_counters_and_searches_agree(data_dir, counter, search):
     data = read_csv(data_dir / "inferdt" / "mouse.csv")
-    problem_args = OptimalTreeClassifier(objective="size")
-    sizes = set()
-    for counter in COUNTERS:
-        import satdt.sat.cegar as cegar
-
-        original = cegar.minimum_size
-        try:
-            cegar.minimum_size = lambda *a, _c=counter, **k: original(*a, counter=_c, **k)
-            sizes.add(problem_args.fit_dataset(data).result_.objective_value)
-        finally:
-            cegar.minimum_size = original
-    assert sizes == {15}
+    model = OptimalTreeClassifier(objective="size", leaf_counter=counter, size_search=search)
+    assert model.fit_dataset(data).result_.objective_value == 15
+    assert model.result_.proven_optimal
 
 
 def test_size_with_depth_cap_and_time_limit():

@@ -204,7 +204,6 @@ class CounterexampleLoop:
         self.counterexamples = counterexamples
         self.at_most_one = at_most_one
         self.lazy = features == "lazy"
-        n, m = problem.B.shape
         self.repair = repair
         self.recorder = recorder
         self.deadline = deadline
@@ -731,7 +730,7 @@ def minimum_size(
             outcome = search.settle(target)
             if outcome.status == "SAT":
                 on_tree(outcome.tree.simplify(B))
-        lower = max(n_present, depth + 1) if max_depth is None else max(n_present, depth + 1)
+        lower = max(n_present, depth + 1)
         lower, proven = _minimise_leaves(
             search, target, best[-1].n_leaves, lower, counter, strategy, on_tree
         )
@@ -798,7 +797,7 @@ def pareto_front(
                 ):
                     on_tree(outcome.tree.simplify(B))
             upper = min([best[-1].n_leaves] + [t.n_leaves for t in found])
-            lower, proven = _minimise_leaves(
+            _, proven = _minimise_leaves(
                 search, d, upper, max(n_present, depth + 1), counter, strategy, on_tree
             )
             best.extend(found)

@@ -1,0 +1,139 @@
+"""Minimum-size benchmark: DT_size on the inferdt files, beside the reference implementation.
+
+Each run is a separate process (whole-process time, imports included), capped by a time
+limit. The reference column is the C++ reference implementation (MiniSat, dichotomic search on
+a sequential counter), whole process, measured on this kind of machine.
+
+    python benchmarks/min_size.py                          # default counter and search
+    python benchmarks/min_size.py --compare --no-splits    # counter x search, side by side
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "inferdt"
+
+# whole-process seconds of the reference implementation (None: not finished in 120 s)
+REFERENCE = {
+    "mouse": 0.044,
+    "iris": 0.11,
+    "monk1": 0.09,
+    "monk3": 1.35,
+    "monk2": 4.8,
+    "wine": 12.2,
+    "car": None,
+    "balance-scale_bin1": None,
+    "balance-scale_bin2": None,
+}
+SPLIT_FILES = ("iris", "monk1", "monk2", "monk3", "wine")
+
+
+def child(path: str, counter: str, search: str, cap: float) -> None:
+    """Run one DT_size search in this process and print its result as JSON."""
+    import warnings
+
+    from satdt import OptimalTreeClassifier, read_csv
+
+    warnings.simplefilter("ignore")
+    model = OptimalTreeClassifier(
+        objective="size", time_limit=cap, leaf_counter=counter, size_search=search
+    )
+    result = model.fit_dataset(read_csv(path)).result_
+    print(
+        json.dumps(
+            {
+                "depth": result.tree.depth,
+                "nodes": result.objective_value,
+                "lower": result.lower_bound,
+                "proven": result.proven_optimal,
+                "calls": len(result.trace),
+                "solve": sum(call.time for call in result.trace),
+            }
+        )
+    )
+
+
+def run(path: Path, counter: str, search: str, cap: float) -> dict:
+    command = [
+        sys.executable,
+        __file__,
+        "--child",
+        str(path),
+        "--counter",
+        counter,
+        "--search",
+        search,
+        "--cap",
+        str(cap),
+    ]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=cap + 120)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]}
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["wall"] = wall
+    return result
+
+
+def row(name: str, counter: str, search: str, result: dict) -> str:
+    ref_text = "-"
+    if name in REFERENCE:
+        ref_text = f"{REFERENCE[name]:g}" if REFERENCE[name] else "> 120"
+    if "error" in result:
+        return f"| {name} | {counter} | {search} | | | | | | {ref_text} | {result['error']} |"
+    nodes = f"{result['nodes']:g}" + ("" if result["proven"] else f" (>= {result['lower']:g})")
+    ratio = f"{result['wall'] / REFERENCE[name]:.2f}" if REFERENCE.get(name) else "-"
+    return (
+        f"| {name} | {counter} | {search} | {result['depth']} | {nodes} | {result['calls']} | "
+        f"{result['solve']:.2f} | {result['wall']:.2f} | {ref_text} | {ratio} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--files", nargs="*", default=list(REFERENCE), help="dataset names (without .csv)"
+    )
+    parser.add_argument("--no-splits", action="store_true", help="skip the 5-fold training splits")
+    parser.add_argument("--cap", type=float, default=120.0, help="time limit per run, seconds")
+    parser.add_argument("--counter", default="sequential", choices=("sequential", "totalizer"))
+    parser.add_argument("--search", default="descending", choices=("descending", "dichotomic"))
+    parser.add_argument("--compare", action="store_true", help="every counter x search combination")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.counter, args.search, args.cap)
+        return
+    if not DATA.is_dir():
+        sys.exit(f"benchmark data not found: expected {DATA.name}/ under ../shared/data")
+    combos = (
+        [(c, s) for c in ("sequential", "totalizer") for s in ("descending", "dichotomic")]
+        if args.compare
+        else [(args.counter, args.search)]
+    )
+    names = list(args.files)
+    if not args.no_splits:
+        names += [f"{n}.csv.train{k}" for n in SPLIT_FILES if n in args.files for k in range(5)]
+    print(
+        "| dataset | counter | search | depth | nodes | SAT calls | solve s | process s | reference s | ratio |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    started = time.perf_counter()
+    for name in names:
+        for counter, search in combos:
+            print(
+                row(name, counter, search, run(DATA / f"{name}.csv", counter, search, args.cap)),
+                flush=True,
+            )
+    print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

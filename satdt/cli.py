@@ -90,6 +90,11 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("majority",),
         help="relabel contradictory rows with their group's majority label",
     )
+    infer.add_argument(
+        "--trace",
+        action="store_true",
+        help="print one line per SAT call: depth, round, examples, variables, clauses, answer, counterexamples, time",
+    )
     shape = infer.add_mutually_exclusive_group()
     shape.add_argument(
         "--size",
@@ -137,13 +142,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class _Status:
-    """A one-line live status on stderr, only when stderr is a terminal."""
+_TRACE_HEADER = "depth round examples variables   clauses answer                   time s  counterexamples added"
 
-    def __init__(self, enabled: bool, stream: TextIO) -> None:
+
+class _Status:
+    """A one-line live status on stderr (only on a terminal), and the ``--trace`` lines."""
+
+    def __init__(
+        self, enabled: bool, stream: TextIO, trace: TextIO | None = None, line_numbers=None
+    ) -> None:
         self.enabled = enabled and stream.isatty()
         self.stream = stream
         self.shown = False
+        self.trace = trace
+        self.line_numbers = line_numbers
+        self.trace_started = False
 
     def show(self, text: str) -> None:
         if self.enabled:
@@ -152,6 +165,20 @@ class _Status:
             self.shown = True
 
     def sat_call(self, call: SatCall) -> None:
+        if self.trace is not None:
+            self.clear()
+            if not self.trace_started:
+                self.trace.write(_TRACE_HEADER + "\n")
+                self.trace_started = True
+            added = ", ".join(
+                f"line {self.line_numbers[row]} ({label})" for row, label in call.counterexamples
+            )
+            bound = "" if call.max_leaves is None else f" <={call.max_leaves} leaves"
+            self.trace.write(
+                f"{call.depth:>5} {call.round:>5} {call.n_examples:>8} {call.n_vars:>9} "
+                f"{call.n_clauses:>9} {call.status + bound:<20} {call.time:>8.3f}  {added}\n"
+            )
+            self.trace.flush()
         self.show(
             f"depth {call.depth}  round {call.round}  examples {call.n_examples}  {call.status}"
         )
@@ -212,6 +239,11 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows"
         )
         lines.append(f"SAT calls: {len(result.trace)}")
+    if stats.get("settled_without_sat_call"):
+        depths = ", ".join(map(str, stats["settled_without_sat_call"]))
+        lines.append(
+            f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent (no SAT call)"
+        )
     if stats.get("relabelled_rows"):
         lines.append(
             f"relabelled rows (majority): {stats['relabelled_rows']} (training errors of this tree)"
@@ -290,7 +322,10 @@ def _write(text: str, output: str | None) -> None:
 
 def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
     dataset = _read_training(args)
-    status = _Status(not args.quiet, sys.stderr)
+    trace = None
+    if getattr(args, "trace", False):
+        trace = sys.stdout if args.format == "text" and not args.output else sys.stderr
+    status = _Status(not args.quiet, sys.stderr, trace, dataset.line_numbers)
     model.on_improve = status.improve
     front = None
     with warnings.catch_warnings(record=True) as caught:

@@ -120,12 +120,33 @@ def best_depth_two(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float,
     return float(per_root[f]), nested
 
 
+def _best_leaf(y: np.ndarray, n_classes: int) -> tuple[float, object]:
+    counts = np.bincount(np.asarray(y, dtype=np.int64), minlength=n_classes)
+    return float(len(y) - counts.max()), int(np.argmax(counts))
+
+
+def _best_depth_one(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float, object]:
+    """The best single split (or leaf) on ``(B, y)``."""
+    onehot = np.eye(n_classes)[np.asarray(y, dtype=np.int64)]
+    total = onehot.sum(axis=0)
+    right = B.T.astype(np.float64) @ onehot
+    left = total - right
+    errors = _errors(left) + _errors(right)
+    leaf = _best_leaf(y, n_classes)
+    if B.shape[1] == 0 or errors.min() >= leaf[0]:
+        return leaf
+    f = int(np.argmin(errors))
+    return float(errors[f]), (f, 0.5, int(np.argmax(left[f])), int(np.argmax(right[f])))
+
+
 def best_subtree(B: np.ndarray, y: np.ndarray, n_classes: int, depth: int) -> tuple[float, object]:
-    """The subtree of depth <= ``depth`` (2 or 3) with the fewest errors on ``(B, y)``, exactly.
+    """The subtree of depth <= ``depth`` (at most 3) with the fewest errors on ``(B, y)``, exactly.
 
     Depth 3 tries every root feature with the best depth-2 subtrees below it.
     """
-    if depth <= 2:
+    if depth <= 1:
+        return _best_depth_one(B, y, n_classes) if depth == 1 else _best_leaf(y, n_classes)
+    if depth == 2:
         return best_depth_two(B, y, n_classes)
     best = best_depth_two(B, y, n_classes)
     if best[0] == 0:
@@ -184,3 +205,35 @@ def repair_bottom(
         return (int(node_feature[q - 1]), 0.5, build(2 * q, level + 1), build(2 * q + 1, level + 1))
 
     return Tree.from_nested(build(1, 0), classes=np.arange(n_classes))
+
+
+def lookahead_tree(B: np.ndarray, y: np.ndarray, n_classes: int, depth: int) -> Tree:
+    """A tree of depth <= ``depth``: each top node takes the feature whose two depth-2 subtrees
+    err least, and the last three levels are exact (:func:`best_subtree`).
+
+    Costs about ``2^(depth-3) * m`` calls of :func:`best_depth_two`: for few features only.
+    """
+    y = np.asarray(y, dtype=np.int64)
+
+    def grow(rows: np.ndarray, d: int):
+        counts = np.bincount(y[rows], minlength=n_classes)
+        if counts.max() == len(rows) or d == 0:
+            return int(np.argmax(counts))
+        if d <= 3:
+            return best_subtree(B[rows], y[rows], n_classes, d)[1]
+        best_score, best_feature = np.inf, -1
+        for f in range(B.shape[1]):
+            right = B[rows, f] == 1
+            if right.all() or not right.any():
+                continue
+            score = best_depth_two(B[rows[~right]], y[rows[~right]], n_classes)[0]
+            if score < best_score:
+                score += best_depth_two(B[rows[right]], y[rows[right]], n_classes)[0]
+            if score < best_score:
+                best_score, best_feature = score, f
+        if best_feature < 0:
+            return int(np.argmax(counts))
+        right = B[rows, best_feature] == 1
+        return (best_feature, 0.5, grow(rows[~right], d - 1), grow(rows[right], d - 1))
+
+    return Tree.from_nested(grow(np.arange(len(y)), depth), classes=np.arange(n_classes))

@@ -20,7 +20,7 @@ from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from ..errors import InfeasibleError
-from ..greedy import greedy_tree, repair_bottom
+from ..greedy import greedy_tree, lookahead_tree, repair_bottom
 from ..result import Recorder, SatCall, SearchResult
 from ..tree import Tree
 from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
@@ -52,6 +52,8 @@ DEFAULT_FEATURES = "lazy"
 
 # Largest m^2 * words * classes for which SAT models are repaired (best_depth_two's work per round).
 _REPAIR_WORK = 2 * 10**6
+# Largest work (about 2^(k-3) m^3 words classes) for a lookahead hint at depth k.
+_LOOKAHEAD_WORK = 10**7
 # How many clauses to hand to the solver between two looks at the clock.
 _CHUNK = 20000
 
@@ -554,12 +556,26 @@ class _Search:
         return self.loops[k]
 
     def settle(self, k: int) -> LoopOutcome:
-        """Is there a consistent tree of depth k? Tries the greedy tree (repaired) before the solver."""
+        """Is there a consistent tree of depth k? Tries a heuristic tree (repaired) before the solver.
+
+        The heuristic is the lookahead tree when there are few features, else the greedy
+        tree; when it cannot be made consistent it becomes the solver's phase hint.
+        """
         loop = self.loop_at(k)
         if loop is None:
             return LoopOutcome("UNKNOWN")
-        hint = greedy_tree(self.problem.B, self.problem.y, self.problem.n_classes, max_depth=k)
-        outcome = loop.try_tree(hint) or loop.run()
+        p = self.problem
+        m = p.B.shape[1]
+        lookahead_work = 2 ** max(k - 3, 0) * m**3 * (len(p.y) // 64 + 1) * p.n_classes
+        if k > 3 and lookahead_work <= _LOOKAHEAD_WORK:
+            hint = lookahead_tree(p.B, p.y, p.n_classes, k)
+        else:
+            hint = greedy_tree(p.B, p.y, p.n_classes, max_depth=k)
+        outcome = loop.try_tree(hint)
+        if outcome is not None:
+            self.recorder.stats.setdefault("settled_without_sat_call", []).append(k)
+        else:
+            outcome = loop.run()
         self.examples.update(dict.fromkeys(loop.included))
         return outcome
 

@@ -212,6 +212,8 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             if result.proven_optimal
             else f"not proven; lower bound {result.lower_bound:g}"
         )
+        if result.proven_optimal and model.max_thresholds is not None:
+            proof += " for these binary features only"
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
         lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
         lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")

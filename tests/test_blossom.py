@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive_error import min_error
+from naive import min_error
 
 from satdt.dp import solve_min_error, warmup
 from satdt.dp.blossom import tree_error

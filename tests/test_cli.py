@@ -172,3 +172,29 @@ def test_ctrl_c_returns_best_tree(data_dir):
     assert process.returncode == 0, err
     assert "interrupted" in out and "not proven" in out
     assert "Traceback" not in err
+
+
+def test_fit_minimum_error(capsys, data_dir):
+    code, out, _ = run(capsys, "fit", data_dir / "cp4im" / "anneal.txt", "--max-depth", "3")
+    assert code == 0
+    assert "errors: 112 of 812 rows (proven optimal)" in out
+    code, out, _ = run(
+        capsys, "fit", MOUSE, "--max-depth", "2", "--max-thresholds", "3", "--format", "json"
+    )
+    assert code == 0 and json.loads(out)["objective"] == "error"
+    with pytest.raises(SystemExit) as usage:
+        main(["fit", str(MOUSE)])
+    assert usage.value.code == 2
+    capsys.readouterr()
+
+
+def test_fit_time_limit(capsys, data_dir):
+    started = time.perf_counter()
+    code, out, err = run(
+        capsys, "fit", data_dir / "cp4im" / "diabetes.txt", "--max-depth", "6", "--time-limit", "1"
+    )
+    assert code == 0
+    assert (
+        time.perf_counter() - started < 1 + 2 + 1
+    )  # the numba cache is warm after the previous test
+    assert "not proven; lower bound" in out and "warning:" in err

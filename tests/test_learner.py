@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from naive import min_consistent_depth
+from naive import min_consistent_depth, min_error
 
 from satdt import OptimalTreeClassifier, SatdtError
 from satdt.errors import ContradictionError, InfeasibleError, NotFittedError, NotProvenWarning
@@ -149,7 +149,10 @@ def _estimator_checks():
     from sklearn.utils.estimator_checks import parametrize_with_checks
 
     return parametrize_with_checks(
-        [OptimalTreeClassifier(resolve="majority", max_thresholds=8, time_limit=10)],
+        [
+            OptimalTreeClassifier(resolve="majority", max_thresholds=8, time_limit=10),
+            OptimalTreeClassifier(objective="error", max_depth=2, max_thresholds=8),
+        ],
         expected_failed_checks=lambda est: {},
     )
 
@@ -170,3 +173,16 @@ else:
 
     def test_scikit_learn_compatible():
         pytest.skip("scikit-learn is not installed")
+
+
+def test_error_objective_through_the_facade():
+    rng = np.random.default_rng(8)
+    X = rng.integers(0, 2, size=(40, 4)).astype(float)
+    y = (X[:, 0].astype(int) ^ X[:, 1].astype(int)) | (rng.random(40) < 0.1)
+    weights = rng.integers(1, 3, size=40)
+    model = OptimalTreeClassifier(objective="error", max_depth=2).fit(X, y, sample_weight=weights)
+    expected = min_error(X.astype(np.uint8), y, weights.astype(float), 2, 2)
+    assert model.result_.objective_value == expected and model.result_.proven_optimal
+    assert float(weights[model.predict(X) != y].sum()) == expected
+    with pytest.raises(SatdtError, match="max_depth"):
+        OptimalTreeClassifier(objective="error").fit(X, y)

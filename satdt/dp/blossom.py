@@ -299,12 +299,12 @@ def solve_min_error(
     prep = _prepare(B, y, w, n_classes)
     N, M = prep.Bd.shape
     K = int(max_depth)
-    recorder.stats = {
-        "rows": int(B.shape[0]),
-        "distinct_rows": int(N),
-        "features": int(B.shape[1]),
-        "features_used": int(M),
-    }
+    recorder.stats.update(
+        rows=int(B.shape[0]),
+        distinct_rows=int(N),
+        features=int(B.shape[1]),
+        features_used=int(M),
+    )
     if K == 0 or M == 0:
         inc = np.full(2, -1, dtype=np.int64)
         leaf = float(prep.W.sum() - prep.W.sum(axis=0).max(initial=0.0))

@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="relabel contradictory rows with their group's majority label",
     )
     infer.add_argument(
+        "--max-nodes",
+        type=int,
+        metavar="N",
+        help="only trees with at most N nodes (internal + leaves); exit 1 if none is consistent",
+    )
+    infer.add_argument(
         "--trace",
         action="store_true",
         help="print one line per SAT call: depth, round, examples, variables, clauses, answer, counterexamples, time",
@@ -389,6 +395,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             model = OptimalTreeClassifier(
                 objective="size" if args.size or args.pareto else "depth",
                 max_depth=args.max_depth,
+                max_nodes=args.max_nodes,
                 time_limit=args.time_limit,
                 solver=args.solver,
                 resolve=args.resolve,

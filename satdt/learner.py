@@ -29,6 +29,7 @@ from .data import (
 )
 from .errors import (
     DataError,
+    InfeasibleError,
     NotProvenWarning,
     SatdtError,
     data_conversion_warning,
@@ -239,8 +240,10 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise SatdtError(f"objective={self.objective!r} is solved by method='sat'")
         if self.objective == "error" and self.max_depth is None:
             raise SatdtError("objective='error' needs max_depth (the depth of the trees compared)")
-        if self.max_nodes is not None:
-            raise NotImplementedError("max_nodes (node limits) is not available yet")
+        if self.max_nodes is not None and self.objective == "error":
+            raise SatdtError(
+                "max_nodes caps the consistency objectives ('depth', 'size'), not 'error'"
+            )
         return method
 
     # ------------------------------------------------------------------ fitting
@@ -300,6 +303,8 @@ class OptimalTreeClassifier(_ParamsMixin):
         recorder = prepared.recorder
         try:
             if len(self.classes_) == 1:
+                if self.max_nodes is not None and self.max_nodes < 1:
+                    raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
                 single = {"depth": 0, "size": 1, "error": 0.0}[self.objective]
                 recorder.improve(Tree.single_leaf(0, np.arange(1)), single)
                 result = recorder.snapshot(proven_optimal=True)
@@ -406,8 +411,10 @@ class OptimalTreeClassifier(_ParamsMixin):
         from .sat.cegar import Problem
         from .sat.cegar import pareto_front as search_front
 
-        if self.objective != "size":
-            raise SatdtError("the Pareto front is a size objective: use objective='size'")
+        if self.objective != "size" or self.max_nodes is not None:
+            raise SatdtError(
+                "the Pareto front is a size objective without max_nodes: use objective='size'"
+            )
         self._check_options()
         prepared = self._prepare(dataset, None, on_sat_call)
         if len(self.classes_) == 1:
@@ -496,6 +503,7 @@ class OptimalTreeClassifier(_ParamsMixin):
         return search(
             problem,
             max_depth=self.max_depth,
+            max_nodes=self.max_nodes,
             deadline=deadline,
             recorder=recorder,
             **self._sat_options(),

@@ -13,8 +13,9 @@ from test_sat import consistent_binary_data
 
 from satdt import OptimalTreeClassifier, pareto_front, read_csv
 from satdt.cli import main
+from satdt.errors import InfeasibleError
 from satdt.result import Recorder
-from satdt.sat.cegar import Problem, minimum_size
+from satdt.sat.cegar import Problem, minimum_depth, minimum_size
 from satdt.sat.cegar import pareto_front as search_front
 from satdt.sat.counter import COUNTERS, labelled_leaf_vars, leaf_counter
 
@@ -149,3 +150,27 @@ def test_pareto_front_api_and_cli(capsys):
     assert main(["infer", "examples/data/mouse.csv", "--size"]) == 0
     out = capsys.readouterr().out
     assert "nodes: 15 (8 leaves; proven minimum)" in out
+
+
+@settings(deadline=None, max_examples=60)
+@given(consistent_binary_data(max_rows=9, max_features=4), st.integers(1, 8), st.booleans())
+def test_node_cap_equals_brute_force(data, leaves, size_objective):
+    B, y, n_classes = data
+    depth = min_consistent_depth(B, y)
+    if depth == 0:
+        return
+    feasible = [d for d in range(depth, leaves) if min_consistent_leaves(B, y, d) <= leaves]
+    problem = Problem.from_data(B, y, n_classes, np.arange(n_classes))
+    search = minimum_size if size_objective else minimum_depth
+    if not feasible:
+        with pytest.raises(InfeasibleError):
+            search(problem, max_nodes=2 * leaves - 1, recorder=Recorder("depth"))
+        return
+    result = search(problem, max_nodes=2 * leaves - 1, recorder=Recorder("depth"))
+    assert result.proven_optimal
+    assert result.tree.n_leaves <= leaves
+    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+    if size_objective:
+        assert result.objective_value == 2 * min_consistent_leaves(B, y, feasible[0]) - 1
+    else:
+        assert result.objective_value == feasible[0]

@@ -355,17 +355,20 @@ class CounterexampleLoop:
             self.vars, X, int(self.problem.y[i])
         )
 
-    def try_tree(self, tree: Tree) -> LoopOutcome | None:
+    def try_tree(self, tree: Tree, max_leaves: int | None = None) -> LoopOutcome | None:
         """Start from a heuristic tree of depth <= this one: settle the depth if it can be made consistent.
 
         The tree's last two or three levels are re-grown optimally (:func:`satdt.greedy.repair_bottom`);
-        if that classifies every row, it is the answer. Otherwise the tree becomes the
-        solver's phase hint (:meth:`suggest`).
+        if that classifies every row (within ``max_leaves`` leaves), it is the answer. Otherwise
+        the tree becomes the solver's phase hint (:meth:`suggest`).
         """
         if self.repair:
             node_feature, _ = perfect_form(tree, self.depth)
             repaired = self._repair(node_feature)
-            if repaired is not None:
+            within = max_leaves is None or (
+                repaired is not None and repaired.simplify(self.problem.B).n_leaves <= max_leaves
+            )
+            if repaired is not None and within:
                 return LoopOutcome("SAT", repaired)
         self.suggest(tree)
         return None
@@ -518,9 +521,16 @@ class _Search:
     """The loops of one search, by depth, and every example they used (seeds for new loops)."""
 
     def __init__(
-        self, problem: Problem, options: dict, deadline: float | None, recorder: Recorder
+        self,
+        problem: Problem,
+        options: dict,
+        deadline: float | None,
+        recorder: Recorder,
+        max_leaves: int | None = None,
     ) -> None:
         self.problem = problem
+        self.max_leaves = max_leaves
+        self.counter = options.pop("counter", DEFAULT_COUNTER)
         self.options = options
         self.deadline = deadline
         self.recorder = recorder
@@ -553,7 +563,17 @@ class _Search:
             self.loops[k] = loop
             if not loop.add_examples(list(self.examples)):
                 return None
+            if self.max_leaves is not None and self.max_leaves < 2**k:
+                try:
+                    loop.add_leaf_counter(self.max_leaves, self.counter)
+                except _TimeUp:
+                    return None
         return self.loops[k]
+
+    def bound(self, k: int) -> int | None:
+        """The leaf bound the loop at depth k runs under (None: no node cap, or a cap it cannot reach)."""
+        loop = self.loops.get(k)
+        return self.max_leaves if loop is not None and loop.counter is not None else None
 
     def settle(self, k: int) -> LoopOutcome:
         """Is there a consistent tree of depth k? Tries a heuristic tree (repaired) before the solver.
@@ -571,11 +591,11 @@ class _Search:
             hint = lookahead_tree(p.B, p.y, p.n_classes, k)
         else:
             hint = greedy_tree(p.B, p.y, p.n_classes, max_depth=k)
-        outcome = loop.try_tree(hint)
+        outcome = loop.try_tree(hint, self.max_leaves)
         if outcome is not None:
             self.recorder.stats.setdefault("settled_without_sat_call", []).append(k)
         else:
-            outcome = loop.run()
+            outcome = loop.run(max_leaves=self.bound(k))
         self.examples.update(dict.fromkeys(loop.included))
         return outcome
 
@@ -601,23 +621,63 @@ class _Search:
             return k, outcome.tree.simplify(self.problem.B), False
         return None, None, False
 
+    def minimum_depth(
+        self, greedy: Tree, max_depth: int | None
+    ) -> tuple[int | None, Tree | None, bool]:
+        """:meth:`depth_search` from the sound lower bound up to the greedy tree's depth.
 
-def _infeasible(max_depth: int | None, lower_bound: float, timed_out: bool) -> InfeasibleError:
+        When no shallower depth is SAT, the greedy tree itself has the minimum depth. Under a
+        node cap the greedy tree may be too large: then the search goes on up to depth
+        ``max_leaves - 1``, the deepest a tree with that many leaves can be.
+        """
+        present = int(np.unique(self.problem.y).size)
+        admissible = self.admits(greedy)
+        upper = greedy.depth if admissible else self.max_leaves
+        depth, tree, timed_out = self.depth_search(depth_lower_bound(present), upper, max_depth)
+        if (
+            depth is None
+            and not timed_out
+            and admissible
+            and (max_depth is None or greedy.depth <= max_depth)
+        ):
+            return greedy.depth, greedy, False
+        return depth, tree, timed_out
+
+    def admits(self, tree: Tree) -> bool:
+        """Whether a tree keeps within the node cap."""
+        return self.max_leaves is None or tree.n_leaves <= self.max_leaves
+
+
+def _infeasible(
+    max_depth: int | None, max_leaves: int | None, lower_bound: float, timed_out: bool
+) -> InfeasibleError:
+    limits = [f"depth at most {max_depth}"] if max_depth is not None else []
+    if max_leaves is not None:
+        limits.append(f"at most {2 * max_leaves - 1} nodes")
+    wanted = "consistent tree of " + " and ".join(limits) if limits else "consistent tree"
     if timed_out:
         return InfeasibleError(
-            f"no consistent tree of depth at most {max_depth} was found before the time limit "
-            f"(no such tree has depth below {lower_bound:g}); raise the time limit"
+            f"no {wanted} was found before the time limit (no consistent tree has depth below "
+            f"{lower_bound:g}); raise the time limit"
         )
+    if max_leaves is not None:
+        return InfeasibleError(f"no {wanted} exists (proven); relax --max-nodes or --max-depth")
     return InfeasibleError(
-        f"no consistent tree of depth at most {max_depth} exists: the minimum depth is "
-        f"at least {lower_bound:g} (proven); raise --max-depth"
+        f"no {wanted} exists: every consistent tree has depth at least {lower_bound:g} (proven); "
+        "raise --max-depth"
     )
+
+
+def _leaf_cap(max_nodes: int | None) -> int | None:
+    """A tree with L leaves has 2L - 1 nodes: the most leaves within ``max_nodes`` nodes."""
+    return None if max_nodes is None else max(0, (max_nodes + 1) // 2)
 
 
 def minimum_depth(
     problem: Problem,
     *,
     max_depth: int | None = None,
+    max_nodes: int | None = None,
     deadline: float | None = None,
     recorder: Recorder,
     **options: object,
@@ -628,27 +688,27 @@ def minimum_depth(
     upwards from a sound lower bound, each with its own incremental solver, seeded with the
     examples the previous depths needed. The first SAT depth is the minimum. On time-out the
     best tree known is returned with ``proven_optimal=False`` and ``lower_bound`` = last
-    UNSAT depth + 1. ``options`` are those of :class:`CounterexampleLoop`.
+    UNSAT depth + 1. ``max_nodes`` caps the size (a leaf counter under assumptions in every
+    loop); ``options`` are those of :class:`CounterexampleLoop`.
 
     Raises
     ------
     InfeasibleError
-        When ``max_depth`` is below the minimum depth (proven), or no tree of depth at most
-        ``max_depth`` was found before the deadline.
+        When no consistent tree within ``max_depth`` and ``max_nodes`` exists (proven), or none
+        was found before the deadline.
     """
     B, y = problem.B, problem.y
+    max_leaves = _leaf_cap(max_nodes)
     recorder.lower_bound = depth_lower_bound(int(np.unique(y).size))
-    upper_tree = greedy_tree(B, y, problem.n_classes).simplify(B)
-    if max_depth is None or upper_tree.depth <= max_depth:
-        recorder.improve(upper_tree, upper_tree.depth)
-    with _Search(problem, options, deadline, recorder) as search:
-        depth, tree, timed_out = search.depth_search(
-            recorder.lower_bound, upper_tree.depth, max_depth
-        )
-    if tree is not None:
+    greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
+    with _Search(problem, options, deadline, recorder, max_leaves) as search:
+        if (max_depth is None or greedy.depth <= max_depth) and search.admits(greedy):
+            recorder.improve(greedy, greedy.depth)
+        depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
+    if tree is not None and (recorder.best is None or depth < recorder.best.value):
         recorder.improve(tree, depth)
     if recorder.best is None:
-        raise _infeasible(max_depth, recorder.lower_bound, timed_out)
+        raise _infeasible(max_depth, max_leaves, recorder.lower_bound, timed_out)
     if not timed_out:
         recorder.lower_bound = recorder.best.value
     return recorder.snapshot(proven_optimal=recorder.lower_bound >= recorder.best.value)
@@ -675,10 +735,11 @@ def _minimise_leaves(
     loop = search.loop_at(depth)
     if loop is None:
         return lower, False
-    try:
-        loop.add_leaf_counter(upper - 1, counter)
-    except _TimeUp:
-        return lower, False
+    if loop.counter is None:
+        try:
+            loop.add_leaf_counter(upper - 1, counter)
+        except _TimeUp:
+            return lower, False
     while lower < upper:
         target = (lower + upper - 1) // 2 if strategy == "dichotomic" else upper - 1
         outcome = loop.run(max_leaves=target)
@@ -698,6 +759,7 @@ def minimum_size(
     problem: Problem,
     *,
     max_depth: int | None = None,
+    max_nodes: int | None = None,
     counter: str = DEFAULT_COUNTER,
     strategy: str = DEFAULT_SIZE_STRATEGY,
     deadline: float | None = None,
@@ -708,8 +770,8 @@ def minimum_size(
 
     Without ``max_depth``: the fewest nodes among the trees of minimum depth (the paper's
     DT_size). With ``max_depth = K``: the fewest nodes among all trees of depth <= K, which by
-    Theorem 2 is the fewest labelled leaves of a perfect tree of depth K. ``options`` are those
-    of :class:`CounterexampleLoop`.
+    Theorem 2 is the fewest labelled leaves of a perfect tree of depth K. ``max_nodes`` is a cap
+    (infeasible beyond it); ``options`` are those of :class:`CounterexampleLoop`.
     """
     if strategy not in SIZE_STRATEGIES:
         raise ValueError(f"strategy must be one of {SIZE_STRATEGIES}, got {strategy!r}")
@@ -717,21 +779,20 @@ def minimum_size(
     n_present = int(np.unique(y).size)
     best: list[Tree] = []  # the smallest admissible tree over binary features so far
 
+    max_leaves = _leaf_cap(max_nodes)
+
     def on_tree(tree: Tree) -> None:
-        if (max_depth is None or tree.depth <= max_depth) and (
-            not best or tree.n_leaves < best[-1].n_leaves
-        ):
+        admissible = (max_depth is None or tree.depth <= max_depth) and (
+            max_leaves is None or tree.n_leaves <= max_leaves
+        )
+        if admissible and (not best or tree.n_leaves < best[-1].n_leaves):
             best.append(tree)
             recorder.improve(tree, tree.n_nodes)
 
     greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
-    with _Search(problem, options, deadline, recorder) as search:
-        depth, tree, timed_out = search.depth_search(
-            depth_lower_bound(n_present), greedy.depth, max_depth
-        )
+    with _Search(problem, dict(options, counter=counter), deadline, recorder, max_leaves) as search:
+        depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         depth_lower = recorder.lower_bound
-        if depth is None and not timed_out and (max_depth is None or greedy.depth <= max_depth):
-            depth, tree = greedy.depth, greedy  # no shallower tree exists
         if max_depth is not None or depth is None:
             on_tree(greedy)  # any depth <= max_depth competes (or nothing better is known)
         if tree is not None:
@@ -739,7 +800,7 @@ def minimum_size(
         if depth is None:
             recorder.lower_bound = 2 * max(n_present, depth_lower + 1) - 1
             if recorder.best is None:
-                raise _infeasible(max_depth, depth_lower, timed_out)
+                raise _infeasible(max_depth, max_leaves, depth_lower, timed_out)
             return recorder.snapshot(proven_optimal=False)
         target = depth if max_depth is None else max_depth
         if target > depth:  # the perfect trees of depth K hold every tree of depth <= K
@@ -787,13 +848,9 @@ def pareto_front(
     greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
     points: list[ParetoPoint] = []
     with _Search(problem, options, deadline, recorder) as search:
-        depth, tree, timed_out = search.depth_search(
-            depth_lower_bound(n_present), greedy.depth, max_depth
-        )
-        if depth is None and not timed_out and (max_depth is None or greedy.depth <= max_depth):
-            depth, tree = greedy.depth, greedy
+        depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         if depth is None:
-            raise _infeasible(max_depth, recorder.lower_bound, timed_out)
+            raise _infeasible(max_depth, None, recorder.lower_bound, timed_out)
         last = depth + 2 if max_depth is None else max_depth
         best = [tree]
         recorder.improve(tree, tree.n_nodes)

@@ -33,7 +33,29 @@ def labelled_leaf_vars(pool: IDPool, C: np.ndarray) -> tuple[np.ndarray, Clauses
     return U, clauses.tolist()
 
 
-class SequentialCounter:
+class _Counter:
+    """What both counters share: ``n`` inputs, bounds up to ``max_bound`` by one assumption."""
+
+    n: int
+    max_bound: int
+    clauses: Clauses
+
+    def _at_least(self, j: int) -> int:
+        """The output literal implied true when at least ``j`` inputs are true."""
+        raise NotImplementedError
+
+    def at_most(self, bound: int) -> list[int]:
+        """Assumption literals for "at most ``bound`` labelled leaves" (formula (10))."""
+        if bound >= self.n:
+            return []
+        if bound > self.max_bound:
+            raise ValueError(
+                f"the counter was built for bounds up to {self.max_bound}, not {bound}"
+            )
+        return [-self._at_least(bound + 1)]
+
+
+class SequentialCounter(_Counter):
     """The sequential counter of formulas (8)-(10) over ``U[0..N-1]``, for bounds up to ``max_bound``.
 
     ``H[v][j]`` (v = 0..N, j = 0..max_bound + 1) is implied true when at least j of the first
@@ -58,18 +80,11 @@ class SequentialCounter:
         )  # (9)
         self.clauses = clauses
 
-    def at_most(self, bound: int) -> list[int]:
-        """Assumption literals for "at most ``bound`` labelled leaves" (formula (10))."""
-        if bound >= self.n:
-            return []
-        if bound > self.max_bound:
-            raise ValueError(
-                f"the counter was built for bounds up to {self.max_bound}, not {bound}"
-            )
-        return [-int(self.H[self.n, bound + 1])]
+    def _at_least(self, j: int) -> int:
+        return int(self.H[self.n, j])
 
 
-class TotalizerCounter:
+class TotalizerCounter(_Counter):
     """PySAT's incremental totalizer behind the interface of :class:`SequentialCounter`."""
 
     def __init__(self, pool: IDPool, U: np.ndarray, max_bound: int) -> None:
@@ -81,20 +96,11 @@ class TotalizerCounter:
         pool.occupy(pool.top + 1, self._totalizer.top_id)
         self.clauses: Clauses = [list(c) for c in self._totalizer.cnf.clauses]
 
-    def at_most(self, bound: int) -> list[int]:
-        """``rhs[k]`` is true when at least k + 1 inputs are: assume ``NOT rhs[bound]``."""
-        if bound >= self.n:
-            return []
-        if bound > self.max_bound:
-            raise ValueError(
-                f"the counter was built for bounds up to {self.max_bound}, not {bound}"
-            )
-        return [-self._totalizer.rhs[bound]]
+    def _at_least(self, j: int) -> int:
+        return self._totalizer.rhs[j - 1]  # rhs[k] is true when at least k + 1 inputs are
 
 
-def leaf_counter(
-    kind: str, pool: IDPool, U: np.ndarray, max_bound: int
-) -> SequentialCounter | TotalizerCounter:
+def leaf_counter(kind: str, pool: IDPool, U: np.ndarray, max_bound: int) -> _Counter:
     """A labelled-leaf counter of the given kind (see :data:`COUNTERS`)."""
     if kind == "sequential":
         return SequentialCounter(pool, U, max_bound)

@@ -237,3 +237,17 @@ def lookahead_tree(B: np.ndarray, y: np.ndarray, n_classes: int, depth: int) -> 
         return (best_feature, 0.5, grow(rows[~right], d - 1), grow(rows[right], d - 1))
 
     return Tree.from_nested(grow(np.arange(len(y)), depth), classes=np.arange(n_classes))
+
+
+def root_candidates(B: np.ndarray, y: np.ndarray, n_classes: int, count: int) -> list[int]:
+    """The ``count`` features whose best depth-2 subtrees on both sides err least (ties: lowest index)."""
+    y = np.asarray(y, dtype=np.int64)
+    scores = []
+    for f in range(B.shape[1]):
+        right = B[:, f] == 1
+        if right.all() or not right.any():
+            continue
+        score = best_depth_two(B[~right], y[~right], n_classes)[0]
+        score += best_depth_two(B[right], y[right], n_classes)[0]
+        scores.append((score, f))
+    return [f for _, f in sorted(scores)[:count]]

@@ -112,8 +112,11 @@ def test_output_is_deterministic_and_names_every_variable() -> None:
     text = encode_dimacs(data, 2, max_nodes=5)
     assert text == encode_dimacs(dataset("tiny.csv"), 2, max_nodes=5)
     cnf = CNF(from_string=text)
-    described = {int(line.split()[1]) for line in text.splitlines() if line[:2] == "c " and
-                 line.split()[1].isdigit()}
+    described = {
+        int(line.split()[1])
+        for line in text.splitlines()
+        if line[:2] == "c " and line.split()[1].isdigit()
+    }
     assert described == set(range(1, cnf.nv + 1))
     assert 'c 1 F node=1 feature=0 : node 1 tests "outlook == rainy"' in text
     assert "X line=2 level=0 : the row on line 2 goes right at depth 0" in text

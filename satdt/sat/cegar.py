@@ -20,7 +20,7 @@ from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from ..errors import InfeasibleError
-from ..greedy import greedy_tree, lookahead_tree, repair_bottom
+from ..greedy import greedy_tree, lookahead_tree, repair_bottom, root_candidates
 from ..result import Recorder, SatCall, SearchResult
 from ..tree import Tree
 from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
@@ -54,6 +54,11 @@ DEFAULT_FEATURES = "lazy"
 _REPAIR_WORK = 2 * 10**6
 # Largest work (about 2^(k-3) m^3 words classes) for a lookahead hint at depth k.
 _LOOKAHEAD_WORK = 10**7
+# From this depth on, the loop first tries the best-looking root features, one at a time, under
+# assumption (measured on car and balance-scale: deep final depths are where the solver is slow
+# and a right root splits the search in two; below, refuting wrong roots costs more than it saves).
+_GUIDED_DEPTH = 7
+_GUIDED_ROOTS = 3
 # How many clauses to hand to the solver between two looks at the clock.
 _CHUNK = 20000
 
@@ -373,6 +378,12 @@ class CounterexampleLoop:
         self.suggest(tree)
         return None
 
+    def top_assumptions(self, tree: Tree, levels: int) -> list[int]:
+        """Literals fixing the features of the top ``levels`` levels to those of ``tree``."""
+        node_feature, _ = perfect_form(tree, self.depth)
+        nodes = np.arange(2 ** min(levels, self.depth) - 1)
+        return self.vars.F[nodes, self.slot_of[node_feature[nodes]]].tolist()
+
     def suggest(self, tree: Tree) -> None:
         """Phase hints: let the solver try ``tree`` (over binary features, any depth <= this one) first.
 
@@ -464,7 +475,7 @@ class CounterexampleLoop:
             picked = picked[: self.counterexamples]
         return [int(i) for i in picked]
 
-    def run(self, max_leaves: int | None = None) -> LoopOutcome:
+    def run(self, max_leaves: int | None = None, assumptions: list[int] | None = None) -> LoopOutcome:
         """Solve, check, add counterexamples, repeat: until consistent, UNSAT or out of time.
 
         ``max_leaves`` bounds the labelled leaves (needs :meth:`add_leaf_counter`). Without a
@@ -473,6 +484,7 @@ class CounterexampleLoop:
         consistent, the depth is settled without more SAT calls.
         """
         bound = [] if max_leaves is None else self.counter.at_most(max_leaves)
+        bound += assumptions or []
         p = self.problem
         while True:
             self.rounds += 1
@@ -594,8 +606,17 @@ class _Search:
         outcome = loop.try_tree(hint, self.max_leaves)
         if outcome is not None:
             self.recorder.stats.setdefault("settled_without_sat_call", []).append(k)
-        else:
-            outcome = loop.run(max_leaves=self.bound(k))
+            return outcome
+        if k >= _GUIDED_DEPTH and hint.depth > 0:
+            # guesses: the best-looking root features; SAT under one is an answer, UNSAT only
+            # refutes the guess (its counterexamples stay useful)
+            for root in root_candidates(p.B, p.y, p.n_classes, _GUIDED_ROOTS):
+                guess = [int(loop.vars.F[0, loop.slot_of[root]])]
+                outcome = loop.run(max_leaves=self.bound(k), assumptions=guess)
+                if outcome.status != "UNSAT":
+                    self.examples.update(dict.fromkeys(loop.included))
+                    return outcome
+        outcome = loop.run(max_leaves=self.bound(k))
         self.examples.update(dict.fromkeys(loop.included))
         return outcome
 

@@ -172,9 +172,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
         f"{m} binary features, {len(classes)} classes"
     )
     add(f"c depth: {depth} ({tv.n_internal} internal nodes, {tv.n_leaves} leaves)")
-    add(
-        f"c variables: {pool.top} = " + " + ".join(f"{kind} {count}" for kind, count in var_counts)
-    )
+    add(f"c variables: {pool.top} = " + " + ".join(f"{kind} {count}" for kind, count in var_counts))
     add(f"c clauses: {n_clauses} = " + " + ".join(f"{name} {len(c)}" for name, c in sections))
     add("c")
     add("c Internal nodes are numbered 1.. breadth-first: node q has children 2q (left) and")
@@ -346,9 +344,7 @@ def _literals(tokens: list[str], *, final_zero: bool, where: str) -> list[int]:
     signs: dict[int, int] = {}
     for lit in values:
         if signs.setdefault(abs(lit), lit) != lit:
-            raise DataError(
-                f"malformed solution: variable {abs(lit)} is given both true and false"
-            )
+            raise DataError(f"malformed solution: variable {abs(lit)} is given both true and false")
     return values
 
 

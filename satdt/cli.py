@@ -131,6 +131,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_output_options(fit)
 
+    encode = commands.add_parser(
+        "encode",
+        help="write the SAT formula of a dataset as DIMACS CNF, every variable explained",
+        description=(
+            "Write the full perfect-tree formula (all rows, formulas (1)-(6); with --max-nodes also "
+            "(7)-(10)) in DIMACS CNF, with comment lines giving the meaning of every variable."
+        ),
+    )
+    _add_data_options(encode)
+    encode.add_argument(
+        "--depth", type=int, required=True, metavar="K", help="depth of the perfect tree"
+    )
+    encode.add_argument(
+        "--max-nodes", type=int, metavar="N", help="at most N nodes (internal + leaves)"
+    )
+    encode.add_argument(
+        "-o", "--output", metavar="FILE", help="write the CNF here instead of stdout"
+    )
+
+    decode = commands.add_parser(
+        "decode",
+        help="turn a SAT solver's answer to 'satdt encode' back into a tree",
+        description=(
+            "Read a formula written by 'satdt encode' and a solver's output (competition format, "
+            "MiniSat's result file, or a list of literals) and print the tree it describes."
+        ),
+    )
+    decode.add_argument("formula", help="the CNF file written by 'satdt encode'")
+    decode.add_argument("solution", help="the solver's output")
+    decode.add_argument("-o", "--output", metavar="FILE", help="also write the tree as JSON here")
+
     predict = commands.add_parser(
         "predict",
         help="predict with a saved model",
@@ -372,6 +403,37 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
     return EXIT_OK
 
 
+def _read_text(path: str, what: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SatdtError(f"file not found: {path} (expected {what}); check the path") from None
+    except IsADirectoryError:
+        raise SatdtError(f"{path} is a directory, not {what}") from None
+    except UnicodeDecodeError:
+        raise SatdtError(f"{path} is not a text file (not UTF-8): expected {what}") from None
+
+
+def _encode(args: argparse.Namespace) -> int:
+    from .sat.dimacs import encode_dimacs
+
+    _write(encode_dimacs(_read_training(args), args.depth, max_nodes=args.max_nodes), args.output)
+    return EXIT_OK
+
+
+def _decode(args: argparse.Namespace) -> int:
+    from .sat.dimacs import decode_dimacs
+
+    tree = decode_dimacs(
+        _read_text(args.formula, "a CNF file"), _read_text(args.solution, "a solver output")
+    )
+    print(tree.export_text())
+    print(f"depth: {tree.depth}\nnodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+    if args.output:
+        _write(tree.to_json(indent=1) + "\n", args.output)
+    return EXIT_OK
+
+
 def _predict(args: argparse.Namespace) -> int:
     tree, schema = load_model(args.model)
     data = read_with_schema(args.data, schema, input_format=args.input_format)
@@ -391,6 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "predict":
             return _predict(args)
+        if args.command == "encode":
+            return _encode(args)
+        if args.command == "decode":
+            return _decode(args)
         if args.command == "infer":
             model = OptimalTreeClassifier(
                 objective="size" if args.size or args.pareto else "depth",

@@ -198,3 +198,26 @@ def test_fit_time_limit(capsys, data_dir):
         time.perf_counter() - started < 1 + 2 + 1
     )  # the numba cache is warm after the previous test
     assert "not proven; lower bound" in out and "warning:" in err
+
+
+def test_encode_solve_decode_round_trip(capsys, tmp_path):
+    from pysat.formula import CNF
+    from pysat.solvers import Solver
+
+    tiny = EXAMPLES / "tiny.csv"
+    formula = tmp_path / "formula.cnf"
+    assert run(capsys, "encode", tiny, "--depth", "2", "-o", formula)[0] == 0
+    with Solver(name="minisat22", bootstrap_with=CNF(from_file=str(formula)).clauses) as solver:
+        assert solver.solve()
+        model = solver.get_model()
+    solution = tmp_path / "solution.txt"
+    solution.write_text("s SATISFIABLE\nv " + " ".join(map(str, model)) + " 0\n")
+    tree_json = tmp_path / "tree.json"
+    code, out, _ = run(capsys, "decode", formula, solution, "-o", tree_json)
+    assert code == 0 and "class:" in out and "depth: " in out
+    assert json.loads(tree_json.read_text())["format"] == "satdt-tree"
+    solution.write_text("s UNSATISFIABLE\n")
+    code, _, err = run(capsys, "decode", formula, solution)
+    assert code == 2 and "unsatisfiable" in err
+    code, _, err = run(capsys, "decode", tmp_path / "missing.cnf", solution)
+    assert code == 2 and "file not found" in err

@@ -475,7 +475,9 @@ class CounterexampleLoop:
             picked = picked[: self.counterexamples]
         return [int(i) for i in picked]
 
-    def run(self, max_leaves: int | None = None, assumptions: list[int] | None = None) -> LoopOutcome:
+    def run(
+        self, max_leaves: int | None = None, assumptions: list[int] | None = None
+    ) -> LoopOutcome:
         """Solve, check, add counterexamples, repeat: until consistent, UNSAT or out of time.
 
         ``max_leaves`` bounds the labelled leaves (needs :meth:`add_leaf_counter`). Without a
@@ -497,7 +499,7 @@ class CounterexampleLoop:
                 depth=self.depth,
                 round=self.rounds,
                 n_examples=len(self.included),
-                n_vars=self.pool.top,
+                n_vars=max(self.pool.top, self.solver.nof_vars()),
                 n_clauses=self.n_clauses,
                 time=spent,
                 max_leaves=max_leaves,

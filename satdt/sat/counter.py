@@ -58,27 +58,35 @@ class _Counter:
 class SequentialCounter(_Counter):
     """The sequential counter of formulas (8)-(10) over ``U[0..N-1]``, for bounds up to ``max_bound``.
 
-    ``H[v][j]`` (v = 0..N, j = 0..max_bound + 1) is implied true when at least j of the first
-    v leaves are labelled: (8) ``H[v][j] -> H[v+1][j]``, (9) ``U[v] AND H[v][j] -> H[v+1][j+1]``,
-    (10) ``H[0][0]``. "At most L labelled leaves" is the assumption ``NOT H[N][L+1]``.
+    ``H[v][j]`` (v = 0..N, j = 0..min(v, max_bound + 1)) is implied true when at least j of the
+    first v leaves are labelled: (8) ``H[v][j] -> H[v+1][j]``, (9) ``U[v] AND H[v][j] ->
+    H[v+1][j+1]``, (10) ``H[0][0]``. "At most L labelled leaves" is the assumption
+    ``NOT H[N][L+1]``. ``H[v][j]`` with j > v could never be forced, so it is not created
+    (``H`` holds 0 there) and the clauses that would mention it are left out.
     """
 
     def __init__(self, pool: IDPool, U: np.ndarray, max_bound: int) -> None:
         self.n = len(U)
         self.max_bound = max_bound
         top = max_bound + 1
-        H = np.array(
-            [[pool.id(("H", v, j)) for j in range(top + 1)] for v in range(self.n + 1)],
-            dtype=np.int64,
-        )
+        H = np.zeros((self.n + 1, top + 1), dtype=np.int64)
+        for v in range(self.n + 1):
+            for j in range(min(v, top) + 1):
+                H[v, j] = pool.id(("H", v, j))
         self.H = H
-        clauses: Clauses = [[int(H[0, 0])]]  # (10), first half
-        clauses += np.stack([-H[:-1], H[1:]], axis=-1).reshape(-1, 2).tolist()  # (8)
+        keep = np.stack([-H[:-1], H[1:]], axis=-1).reshape(-1, 2)
         labelled = np.broadcast_to(-U[:, None], (self.n, top))
-        clauses += (
-            np.stack([labelled, -H[:-1, :top], H[1:, 1:]], axis=-1).reshape(-1, 3).tolist()
-        )  # (9)
-        self.clauses = clauses
+        step = np.stack([labelled, -H[:-1, :top], H[1:, 1:]], axis=-1).reshape(-1, 3)
+        self.formulas: dict[str, Clauses] = {
+            "(8)": keep[keep[:, 0] != 0].tolist(),
+            "(9)": step[step[:, 1] != 0].tolist(),
+            "(10)": [[int(H[0, 0])]],  # the bound itself is an assumption, see at_most
+        }
+        self.clauses = self.formulas["(10)"] + self.formulas["(8)"] + self.formulas["(9)"]
+
+    @property
+    def n_vars(self) -> int:
+        return int(np.count_nonzero(self.H))
 
     def _at_least(self, j: int) -> int:
         return int(self.H[self.n, j])

@@ -146,17 +146,17 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
         bound = min((max_nodes + 1) // 2, tv.n_leaves)
         U, clauses7 = labelled_leaf_vars(pool, tv.C)
         counter = SequentialCounter(pool, U, bound)
-        n8 = counter.n * (bound + 2)
+        bound_clause = [[literal] for literal in counter.at_most(bound)]
         sections += [
             ("(7)", clauses7),
-            ("(8)", counter.clauses[1 : 1 + n8]),
-            ("(9)", counter.clauses[1 + n8 :]),
-            ("(10)", [counter.clauses[0], [-int(counter.H[counter.n, bound + 1])]]),
+            ("(8)", counter.formulas["(8)"]),
+            ("(9)", counter.formulas["(9)"]),
+            ("(10)", counter.formulas["(10)"] + bound_clause),
         ]
 
     var_counts = [("F", tv.F.size), ("C", tv.C.size), ("X", n * depth)]
     if counter is not None:
-        var_counts += [("U", counter.n), ("H", counter.H.size)]
+        var_counts += [("U", counter.n), ("H", counter.n_vars)]
     n_clauses = sum(len(c) for _, c in sections)
     source = "the data" if dataset.source is None else Path(dataset.source).name
     out: list[str] = []
@@ -208,7 +208,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
         for v in range(counter.n):
             add(f"c {pool.id(('U', v))} U leaf={v} : leaf {v} carries a class")
         for v in range(counter.n + 1):
-            for j in range(bound + 2):
+            for j in range(min(v, bound + 1) + 1):
                 add(
                     f"c {counter.H[v, j]} H prefix={v} count={j} : true when at least {j} of "
                     f"the first {v} leaves carry a class"

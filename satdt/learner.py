@@ -170,8 +170,9 @@ class OptimalTreeClassifier(_ParamsMixin):
     resolve
         ``None``: contradictory rows (same features, different labels) are an error for the
         consistency objectives; ``"majority"``: relabel each group with its majority label.
-    counterexamples, at_most_one
-        Tuning of the counterexample-guided loop (see ``satdt.sat.cegar``).
+    counterexamples
+        Which misclassified rows the counterexample-guided loop adds per round: ``"per_leaf"``
+        (default: one per leaf that misclassifies rows), ``"first"``, ``"all"`` or an integer.
     leaf_counter, size_search
         For ``objective="size"``: the labelled-leaf counter (``"sequential"``, the paper's, or
         ``"totalizer"``) and the bound search (``"descending"`` or ``"dichotomic"``, the paper's).
@@ -191,7 +192,6 @@ class OptimalTreeClassifier(_ParamsMixin):
         max_thresholds: int | None = None,
         resolve: str | None = None,
         counterexamples: str | int = "auto",
-        at_most_one: str = "auto",
         leaf_counter: str = "auto",
         size_search: str = "auto",
         on_improve: Callable[[SearchResult], None] | None = None,
@@ -205,7 +205,6 @@ class OptimalTreeClassifier(_ParamsMixin):
         self.max_thresholds = max_thresholds
         self.resolve = resolve
         self.counterexamples = counterexamples
-        self.at_most_one = at_most_one
         self.leaf_counter = leaf_counter
         self.size_search = size_search
         self.on_improve = on_improve
@@ -231,6 +230,8 @@ class OptimalTreeClassifier(_ParamsMixin):
             )
         if self.resolve not in (None, "majority"):
             raise SatdtError(f"resolve must be None or 'majority', got {self.resolve!r}")
+        if self.objective != "error":
+            self._check_sat_options()
         method = self.method
         if method == "auto":
             method = "blossom" if self.objective == "error" else "sat"
@@ -482,11 +483,26 @@ class OptimalTreeClassifier(_ParamsMixin):
             raise ValueError("sample_weight must be finite and non-negative")
         return weight
 
+    def _check_sat_options(self) -> None:
+        from .sat.cegar import COUNTEREXAMPLE_POLICIES, SIZE_STRATEGIES, SOLVERS
+        from .sat.counter import COUNTERS
+
+        allowed = {
+            "solver": SOLVERS,
+            "counterexamples": COUNTEREXAMPLE_POLICIES,
+            "leaf_counter": COUNTERS,
+            "size_search": SIZE_STRATEGIES,
+        }
+        for name, choices in allowed.items():
+            value = getattr(self, name)
+            positive_int = name == "counterexamples" and isinstance(value, int) and value >= 1
+            if value != "auto" and value not in choices and not positive_int:
+                raise SatdtError(f"{name} must be 'auto' or one of {choices}, got {value!r}")
+
     def _sat_options(self) -> dict[str, Any]:
         """The SAT tuning options the user set (``"auto"`` leaves satdt's defaults)."""
         tuning = {
             "solver": self.solver,
-            "at_most_one": self.at_most_one,
             "counterexamples": self.counterexamples,
         }
         if self.objective == "size":

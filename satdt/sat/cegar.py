@@ -1,4 +1,6 @@
-"""The incremental counterexample-guided loop (Algorithm 3) and the minimum-depth search.
+"""The incremental counterexample-guided loop (Algorithm 3) and the searches built on it.
+
+Minimum depth (DT_depth), minimum size (DT_size) and the depth/size Pareto front.
 
 See ``encodings/incremental-loop.md``. One solver per depth, kept for the whole search at
 that depth: the loop starts with no examples, solves, decodes the perfect tree of the model,
@@ -201,6 +203,13 @@ class CounterexampleLoop:
     ) -> None:
         if solver not in SOLVERS:
             raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
+        if counterexamples not in COUNTEREXAMPLE_POLICIES and not (
+            isinstance(counterexamples, int) and counterexamples >= 1
+        ):
+            raise ValueError(
+                f"counterexamples must be one of {COUNTEREXAMPLE_POLICIES} or a positive integer, "
+                f"got {counterexamples!r}"
+            )
         if features not in FEATURE_MODES:
             raise ValueError(f"features must be one of {FEATURE_MODES}, got {features!r}")
         if features == "lazy" and at_most_one != "none":

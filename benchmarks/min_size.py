@@ -103,8 +103,10 @@ def main() -> None:
     )
     parser.add_argument("--no-splits", action="store_true", help="skip the 5-fold training splits")
     parser.add_argument("--cap", type=float, default=120.0, help="time limit per run, seconds")
-    parser.add_argument("--counter", default="sequential", choices=("sequential", "totalizer"))
-    parser.add_argument("--search", default="descending", choices=("descending", "dichotomic"))
+    parser.add_argument("--counter", default="totalizer", choices=("totalizer", "sequential"))
+    parser.add_argument(
+        "--search", default="descending", choices=("descending", "dichotomic", "galloping")
+    )
     parser.add_argument("--compare", action="store_true", help="every counter x search combination")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -114,7 +116,11 @@ def main() -> None:
     if not DATA.is_dir():
         sys.exit(f"benchmark data not found: expected {DATA.name}/ under ../shared/data")
     combos = (
-        [(c, s) for c in ("sequential", "totalizer") for s in ("descending", "dichotomic")]
+        [
+            (c, s)
+            for c in ("sequential", "totalizer")
+            for s in ("descending", "dichotomic", "galloping")
+        ]
         if args.compare
         else [(args.counter, args.search)]
     )

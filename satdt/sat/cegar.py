@@ -746,7 +746,7 @@ def minimum_depth(
     return recorder.snapshot(proven_optimal=recorder.lower_bound >= recorder.best.value)
 
 
-SIZE_STRATEGIES = ("descending", "dichotomic")
+SIZE_STRATEGIES = ("descending", "dichotomic", "galloping")
 DEFAULT_SIZE_STRATEGY = "descending"
 
 
@@ -758,7 +758,8 @@ def _minimise_leaves(
     One leaf counter sized for ``upper - 1`` goes into the live loop at this depth; every
     bound is an assumption on it. "descending" asks for one leaf fewer than the best tree so
     far (each SAT answer's simplified tree may jump further down); "dichotomic" asks for the
-    middle of the open interval (the paper's search). Counterexamples found under any bound
+    middle of the open interval (the paper's search); "galloping" asks for 1, 2, 4, ... leaves
+    fewer after each SAT answer and falls back to one fewer after an UNSAT one. Counterexamples found under any bound
     stay in the solver: they hold for every bound. Returns ``(lower bound, proven)``; every
     smaller tree found goes to ``on_tree``.
     """
@@ -772,17 +773,25 @@ def _minimise_leaves(
             loop.add_leaf_counter(upper - 1, counter)
         except _TimeUp:
             return lower, False
+    step = 1
     while lower < upper:
-        target = (lower + upper - 1) // 2 if strategy == "dichotomic" else upper - 1
+        if strategy == "dichotomic":
+            target = (lower + upper - 1) // 2
+        elif strategy == "galloping":
+            target = max(lower, upper - step)
+        else:
+            target = upper - 1
         outcome = loop.run(max_leaves=target)
         search.examples.update(dict.fromkeys(loop.included))
         if outcome.status == "UNKNOWN":
             return lower, False
         if outcome.status == "UNSAT":
             lower = target + 1
+            step = 1
             continue
         tree = outcome.tree.simplify(search.problem.B)
         upper = tree.n_leaves
+        step *= 2
         on_tree(tree)
     return lower, True
 

@@ -385,7 +385,7 @@ class OptimalTreeClassifier(_ParamsMixin):
         def to_user_tree(tree: Tree) -> Tree:
             mapped = tree.map_features(column, threshold, names, indicator)
             mapped.classes = classes
-            return mapped.with_counts(X, y_index, weight)
+            return mapped.simplify(X).with_counts(X, y_index, weight)
 
         recorder = Recorder(
             self.objective,

@@ -184,5 +184,6 @@ def test_error_objective_through_the_facade():
     expected = min_error(X.astype(np.uint8), y, weights.astype(float), 2, 2)
     assert model.result_.objective_value == expected and model.result_.proven_optimal
     assert float(weights[model.predict(X) != y].sum()) == expected
+    assert model.tree_.simplify(X) == model.tree_  # every objective returns a simplified tree
     with pytest.raises(SatdtError, match="max_depth"):
         OptimalTreeClassifier(objective="error").fit(X, y)

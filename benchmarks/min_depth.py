@@ -11,7 +11,6 @@ depth), whole process, measured on this kind of machine.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
@@ -19,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "inferdt"
+from inferdt import DATA, dataset_names, parser_with_files
 
 # whole-process seconds of the reference implementation on full files (None: over 120 s)
 REFERENCE = {
@@ -89,40 +88,23 @@ def row(name: str, result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--files", nargs="*", default=list(REFERENCE), help="dataset names (without .csv)"
-    )
-    parser.add_argument("--no-splits", action="store_true", help="skip the 5-fold training splits")
-    parser.add_argument("--cap", type=float, default=120.0, help="time limit per run, seconds")
+    parser = parser_with_files(__doc__.splitlines()[0], list(REFERENCE))
     parser.add_argument(
         "--repeats", type=int, default=3, help="runs per file when under 20 s (median)"
     )
     parser.add_argument("--solver", help="SAT solver (default: satdt's)")
     args = parser.parse_args()
-    if not DATA.is_dir():
-        sys.exit(f"benchmark data not found: expected {DATA.name}/ under ../shared/data")
-
+    names = dataset_names(args.files, SPLIT_FILES, not args.no_splits)
     print(
         "| dataset | distinct rows | binary features | depth | examples used | SAT calls | solve s | process s | reference s | ratio | status |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     started = time.perf_counter()
-    for name in args.files:
+    for name in names:
         print(
             row(name, measure(DATA / f"{name}.csv", args.cap, args.repeats, args.solver)),
             flush=True,
         )
-    if not args.no_splits:
-        for name in SPLIT_FILES:
-            if name not in args.files:
-                continue
-            for k in range(5):
-                split = f"{name}.csv.train{k}"
-                print(
-                    row(split, measure(DATA / f"{split}.csv", args.cap, args.repeats, args.solver)),
-                    flush=True,
-                )
     print(f"\nwhole run: {time.perf_counter() - started:.0f} s")
 
 

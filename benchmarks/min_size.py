@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "inferdt"
+from inferdt import DATA, dataset_names, parser_with_files
 
 # whole-process seconds of the reference implementation (None: not finished in 120 s)
 REFERENCE = {
@@ -97,12 +97,7 @@ def row(name: str, counter: str, search: str, result: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "--files", nargs="*", default=list(REFERENCE), help="dataset names (without .csv)"
-    )
-    parser.add_argument("--no-splits", action="store_true", help="skip the 5-fold training splits")
-    parser.add_argument("--cap", type=float, default=120.0, help="time limit per run, seconds")
+    parser = parser_with_files(__doc__.splitlines()[0], list(REFERENCE))
     parser.add_argument("--counter", default="totalizer", choices=("totalizer", "sequential"))
     parser.add_argument(
         "--search", default="descending", choices=("descending", "dichotomic", "galloping")
@@ -113,8 +108,6 @@ def main() -> None:
     if args.child:
         child(args.child, args.counter, args.search, args.cap)
         return
-    if not DATA.is_dir():
-        sys.exit(f"benchmark data not found: expected {DATA.name}/ under ../shared/data")
     combos = (
         [
             (c, s)
@@ -124,9 +117,7 @@ def main() -> None:
         if args.compare
         else [(args.counter, args.search)]
     )
-    names = list(args.files)
-    if not args.no_splits:
-        names += [f"{n}.csv.train{k}" for n in SPLIT_FILES if n in args.files for k in range(5)]
+    names = dataset_names(args.files, SPLIT_FILES, not args.no_splits)
     print(
         "| dataset | counter | search | depth | nodes | SAT calls | solve s | process s | reference s | ratio |"
     )

@@ -24,6 +24,7 @@ from .errors import InfeasibleError, NotProvenWarning, SatdtError
 from .learner import OptimalTreeClassifier, ParetoFront
 from .model import load_model, save_model
 from .result import SatCall, SearchResult
+from .tree import Tree
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
 
@@ -236,6 +237,10 @@ def _read_training(args: argparse.Namespace) -> Dataset:
     return read_csv(args.data, target=target, drop=drop, input_format=args.input_format)
 
 
+def _leaves(tree: Tree) -> str:
+    return "1 leaf" if tree.n_leaves == 1 else f"{tree.n_leaves} leaves"
+
+
 def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     result = model.result_
     tree = result.tree
@@ -253,14 +258,14 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             proof += " for these binary features only"
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
         lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
-        lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
     elif result.objective == "size":
         proof = (
             "proven minimum"
             if result.proven_optimal
             else f"not proven; the minimum is at least {result.lower_bound:g}"
         )
-        lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves; {proof})")
+        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)}; {proof})")
         scope = (
             "the minimum depth" if model.max_depth is None else f"depth at most {model.max_depth}"
         )
@@ -272,7 +277,7 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             else f"not proven; the minimum is at least {result.lower_bound:g}"
         )
         lines.append(f"depth: {tree.depth} ({proof})")
-        lines.append(f"nodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
     if "examples_used" in stats:
         lines.append(
             f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows"
@@ -428,7 +433,7 @@ def _decode(args: argparse.Namespace) -> int:
         _read_text(args.formula, "a CNF file"), _read_text(args.solution, "a solver output")
     )
     print(tree.export_text())
-    print(f"depth: {tree.depth}\nnodes: {tree.n_nodes} ({tree.n_leaves} leaves)")
+    print(f"depth: {tree.depth}\nnodes: {tree.n_nodes} ({_leaves(tree)})")
     if args.output:
         _write(tree.to_json(indent=1) + "\n", args.output)
     return EXIT_OK

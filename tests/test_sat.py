@@ -130,3 +130,12 @@ def test_depth_cap_below_minimum_is_infeasible():
     with pytest.raises(InfeasibleError, match="at least 2"):
         solve_min_depth(B, y, 2, max_depth=1)
     assert solve_min_depth(B, y, 2, max_depth=2).objective_value == 2
+
+
+@settings(deadline=None, max_examples=40)
+@given(consistent_binary_data(), st.sampled_from(["pairwise", "seqcounter"]))
+def test_formula_2_encodings_give_the_same_minimum(data, at_most_one):
+    """Formula (2) is optional (equisatisfiable without it); with it, the answers are the same."""
+    B, y, n_classes = data
+    result = solve_min_depth(B, y, n_classes, features="all", at_most_one=at_most_one)
+    assert result.objective_value == min_consistent_depth(B, y)

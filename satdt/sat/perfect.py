@@ -238,22 +238,3 @@ def perfect_form(tree: Tree, depth: int) -> tuple[np.ndarray, np.ndarray]:
 
     walk(0, 1, 0, 0)
     return node_feature, leaf_class
-
-
-def distinct_path_clauses(F: np.ndarray, columns: Sequence[int] | None = None) -> Clauses:
-    """Symmetry breaking: no node tests the same feature as one of its ancestors.
-
-    ``NOT F[p][a] OR NOT F[q][a]`` for every node q, ancestor p of q and feature a (only the
-    feature columns in ``columns``, default all). Sound when there are at least as many
-    features as levels: a node re-testing an ancestor's feature sends all its rows one way,
-    so it can test an unused feature instead with a copy of its live subtree on both sides.
-    """
-    n_internal = F.shape[0]
-    cols = np.arange(F.shape[1]) if columns is None else np.asarray(columns, dtype=np.int64)
-    clauses: Clauses = []
-    for q in range(2, n_internal + 1):
-        p = q // 2
-        while p >= 1:
-            clauses.extend(np.stack([-F[p - 1, cols], -F[q - 1, cols]], axis=1).tolist())
-            p //= 2
-    return clauses

@@ -187,3 +187,14 @@ def test_error_objective_through_the_facade():
     assert model.tree_.simplify(X) == model.tree_  # every objective returns a simplified tree
     with pytest.raises(SatdtError, match="max_depth"):
         OptimalTreeClassifier(objective="error").fit(X, y)
+
+
+def test_works_without_scikit_learn():
+    code = (
+        "import sys; sys.modules['sklearn'] = None; import numpy as np; "
+        "from satdt import OptimalTreeClassifier as T; "
+        "m = T().fit(np.array([[0.], [1.], [2.]]), ['a', 'b', 'a']); "
+        "print(m.predict(np.array([[1.]]))[0], m.score(np.array([[0.]]), ['a']), m.get_params()['objective'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["b", "1.0", "depth"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -27,10 +28,6 @@ from .result import SatCall, SearchResult
 from .tree import Tree
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors with exit code 2 and no traceback (its default)."""
 
 
 def _add_data_options(parser: argparse.ArgumentParser) -> None:
@@ -65,7 +62,7 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="satdt", description="Optimal decision trees with logic.")
+    parser = argparse.ArgumentParser(prog="satdt", description="Optimal decision trees with logic.")
     parser.add_argument("--version", action="version", version=f"satdt {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -491,6 +488,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("satdt: interrupted before any tree was found", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader (e.g. `| head`) stopped reading: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
 
 
 if __name__ == "__main__":

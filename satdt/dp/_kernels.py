@@ -89,6 +89,17 @@ def _class_totals(rows, W, tot):
             tot[c] += W[u, c]
 
 
+@njit(cache=True, inline="always")
+def _add_row(single, n1, f, W, u, cu):
+    """Add row u (its class weights W[u]; ``cu`` its only class, or -1) to feature f's counts."""
+    n1[f] += 1
+    if cu >= 0:
+        single[f, cu] += W[u, cu]
+    else:
+        for c in range(W.shape[1]):
+            single[f, c] += W[u, c]
+
+
 @njit(cache=True)
 def _single_counts(rows, W, pure, ones_ptr, ones, single, n1):
     """Class weights ``single[f, c]`` and row counts ``n1[f]`` of the rows with feature f set.
@@ -97,7 +108,6 @@ def _single_counts(rows, W, pure, ones_ptr, ones, single, n1):
     """
     single[:, :] = 0.0
     n1[:] = 0
-    C = W.shape[1]
     visited = 0
     for u in rows:
         cu = pure[u]
@@ -105,13 +115,7 @@ def _single_counts(rows, W, pure, ones_ptr, ones, single, n1):
         hi = ones_ptr[u + 1]
         visited += hi - lo
         for t in range(lo, hi):
-            f = ones[t]
-            n1[f] += 1
-            if cu >= 0:
-                single[f, cu] += W[u, cu]
-            else:
-                for c in range(C):
-                    single[f, c] += W[u, c]
+            _add_row(single, n1, ones[t], W, u, cu)
     return visited
 
 
@@ -211,18 +215,12 @@ def _count_in_space(rows, data, loc, a, space, buf):
     _class_totals(rows, W, tot)
     single[:a, :] = 0.0
     n1[:a] = 0
-    C = W.shape[1]
     for u in rows:
         cu = pure[u]
         for t in range(ones_ptr[u], ones_ptr[u + 1]):
             i = loc[ones[t]]
             if i >= 0:
-                n1[i] += 1
-                if cu >= 0:
-                    single[i, cu] += W[u, cu]
-                else:
-                    for c in range(C):
-                        single[i, c] += W[u, c]
+                _add_row(single, n1, i, W, u, cu)
     return rows.shape[0] + _count_pairs(rows, data, loc, a, pairs, buf)
 
 

@@ -1,16 +1,19 @@
 """What every search returns: :class:`SearchResult`, and the :class:`Recorder` searches report to.
 
-A search (SAT or DP) never prints. It reports each new incumbent tree and each SAT call to a
-:class:`Recorder`, which keeps the history, maps trees to the user's features (searches work on
-binary features) and calls the user's ``on_improve(result)`` callback with a snapshot.
+A search never prints. It reports each new incumbent model and other events (a SAT call, a
+restart, a bound, a preparation step) to a :class:`Recorder`, which keeps the history, maps
+models to the user's features (searches work on prepared data) and calls the user's
+``on_improve(result)`` / ``on_event(event)`` callbacks. Each method keeps its counters in a
+typed statistics object (a :class:`Stats` subclass), so results pickle and are documented.
 """
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar, NamedTuple
 
 from .tree import Tree
 
@@ -24,13 +27,31 @@ class Incumbent(NamedTuple):
 
 
 @dataclass(frozen=True)
-class SatCall:
+class Event:
+    """Something a search reports besides a new incumbent; subclasses say what."""
+
+    kind: ClassVar[str] = "event"
+
+
+@dataclass(frozen=True)
+class Progress(Event):
+    """A step of data preparation or of a search: ``done`` of ``total`` (0 when unknown)."""
+
+    kind: ClassVar[str] = "progress"
+    step: str
+    done: float = 0.0
+    total: float = 0.0
+
+
+@dataclass(frozen=True)
+class SatCall(Event):
     """One call of the SAT solver in a counterexample-guided search.
 
     ``status`` is ``"SAT"``, ``"UNSAT"`` or ``"UNKNOWN"`` (stopped by the time limit);
     ``counterexamples`` are the 0-based training rows added after this call, with their labels.
     """
 
+    kind: ClassVar[str] = "sat_call"
     depth: int
     round: int
     n_examples: int
@@ -40,6 +61,61 @@ class SatCall:
     time: float
     max_leaves: int | None = None
     counterexamples: tuple[tuple[int, Any], ...] = ()
+
+
+@dataclass
+class Stats:
+    """Counters every method has; methods extend it with their own (see ``as_dict``)."""
+
+    interrupted: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counters as a JSON-ready dictionary."""
+        return asdict(self)
+
+
+@dataclass
+class SatStats(Stats):
+    """Counters of the counterexample-guided SAT searches."""
+
+    rows: int = 0
+    binary_features: int = 0
+    sat_calls: int = 0
+    examples_used: int = 0
+    solve_time: float = 0.0
+    settled_without_sat_call: list[int] = field(default_factory=list)
+
+
+@dataclass
+class DPStats(Stats):
+    """Counters of the dynamic-programming searches over binary features."""
+
+    rows: int = 0
+    distinct_rows: int = 0
+    features: int = 0
+    features_used: int = 0
+    irreducible_error: float = 0.0
+    expansions: int = 0
+    bottom_solves: int = 0
+    backtracks: int = 0
+    cuts: int = 0
+    similarity_cuts: int = 0
+    complete_trees: int = 0
+
+
+@dataclass
+class Preparation:
+    """What data preparation did: the features a search saw and how they were chosen."""
+
+    rows: int = 0
+    binary_features_total: int = 0
+    binary_features: int = 0
+    binarization: str = ""
+    relabelled_rows: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -62,10 +138,12 @@ class SearchResult:
         Wall-clock seconds.
     history
         Every incumbent as ``(elapsed seconds, objective value, tree)``.
-    trace
-        One :class:`SatCall` per SAT solver call (empty for DP searches).
+    events
+        Everything else the search reported, in order (:class:`SatCall`, :class:`Progress`, ...).
     stats
-        Method-specific counters (examples used, SAT calls, binary features, ...).
+        The method's counters (a :class:`Stats` subclass such as :class:`SatStats`).
+    preparation
+        What data preparation did (:class:`Preparation`).
     """
 
     objective: str
@@ -75,8 +153,14 @@ class SearchResult:
     proven_optimal: bool
     runtime: float
     history: tuple[Incumbent, ...] = ()
-    trace: tuple[SatCall, ...] = ()
-    stats: dict[str, Any] = field(default_factory=dict)
+    events: tuple[Event, ...] = ()
+    stats: Stats = field(default_factory=Stats)
+    preparation: Preparation = field(default_factory=Preparation)
+
+    @property
+    def trace(self) -> tuple[SatCall, ...]:
+        """The SAT calls among the events (empty for searches that call no SAT solver)."""
+        return tuple(event for event in self.events if isinstance(event, SatCall))
 
     @property
     def depth(self) -> int:
@@ -102,8 +186,10 @@ class Recorder:
         Maps a tree found by the search (over binary features) to the tree returned to the user.
     on_improve
         Called with a snapshot on every new incumbent.
-    on_sat_call
-        Called with every :class:`SatCall` (live status lines).
+    on_event
+        Called with every :class:`Event` (live status lines, ``--trace``).
+
+    A search sets ``stats`` to its own :class:`Stats` subclass when it starts.
     """
 
     def __init__(
@@ -112,17 +198,18 @@ class Recorder:
         *,
         to_user_tree: Callable[[Tree], Tree] | None = None,
         on_improve: Callable[[SearchResult], None] | None = None,
-        on_sat_call: Callable[[SatCall], None] | None = None,
+        on_event: Callable[[Event], None] | None = None,
     ) -> None:
         self.objective = objective
         self.start = time.perf_counter()
         self._to_user_tree = to_user_tree or (lambda tree: tree)
         self._on_improve = on_improve
-        self._on_sat_call = on_sat_call
+        self._on_event = on_event
         self.history: list[Incumbent] = []
-        self.trace: list[SatCall] = []
+        self.events: list[Event] = []
         self.lower_bound: float = 0.0
-        self.stats: dict[str, Any] = {}
+        self.stats: Stats = Stats()
+        self.preparation = Preparation()
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -139,10 +226,16 @@ class Recorder:
             self._on_improve(self.snapshot(proven_optimal=False))
         return user_tree
 
-    def sat_call(self, call: SatCall) -> None:
-        self.trace.append(call)
-        if self._on_sat_call is not None:
-            self._on_sat_call(call)
+    @property
+    def trace(self) -> list[SatCall]:
+        """The SAT calls reported so far."""
+        return [event for event in self.events if isinstance(event, SatCall)]
+
+    def event(self, event: Event) -> None:
+        """Record an event and pass it to ``on_event``."""
+        self.events.append(event)
+        if self._on_event is not None:
+            self._on_event(event)
 
     def snapshot(self, *, proven_optimal: bool) -> SearchResult:
         """The result as it stands: the last incumbent, the bound proven so far."""
@@ -158,6 +251,7 @@ class Recorder:
             proven_optimal=proven_optimal,
             runtime=self.elapsed(),
             history=tuple(self.history),
-            trace=tuple(self.trace),
-            stats=dict(self.stats),
+            events=tuple(self.events),
+            stats=copy.deepcopy(self.stats),
+            preparation=copy.deepcopy(self.preparation),
         )

@@ -8,24 +8,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import satdt.data as data_module
 from satdt.data import (
     ColumnSpec,
     Dataset,
     Schema,
-    contradiction_error,
-    find_contradictions,
     from_arrays,
     read_csv,
     read_with_schema,
-    resolve_majority,
 )
-from satdt.errors import ContradictionError, DataError
+from satdt.errors import DataError
 
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
@@ -471,77 +470,337 @@ def test_read_with_schema_labelfirst(tmp_path: Path) -> None:
         read_with_schema(write(tmp_path, "bad.txt", "0 1 1 1\n"), schema)
 
 
-# ---------------------------------------------------------------------- contradictions
-def test_find_contradictions() -> None:
-    X = np.array([[0, 1], [1, 1], [0, 1], [1, 1], [2, 2], [2, 2], [0, 1]], dtype=float)
-    y = np.array([0, 1, 1, 1, 5, 6, 0])
-    assert find_contradictions(X, y) == [[0, 2, 6], [4, 5]]
-    assert find_contradictions(X, np.zeros(7)) == []
+# ---------------------------------------------------------------------- separators
+@pytest.mark.parametrize(("sep", "name"), [(";", "semicolon"), ("\t", "tab"), ("|", "pipe")])
+def test_separator_detected(tmp_path: Path, sep: str, name: str) -> None:
+    rows = [["size", "colour", "y"], ["1.5", "red", "a"], ["2", "blue", "b"], ["3", "red", "a"]]
+    path = write(tmp_path, f"{name}.csv", "\n".join(sep.join(row) for row in rows) + "\n")
+    data = read_csv(path)
+    assert data.feature_names == ["size", "colour == blue", "colour == red"]
+    np.testing.assert_array_equal(data.X, [[1.5, 0, 1], [2, 1, 0], [3, 0, 1]])
+    assert data.y is not None and data.y.tolist() == ["a", "b", "a"]
+    assert data.schema == read_csv(path, sep=sep).schema
 
 
-def brute_force_contradictions(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
-    groups: list[list[int]] = []
-    seen: set[int] = set()
-    for i in range(len(X)):
-        if i in seen:
-            continue
-        group = [j for j in range(len(X)) if np.array_equal(X[i], X[j])]
-        seen.update(group)
-        if len({y[j] for j in group}) > 1:
-            groups.append(group)
-    return groups
+def test_comma_preferred_when_ambiguous_and_sep_forced(tmp_path: Path) -> None:
+    text = "name, first;age;y\nSmith, Ann;30;0\nDoe, Bob;40;1\n"
+    path = write(tmp_path, "a.csv", text)
+    assert [c.name for c in read_csv(path).schema.columns] == ["name"]  # split at commas
+    data = read_csv(path, sep=";")
+    assert data.feature_names == ["name, first == Doe, Bob", "name, first == Smith, Ann", "age"]
+    np.testing.assert_array_equal(data.y, [0, 1])
 
 
-@settings(deadline=None, max_examples=60)
-@given(
-    st.integers(1, 12).flatmap(
-        lambda n: st.tuples(
-            st.lists(st.lists(st.integers(0, 1), min_size=2, max_size=2), min_size=n, max_size=n),
-            st.lists(st.integers(0, 2), min_size=n, max_size=n),
-        )
-    )
+def test_sep_forced_on_a_file_detection_would_misread(tmp_path: Path) -> None:
+    path = write(tmp_path, "p.csv", "a|b|y\n1|2|0\n3|4|1\n")
+    np.testing.assert_array_equal(read_csv(path, sep="|").X, [[1, 2], [3, 4]])
+    message = error_of(path, sep=",")
+    assert "sep=','" in message and "only one column" in message and "sep option" in message
+
+
+def test_separator_inside_quotes_is_a_cell(tmp_path: Path) -> None:
+    path = write(tmp_path, "q.csv", 'a;b;y\n"x;1";2;0\nz;"3";1\n')
+    data = read_csv(path)
+    assert data.schema.columns[0].categories == ("x;1", "z")
+    np.testing.assert_array_equal(data.X[:, -1], [2, 3])
+    np.testing.assert_array_equal(data.line_numbers, [2, 3])
+
+
+def test_quoted_header_and_plain_rows(tmp_path: Path) -> None:
+    path = write(tmp_path, "h.csv", '"a";"b";"y"\r\n1;2;0\r\n\r\n3;4;1\r\n')
+    data = read_csv(path)
+    assert data.feature_names == ["a", "b"]
+    np.testing.assert_array_equal(data.X, [[1, 2], [3, 4]])
+    np.testing.assert_array_equal(data.line_numbers, [2, 4])
+
+
+def test_undetectable_separator_suggests_sep(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "s.csv", "a:b:y\n1:2:0\n"))
+    assert "only one column ('a:b:y')" in message
+    assert "sep option" in message and "labelfirst" in message
+    np.testing.assert_array_equal(read_csv(tmp_path / "s.csv", sep=":").X, [[1, 2]])
+
+
+def test_uneven_rows_still_reported_with_detection(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "r.csv", "a;b;y\n1;2;0\n1;2\n"))
+    assert "line 3" in message and "expected 3" in message and "found 2" in message
+
+
+@pytest.mark.parametrize("sep", [",;", "", '"', "\n", "\r", 44, "\\t"])
+def test_bad_sep(tmp_path: Path, sep: object) -> None:
+    path = write(tmp_path, "t.csv", "a,y\n1,0\n")
+    message = error_of(path, sep=sep)
+    assert "sep must be one character" in message and repr(sep) in message
+    assert "'\\t'" in message  # the fix shows how to write a tab
+    with pytest.raises(DataError, match="sep must be one character"):
+        read_with_schema(path, read_csv(path).schema, sep=sep)  # type: ignore[arg-type]
+
+
+def test_sep_with_a_labelfirst_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "b.txt", "1 0 1\n0 1 0\n")
+    message = error_of(path, sep=";")
+    assert "label-first" in message and ".txt" in message and "input_format='csv'" in message
+    message = error_of(write(tmp_path, "b.dat", "1 0 1\n"), sep=";", input_format="labelfirst")
+    assert "label-first" in message and ".txt" not in message
+    data = read_csv(write(tmp_path, "c.txt", "a;y\n1;0\n"), sep=";", input_format="csv")
+    assert data.feature_names == ["a"]
+
+
+def test_labelfirst_ignores_detection(tmp_path: Path) -> None:
+    data = read_csv(write(tmp_path, "b.txt", "1 0;1 1\n0 1;0 0\n"))
+    assert data.schema.columns[0] == ColumnSpec("x1", "categorical", ("0;1", "1;0"))
+
+
+# ---------------------------------------------------------------------- decimal commas
+def test_decimal_commas(tmp_path: Path) -> None:
+    text = "a;b;c;y\n3,14;1;x;1,0\n-0,5;2;y;0,0\n2;3,5E-1;z;1\n"
+    data = read_csv(write(tmp_path, "d.csv", text))
+    assert [c.kind for c in data.schema.columns] == ["numeric", "numeric", "categorical"]
+    np.testing.assert_array_equal(data.X[:, :2], [[3.14, 1], [-0.5, 2], [2, 0.35]])
+    assert data.y is not None and data.y.dtype == np.int64
+    np.testing.assert_array_equal(data.y, [1, 0, 1])
+
+
+def test_decimal_commas_only_when_the_column_is_all_numbers(tmp_path: Path) -> None:
+    text = "mixed;thousands;label\n1,5;1,234,5;1,5\n1.5;2;x\n"
+    data = read_csv(write(tmp_path, "d.csv", text))
+    assert data.schema.columns[0].categories == ("1,5", "1.5")  # a dot and a comma
+    assert data.schema.columns[1].categories == ("1,234,5", "2")  # two commas
+    assert data.y is not None and data.y.tolist() == ["1,5", "x"]
+
+
+def test_no_decimal_commas_in_comma_separated_files(tmp_path: Path) -> None:
+    data = read_csv(write(tmp_path, "q.csv", 'a,y\n"3,5",0\n"4,5",1\n'))
+    assert data.schema.columns[0] == ColumnSpec("a", "categorical", ("3,5", "4,5"))
+
+
+def test_decimal_commas_with_a_schema(tmp_path: Path) -> None:
+    schema = read_csv(write(tmp_path, "train.csv", "a;y\n0,5;0\n1,5;1\n")).schema
+    data = read_with_schema(write(tmp_path, "test.csv", "a\n2,25\n3\n"), schema, sep=";")
+    np.testing.assert_array_equal(data.X, [[2.25], [3]])
+    with pytest.raises(DataError, match=r"line 2, column 'a': '2,25' is not a number"):
+        read_with_schema(write(tmp_path, "bad.csv", "a;y\n2,25;0\n3.5;1\n"), schema)
+
+
+def test_one_column_file_to_predict_on(tmp_path: Path) -> None:
+    schema = read_csv(write(tmp_path, "train.csv", "a,y\n1,0\n2,1\n")).schema
+    data = read_with_schema(write(tmp_path, "test.csv", "a\n5\n6\n"), schema)
+    np.testing.assert_array_equal(data.X, [[5], [6]])
+    assert data.y is None
+
+
+def test_missing_value_beside_decimal_commas(tmp_path: Path) -> None:
+    message = error_of(write(tmp_path, "m.csv", "a;y\n0,5;0\nNA;1\n"))
+    assert "line 3" in message and "column 'a'" in message and "missing value 'NA'" in message
+
+
+# ---------------------------------------------------------------------- fast reader
+Outcome = Dataset | str | None
+
+
+def outcome(read: object) -> Outcome:
+    """What a reader gives: a Dataset, None (the fast reader declines) or the error message."""
+    try:
+        return read()  # type: ignore[operator,no-any-return]
+    except DataError as exc:
+        return str(exc)
+
+
+def assert_same(fast: Outcome, exact: Outcome) -> None:
+    """The fast reader's answer is the exact reader's, bit for bit (or the same message)."""
+    assert isinstance(exact, (Dataset, str))
+    if isinstance(fast, str) or isinstance(exact, str):
+        assert fast == exact
+        return
+    assert isinstance(fast, Dataset)
+    assert fast.X.dtype == exact.X.dtype == np.float64 and fast.X.flags.c_contiguous
+    np.testing.assert_array_equal(fast.X, exact.X)
+    np.testing.assert_array_equal(np.signbit(fast.X), np.signbit(exact.X))
+    if exact.y is None:
+        assert fast.y is None
+    else:
+        assert fast.y is not None and fast.y.dtype == exact.y.dtype
+        np.testing.assert_array_equal(fast.y, exact.y)
+    assert fast.schema == exact.schema
+    assert fast.line_numbers.dtype == np.int64
+    np.testing.assert_array_equal(fast.line_numbers, exact.line_numbers)
+    assert fast.source == exact.source
+
+
+def opened(path: Path, sep: str | None = None) -> data_module._File:
+    """The file as the readers take it (the fast reader frees its bytes once it has parsed)."""
+    return data_module._open(path, "auto", sep)
+
+
+def both_readers(path: Path, sep: str | None = None, drop: tuple[str, ...] = ()) -> Dataset:
+    """Read with the fast and the exact reader, check they agree, and return the result."""
+    fast = outcome(lambda: data_module._read_csv_fast(opened(path, sep), None, drop))
+    exact = outcome(lambda: data_module._read_csv_exact(opened(path, sep), None, drop))
+    assert fast is not None, "the fast reader declined the file"
+    assert_same(fast, exact)
+    assert isinstance(exact, Dataset)
+    return exact
+
+
+def test_fast_reader_takes_plain_tables(tmp_path: Path) -> None:
+    text = "a;colour;id;y\r\n1,5;red;x;cat\r\n\r\n2; blue ;?;dog\r\n-3;red;;cat\r\n\r\n"
+    data = both_readers(write(tmp_path, "t.csv", text), drop=("id",))
+    np.testing.assert_array_equal(data.X, [[1.5, 0, 1], [2, 1, 0], [-3, 0, 1]])
+    assert data.y is not None and data.y.tolist() == ["cat", "dog", "cat"]
+    np.testing.assert_array_equal(data.line_numbers, [2, 4, 5])
+    path = write(tmp_path, "n.csv", "\n\n a , b ,y\n1,2,0\n3,4,1")
+    np.testing.assert_array_equal(both_readers(path).line_numbers, [4, 5])
+
+
+def late_surprise(tmp_path: Path, cell: str, rows: int = 150) -> Path:
+    """A table of numbers whose column 'b' holds ``cell`` on line ``rows`` (past the sample)."""
+    lines = ["a,b,y"] + [f"{i},{i / 8},{i % 2}" for i in range(rows)]
+    lines[-2] = f"7,{cell},1"
+    return write(tmp_path, "late.csv", "\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize("sep", [",", ";"])
+def test_late_text_in_a_column_of_numbers(tmp_path: Path, sep: str) -> None:
+    cell = "red" if sep == "," else "at row 0, column 1."  # numpy's words for where it failed
+    path = late_surprise(tmp_path, cell)
+    path.write_text(path.read_text().replace(",", sep).replace("row 0; column", "row 0, column"))
+    data = both_readers(path)
+    assert data.schema.columns[1].kind == "categorical"
+    assert cell in data.schema.columns[1].categories
+    assert data.X.shape == (150, 1 + 150)
+    np.testing.assert_array_equal(data.line_numbers, np.arange(2, 152))
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("NA", "line 150, column 'b': missing value 'NA' (1 missing cell in all)"),
+        ("", "line 150, column 'b': empty cell"),
+        ("nan", "line 150, column 'b': missing value 'nan'"),
+        ("-inf", "line 150, column 'b': '-inf' is not a finite number"),
+        ("1,2", "line 150: expected 3 cells"),
+    ],
 )
-def test_find_contradictions_matches_brute_force(data: tuple[list[list[int]], list[int]]) -> None:
-    X, y = np.array(data[0], dtype=float), np.array(data[1])
-    assert find_contradictions(X, y) == brute_force_contradictions(X, y)
+def test_late_problems_keep_their_messages(tmp_path: Path, cell: str, expected: str) -> None:
+    path = late_surprise(tmp_path, cell)
+    assert expected in error_of(path)
+    fast = outcome(lambda: data_module._read_csv_fast(opened(path), None, ()))
+    if fast is not None:  # a missing value in text it reports itself; nan, inf it leaves
+        assert_same(fast, outcome(lambda: data_module._read_csv_exact(opened(path), None, ())))
 
 
-def test_contradiction_error_from_a_file(tmp_path: Path) -> None:
-    data = read_csv(write(tmp_path, "c.csv", "a,b,y\n1,1,0\n2,2,0\n1,1,1\n"))
-    groups = find_contradictions(data.X, data.y)  # type: ignore[arg-type]
-    error = contradiction_error(groups, data.y, data.line_numbers, data.source)  # type: ignore[arg-type]
-    assert isinstance(error, ContradictionError) and isinstance(error, DataError)
-    message = str(error)
-    assert message.startswith(
-        "no consistent tree exists: 1 group of rows has identical features but different labels"
-    )
-    assert "  lines 2, 4: labels 0, 1" in message
-    assert "--resolve majority" in message
-    assert error.groups == [[2, 4]]
+def test_late_bytes_that_are_not_utf8(tmp_path: Path) -> None:
+    path = late_surprise(tmp_path, "x")
+    path.write_bytes(path.read_bytes().replace(b",x,", b",caf\xe9,"))
+    message = error_of(path)
+    assert "line 150" in message and "UTF-8" in message
 
 
-def test_contradiction_error_shows_at_most_ten_groups() -> None:
-    groups = [[2 * g, 2 * g + 1] for g in range(12)]
-    y = np.tile([0, 1], 12)
-    lines = np.arange(24) + 2
-    message = str(contradiction_error(groups, y, lines, "f.csv"))
-    assert "12 groups of rows have identical features but different labels" in message
-    assert "lines 20, 21" in message and "lines 22, 23" not in message
-    assert "2 more groups" in message
-    assert len(contradiction_error(groups, y, lines, "f.csv").groups) == 12
+def test_late_quotes_and_decimal_commas(tmp_path: Path) -> None:
+    path = late_surprise(tmp_path, '"q,r"')
+    assert "q,r" in read_csv(path).schema.columns[1].categories
+    lines = ["a;b;y"] + [f"{i};{i};{i % 2}" for i in range(150)]
+    lines[-2] = "7;0,5;1"
+    data = read_csv(write(tmp_path, "d.csv", "\n".join(lines)))
+    assert data.schema.columns[1].kind == "numeric" and data.X[-2, 1] == 0.5
 
 
-def test_resolve_majority() -> None:
-    X = np.array([[0], [0], [0], [1], [1], [2]], dtype=float)
-    y = np.array([1, 0, 1, 3, 2, 7])
-    resolved, changed = resolve_majority(X, y)
-    np.testing.assert_array_equal(resolved, [1, 1, 1, 2, 2, 7])  # tie 3/2 -> 2
-    assert changed == 2
-    np.testing.assert_array_equal(y, [1, 0, 1, 3, 2, 7])  # input untouched
-    assert find_contradictions(X, resolved) == []
+WEIRD_CELLS = [
+    *["", " ", "NA", "nan", "NaN", "-nan", "inf", "-Infinity", "None", "?", "n/a"],
+    *["1_000", "\u0664", " 7 ", "+3.", ".5", "1e3", "-0", "0x10", "\xa02", "x y", "caf\u00e9"],
+    *["1,5", "-0,25", "2,0", "1.5", "a;b", "c|d", "e\tf"],
+]
+CELLS = {
+    "int": ["-3", "0", "1", "2", "12"],
+    "float": ["0.5", "-1.25", "3", "1e-3", "2.0", "-0.0", "0", "7.125"],
+    "comma": ["0,5", "-1,25", "3", "1,5E-3", "2"],
+    "text": ["red", "blue", "1", "x y", "\u00e9t\u00e9"],
+    "weird": WEIRD_CELLS,
+}
 
 
-def test_resolve_majority_string_labels() -> None:
-    X = np.zeros((2, 1))
-    resolved, changed = resolve_majority(X, np.array(["b", "a"]))
-    assert resolved.tolist() == ["a", "a"] and changed == 1
+@st.composite
+def csv_files(draw: st.DrawFn) -> tuple[str, tuple[str, ...], int]:
+    """A small CSV text with every feature of the readers: separators, kinds, odd cells, blanks."""
+    sep = draw(st.sampled_from(data_module.SEPARATORS))
+    n = draw(st.integers(1, 6))
+    kinds = draw(st.lists(st.sampled_from(sorted(CELLS)), min_size=2, max_size=5))
+    columns = [[draw(st.sampled_from(CELLS[kind])) for _ in range(n)] for kind in kinds]
+    names = [f"c{j}" for j in range(len(kinds) - 1)] + ["y"]
+    if draw(st.booleans()):
+        names = [f'"{name}"' for name in names]
+    pad = draw(st.sampled_from(["", " "]))
+    lines = [sep.join(names)] + [
+        sep.join(f"{pad}{column[i]}{pad}" for column in columns) for i in range(n)
+    ]
+    for _ in range(draw(st.integers(0, 2))):
+        lines.insert(draw(st.integers(0, len(lines))), draw(st.sampled_from(["", "  "])))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    text = end.join(lines) + draw(st.sampled_from(["", end, end + end]))
+    drop = ("c0",) if len(kinds) > 2 and draw(st.booleans()) else ()
+    return text, drop, draw(st.sampled_from([2, 3, 100]))
+
+
+@settings(deadline=None, max_examples=200)
+@given(csv_files())
+def test_fast_and_exact_readers_agree(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[str, tuple[str, ...], int]
+) -> None:
+    text, drop, sample_lines = case
+    path = write(tmp_path_factory.mktemp("agree"), "t.csv", text)
+    with mock.patch.object(data_module, "_SAMPLE_LINES", sample_lines):
+        fast = outcome(lambda: data_module._read_csv_fast(opened(path), None, drop))
+        exact = outcome(lambda: data_module._read_csv_exact(opened(path), None, drop))
+        if fast is not None:
+            assert_same(fast, exact)
+        if not isinstance(exact, Dataset):
+            return
+        schema = exact.schema
+        fast = outcome(lambda: data_module._read_with_schema_fast(opened(path), schema, False))
+        exact = outcome(lambda: data_module._read_with_schema_exact(opened(path), schema, False))
+        if fast is not None:
+            assert_same(fast, exact)
+
+
+def test_fast_reader_takes_most_generated_files() -> None:
+    """Guard for the property test above: the fast reader is not declining everything."""
+    taken = 0
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        values = rng.integers(-999, 999, size=(5, 3)) / 8
+        text = "a;b;c;y\n" + "\n".join(";".join(map(str, row)) + ";1" for row in values)
+        file = data_module._File(text.encode(), "mem.csv", False, ";", False)
+        taken += data_module._read_csv_fast(file, None, ()) is not None
+    assert taken == 40
+
+
+def big_numeric_csv(path: Path, n: int) -> np.ndarray:
+    """Write ``n`` rows of 20 three-decimal numbers and an integer label; return the values."""
+    rng = np.random.default_rng(7)
+    block = np.round(rng.uniform(-1000, 1000, size=(1000, 21)), 3)
+    block[:, 20] = rng.integers(0, 5, size=1000)
+    lines = [",".join(f"{v:.3f}" for v in row[:20]) + f",{int(row[20])}" for row in block]
+    header = ",".join([*(f"f{j}" for j in range(20)), "label"])
+    with path.open("wb") as out:
+        out.write(header.encode() + b"\n")
+        body = ("\n".join(lines) + "\n").encode()
+        for k in range(n // 1000):
+            out.write(body)
+            if k == n // 2000:
+                out.write(b"\n")  # one blank line half-way
+    return np.tile(block, (n // 1000, 1))
+
+
+@pytest.mark.slow
+def test_large_numeric_csv(tmp_path: Path) -> None:
+    n = 200_000
+    expected = big_numeric_csv(tmp_path / "big.csv", n)
+    data = read_csv(tmp_path / "big.csv")
+    assert data.X.shape == (n, 20) and data.X.flags.c_contiguous
+    np.testing.assert_array_equal(data.X, expected[:, :20])
+    assert data.y is not None and data.y.dtype == np.int64
+    np.testing.assert_array_equal(data.y, expected[:, 20].astype(np.int64))
+    half = (n // 2000 + 1) * 1000  # rows before the blank line
+    np.testing.assert_array_equal(data.line_numbers[:half], np.arange(2, half + 2))
+    np.testing.assert_array_equal(data.line_numbers[half:], np.arange(half + 3, n + 3))
+    assert data.feature_names == [f"f{j}" for j in range(20)]

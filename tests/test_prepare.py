@@ -1,0 +1,97 @@
+"""Rows with identical features and different labels: satdt.prepare."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from satdt.data import read_csv
+from satdt.errors import ContradictionError, DataError
+from satdt.prepare import contradiction_error, find_contradictions, resolve_majority
+
+
+def write(tmp_path: Path, name: str, content: str) -> Path:
+    path = tmp_path / name
+    path.write_bytes(content.encode("utf-8"))
+    return path
+
+
+# ---------------------------------------------------------------------- contradictions
+def test_find_contradictions() -> None:
+    X = np.array([[0, 1], [1, 1], [0, 1], [1, 1], [2, 2], [2, 2], [0, 1]], dtype=float)
+    y = np.array([0, 1, 1, 1, 5, 6, 0])
+    assert find_contradictions(X, y) == [[0, 2, 6], [4, 5]]
+    assert find_contradictions(X, np.zeros(7)) == []
+
+
+def brute_force_contradictions(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
+    groups: list[list[int]] = []
+    seen: set[int] = set()
+    for i in range(len(X)):
+        if i in seen:
+            continue
+        group = [j for j in range(len(X)) if np.array_equal(X[i], X[j])]
+        seen.update(group)
+        if len({y[j] for j in group}) > 1:
+            groups.append(group)
+    return groups
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda n: st.tuples(
+            st.lists(st.lists(st.integers(0, 1), min_size=2, max_size=2), min_size=n, max_size=n),
+            st.lists(st.integers(0, 2), min_size=n, max_size=n),
+        )
+    )
+)
+def test_find_contradictions_matches_brute_force(data: tuple[list[list[int]], list[int]]) -> None:
+    X, y = np.array(data[0], dtype=float), np.array(data[1])
+    assert find_contradictions(X, y) == brute_force_contradictions(X, y)
+
+
+def test_contradiction_error_from_a_file(tmp_path: Path) -> None:
+    data = read_csv(write(tmp_path, "c.csv", "a,b,y\n1,1,0\n2,2,0\n1,1,1\n"))
+    assert data.y is not None
+    groups = find_contradictions(data.X, data.y)
+    error = contradiction_error(groups, data.y, data.line_numbers, data.source)
+    assert isinstance(error, ContradictionError) and isinstance(error, DataError)
+    message = str(error)
+    assert message.startswith(
+        "no consistent tree exists: 1 group of rows has identical features but different labels"
+    )
+    assert "  lines 2, 4: labels 0, 1" in message
+    assert message.endswith("set resolve='majority' to keep each group's majority label")
+    assert "--resolve" not in message
+    assert error.groups == [[2, 4]]
+
+
+def test_contradiction_error_shows_at_most_ten_groups() -> None:
+    groups = [[2 * g, 2 * g + 1] for g in range(12)]
+    y = np.tile([0, 1], 12)
+    lines = np.arange(24) + 2
+    message = str(contradiction_error(groups, y, lines, "f.csv"))
+    assert "12 groups of rows have identical features but different labels" in message
+    assert "lines 20, 21" in message and "lines 22, 23" not in message
+    assert "2 more groups" in message
+    assert len(contradiction_error(groups, y, lines, "f.csv").groups) == 12
+
+
+def test_resolve_majority() -> None:
+    X = np.array([[0], [0], [0], [1], [1], [2]], dtype=float)
+    y = np.array([1, 0, 1, 3, 2, 7])
+    resolved, changed = resolve_majority(X, y)
+    np.testing.assert_array_equal(resolved, [1, 1, 1, 2, 2, 7])  # tie 3/2 -> 2
+    assert changed == 2
+    np.testing.assert_array_equal(y, [1, 0, 1, 3, 2, 7])  # input untouched
+    assert find_contradictions(X, resolved) == []
+
+
+def test_resolve_majority_string_labels() -> None:
+    X = np.zeros((2, 1))
+    resolved, changed = resolve_majority(X, np.array(["b", "a"]))
+    assert resolved.tolist() == ["a", "a"] and changed == 1

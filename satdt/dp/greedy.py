@@ -161,8 +161,11 @@ def _thresholds(below: np.ndarray, above: np.ndarray) -> np.ndarray:
     """
     if below.size == 0:
         return np.zeros(0)
-    pairs, inverse = np.unique(np.stack([below, above], axis=1), axis=0, return_inverse=True)
-    lo, hi = pairs[:, 0], pairs[:, 1]
+    pairs = np.empty(below.size, dtype=np.complex128)  # (below, above) as one sortable number
+    pairs.real = below
+    pairs.imag = above
+    pairs, inverse = np.unique(pairs, return_inverse=True)
+    lo, hi = pairs.real, pairs.imag
     with np.errstate(over="ignore"):
         mid = lo + (hi - lo) / 2
     # keep below <= t < above even where the two values are adjacent floats

@@ -251,12 +251,19 @@ def test_resuming_after_each_node_changes_nothing(monkeypatch):
     X = np.round(rng.random((3000, 4)), 2)
     y = without_contradictions(X, rng.integers(0, 2, 3000))
     w = rng.integers(1, 4, 3000).astype(float)
-    expected = [greedy_numeric_tree(X, y, 2), greedy_numeric_tree(X, y, 2, sample_weight=w)]
+    expected = [
+        greedy_numeric_tree(X, y, 2),
+        greedy_numeric_tree(X, y, 2, sample_weight=w),
+        greedy_numeric_tree(X, y, 2, max_depth=3),
+    ]
     assert expected[0].depth > 4
     monkeypatch.setattr(greedy, "_BUDGET", 1)  # back to Python after every split
     monkeypatch.setattr(greedy, "_STACK", 1)  # and whenever the stack is full
-    assert greedy_numeric_tree(X, y, 2) == expected[0]
-    assert greedy_numeric_tree(X, y, 2, sample_weight=w) == expected[1]
+    for local in (0, 1, 37, 1000, 1 << 20):  # subtrees renumbering their rows, from none to all
+        monkeypatch.setattr(greedy, "_LOCAL", local)
+        assert greedy_numeric_tree(X, y, 2) == expected[0]
+        assert greedy_numeric_tree(X, y, 2, sample_weight=w) == expected[1]
+        assert greedy_numeric_tree(X, y, 2, max_depth=3) == expected[2]
 
 
 class _Clock:

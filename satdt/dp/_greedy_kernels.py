@@ -27,7 +27,7 @@ from numba import njit
 GINI = 1
 MEDIAN = 2
 # Slots of the control array ctl of grow.
-TOP, N_NODES, MODE, MAX_DEPTH, BUDGET = range(5)
+TOP, N_NODES, MODE, MAX_DEPTH, BUDGET, SHIFT, LOCAL = range(7)
 # Return values of grow.
 DONE, BUDGET_SPENT, STACK_FULL = range(3)
 # Children of a split that will be split again (their rows must be kept in order).
@@ -402,17 +402,23 @@ def _impure(counts):
 
 
 @njit(cache=True)
-def grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl):
+def grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_local):
     """Grow the tree depth-first from the open nodes on ``stack``, until a budget of work.
 
-    ``stack[t] = (parent, side, start, end, depth)`` is an open node (side 0: left child)
-    whose rows sit at positions ``start:end`` of every column; ``stack_counts[t]`` are its
-    class weights. Nodes are numbered in preorder as they are popped (the left child is
-    pushed last, so it comes next): ``tree[i] = (column or -1, left, right, row below, row
-    above)`` where the rows hold the two values the threshold falls between; class weights
-    go to ``tree_counts[i]``. A node becomes a leaf when it is pure, at depth
-    ``ctl[MAX_DEPTH]`` (-1: no limit), or when its rows are identical. Splits follow
-    :func:`_best_split` or, when ``ctl[MODE] == MEDIAN``, :func:`_median_split`.
+    ``stack[t] = (parent, side | local << 1, start, end, depth)`` is an open node (side 0:
+    left child) whose rows sit at positions ``start:end`` of every column;
+    ``stack_counts[t]`` are its class weights. Nodes are numbered in preorder as they are
+    popped (the left child is pushed last, so it comes next): ``tree[i] = (column or -1,
+    left, right, row below, row above)`` where the rows hold the two values the threshold
+    falls between; class weights go to ``tree_counts[i]``. A node becomes a leaf when it is
+    pure, at depth ``ctl[MAX_DEPTH]`` (-1: no limit), or when its rows are identical. Splits
+    follow :func:`_best_split` or, when ``ctl[MODE] == MEDIAN``, :func:`_median_split`.
+
+    Local numbering: the first node of at most ``ctl[LOCAL]`` rows on a path renumbers its
+    rows ``start .. end - 1`` in ``idx`` (``origin[i]`` is the row numbered ``i``,
+    ``w_local[i]`` its weight), so that in its whole subtree the per-row flags and weights
+    read by the partition and the scan lie in one small block of memory instead of all over
+    the ``n`` rows. The flag ``local`` of a stack entry says that its rows are renumbered.
 
     Returns DONE (stack empty), BUDGET_SPENT (``ctl[BUDGET]`` row-column visits were spent: the
     caller checks the clock) or STACK_FULL (the caller enlarges the stack); ``ctl[TOP]`` and
@@ -422,6 +428,7 @@ def grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl):
     n_classes = tree_counts.shape[1]
     mode = ctl[MODE]
     max_depth = ctl[MAX_DEPTH]
+    shift = ctl[SHIFT]
     top = ctl[TOP]
     n_nodes = ctl[N_NODES]
     side = np.empty(n, dtype=np.uint8)
@@ -442,7 +449,8 @@ def grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl):
             break
         top -= 1
         parent = stack[top, 0]
-        child_side = stack[top, 1]
+        child_side = stack[top, 1] & 1
+        local = stack[top, 1] >> 1
         s = stack[top, 2]
         e = stack[top, 3]
         depth = stack[top, 4]
@@ -455,18 +463,22 @@ def grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl):
         counts = tree_counts[node]
         for k in range(n_classes):
             counts[k] = stack_counts[top, k]
-        if depth == max_depth or not _impure(counts):
+        if depth == max_depth or not _impure(counts) or n_cols == 0:
             continue
         work += (e - s) * n_cols
+        if not local and e - s <= ctl[LOCAL]:
+            _renumber(idx, s, e, w, origin, w_local, buf_idx)
+            local = 1
+        weights = w_local if local else w
         if mode == MEDIAN:
             c, q = _median_split(code, shift, s, e)
         else:
-            c, q = _best_split(idx, code, shift, w, counts, s, e, scratch)
+            c, q = _best_split(idx, code, shift, weights, counts, s, e, scratch)
         if c < 0:
             continue
         tree[node, 0] = c
-        tree[node, 3] = idx[c, q]
-        tree[node, 4] = idx[c, q + 1]
+        tree[node, 3] = origin[idx[c, q]] if local else idx[c, q]
+        tree[node, 4] = origin[idx[c, q + 1]] if local else idx[c, q + 1]
         # the children: right at top, left at top + 1 (popped next)
         right = stack_counts[top]
         left = stack_counts[top + 1]
@@ -476,16 +488,16 @@ def grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl):
         ic = idx[c]
         kc = code[c]
         for t in range(s, q + 1):
-            left[kc[t] & mask] += 1.0 if unit else w[ic[t]]
+            left[kc[t] & mask] += 1.0 if unit else weights[ic[t]]
         for t in range(q + 1, e):
-            right[kc[t] & mask] += 1.0 if unit else w[ic[t]]
+            right[kc[t] & mask] += 1.0 if unit else weights[ic[t]]
         if depth + 1 != max_depth:
             keep = KEEP_LEFT * _impure(left) + KEEP_RIGHT * _impure(right)
             if keep:
                 _partition(idx, code, s, e, c, q, keep, side, buf_idx, buf_code, buf_side)
         for k in range(2):  # k = 0: the left child, at top + 1
             stack[top + 1 - k, 0] = node
-            stack[top + 1 - k, 1] = k
+            stack[top + 1 - k, 1] = k | local << 1
             stack[top + 1 - k, 2] = s if k == 0 else q + 1
             stack[top + 1 - k, 3] = q + 1 if k == 0 else e
             stack[top + 1 - k, 4] = depth + 1
@@ -493,3 +505,23 @@ def grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl):
     ctl[TOP] = top
     ctl[N_NODES] = n_nodes
     return status
+
+
+@njit(cache=True)
+def _renumber(idx, s, e, w, origin, w_local, remap):
+    """Number the rows at positions ``s:e`` as ``s .. e - 1`` (their order in column 0).
+
+    ``remap`` (one entry per row of the table) is scratch; ``origin`` and ``w_local`` (empty
+    for unit weights) receive each new number's row and weight.
+    """
+    ic = idx[0]
+    for t in range(s, e):
+        remap[ic[t]] = t
+        origin[t] = ic[t]
+    for c in range(idx.shape[0]):
+        ic = idx[c]
+        for t in range(s, e):
+            ic[t] = remap[ic[t]]
+    if w.shape[0]:
+        for t in range(s, e):
+            w_local[t] = w[origin[t]]

@@ -40,6 +40,8 @@ _BUDGET = 1 << 24
 _CODE_LIMIT = 2**31
 # Initial capacity of the stack of open nodes (doubled when full).
 _STACK = 64
+# Subtrees of at most this many rows renumber them, so that they work in the cache.
+_LOCAL = 1 << 18
 
 
 def greedy_numeric_tree(
@@ -125,23 +127,27 @@ def _grow(
     stack_counts = np.empty((_STACK, n_classes))
     stack[0] = (-1, 0, 0, n, 0)
     stack_counts[0] = root_counts.astype(np.float64)
-    ctl = np.zeros(5, dtype=np.int64)
+    ctl = np.zeros(7, dtype=np.int64)
     ctl[_k.TOP] = 1
     ctl[_k.MODE] = _k.GINI
     ctl[_k.MAX_DEPTH] = -1 if max_depth is None else max_depth
     ctl[_k.BUDGET] = _BUDGET
+    ctl[_k.SHIFT] = shift
+    ctl[_k.LOCAL] = _LOCAL
+    origin = np.empty(n, dtype=np.int32)  # rows renumbered by the kernel (see grow)
+    w_local = np.empty_like(w)
     fell_back = False
     while True:
         if deadline is not None and not fell_back and time.perf_counter() >= deadline:
             fell_back = True
             ctl[_k.MODE] = _k.MEDIAN
-        status = _k.grow(idx, code, shift, w, stack, stack_counts, tree, tree_counts, ctl)
+        status = _k.grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_local)
         if status == _k.DONE:
             break
         if status == _k.STACK_FULL:
             stack = np.concatenate([stack, np.empty_like(stack)])
             stack_counts = np.concatenate([stack_counts, np.empty_like(stack_counts)])
-    del idx, code, stack, stack_counts
+    del idx, code, stack, stack_counts, origin, w_local
     m = int(ctl[_k.N_NODES])
     tree = tree[:m].astype(np.int64)
     feature, left, right = tree[:, 0], tree[:, 1], tree[:, 2]

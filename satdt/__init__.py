@@ -2,7 +2,8 @@
 
 Minimum-depth and minimum-size trees that classify every training row correctly (incremental
 SAT, PySAT), and minimum-error trees of bounded depth (anytime dynamic programming, Numba),
-behind one scikit-learn compatible estimator, :class:`OptimalTreeClassifier`.
+behind one scikit-learn compatible estimator, :class:`OptimalTreeClassifier`; the methods
+are listed in one table of searches, :data:`satdt.methods.METHODS`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ __all__ = [
 
 
 def warmup() -> None:
-    """Compile (or load from the cache) the Numba kernels of the DP searches now, not at first fit."""
-    from .dp.blossom import warmup as warmup_dp
+    """Compile (or load from the cache) every Numba kernel now, not at the first fit."""
+    from .methods import warmup as warmup_methods
 
-    warmup_dp()
+    warmup_methods()

@@ -9,7 +9,7 @@ thresholds per column instead, for large numeric data.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -38,6 +38,11 @@ class Binarizer:
         ``None`` keeps every threshold. An integer ``q`` keeps, for a column with more than
         ``q`` candidate thresholds, the midpoints around ``q`` evenly spaced quantiles of the
         column's values (fewer when two quantiles fall between the same values).
+    max_features
+        A cap on the total number of binary features (a memory budget: the features of
+        ``n`` rows take ``n`` bytes each). When the thresholds asked for would exceed it, the
+        per-column number of quantile thresholds is lowered until they fit, and
+        ``reduced_to_`` says to how many.
 
     Attributes
     ----------
@@ -49,24 +54,38 @@ class Binarizer:
         Readable names: ``petal_length > 2.45``, or ``colour == red`` for indicator columns.
     n_columns_in_
         Number of design columns seen by :meth:`fit`.
+    n_full_
+        Number of binary features with every threshold (before any cap).
+    reduced_to_
+        The per-column threshold count imposed by ``max_features``, or ``None``.
     """
 
-    def __init__(self, max_thresholds: int | None = None) -> None:
+    def __init__(self, max_thresholds: int | None = None, max_features: int | None = None) -> None:
         self.max_thresholds = max_thresholds
+        self.max_features = max_features
 
     def fit(
         self,
         X: np.ndarray,
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] = (),
+        *,
+        on_column: Callable[[int, int], None] | None = None,
     ) -> Binarizer:
-        """Choose the thresholds of every column of ``X``, ordered by column then value."""
+        """Choose the thresholds of every column of ``X``, ordered by column then value.
+
+        ``on_column(done, total)`` is called after each column is read and after each column's
+        thresholds are chosen (progress reports; it may raise to stop early).
+        """
         q = self.max_thresholds
-        if q is not None and (isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 1):
-            raise SatdtError(
-                f"max_thresholds must be a positive integer or None, got {q!r}; "
-                f"use None to keep every threshold"
-            )
+        for name, value in (("max_thresholds", q), ("max_features", self.max_features)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+            ):
+                raise SatdtError(
+                    f"{name} must be a positive integer or None, got {value!r}; "
+                    f"use None for no limit"
+                )
         X = _as_matrix(X)
         if not np.all(np.isfinite(X)):
             raise DataError("X contains NaN or infinite values; binary features need finite values")
@@ -78,12 +97,24 @@ class Binarizer:
                 f"feature_names has {len(feature_names)} names but X has {p} columns; "
                 f"give one name per column"
             )
+        values_of: list[np.ndarray] = []
+        for c in range(p):
+            values_of.append(np.unique(X[:, c]))
+            if on_column is not None:
+                on_column(c + 1, 2 * p)
+        gaps = np.array([len(values) - 1 for values in values_of], dtype=np.int64)
+        self.n_full_ = int(gaps.sum())
+        self.reduced_to_ = None
+        if self.max_features is not None:
+            asked = self.n_full_ if q is None else int(np.minimum(gaps, q).sum())
+            if asked > self.max_features:
+                q = _largest_fitting_count(gaps, int(self.max_features))
+                self.reduced_to_ = q
         indicator_set = {int(c) for c in indicator}
         columns: list[np.ndarray] = []
         thresholds: list[np.ndarray] = []
         names: list[str] = []
-        for c in range(p):
-            values = np.unique(X[:, c])
+        for c, values in enumerate(values_of):
             below, above = values[:-1], values[1:]
             mid = below + (above - below) / 2
             # keep below <= t < above even where the two values are adjacent floats
@@ -106,6 +137,8 @@ class Binarizer:
                 names.extend([str(feature_names[c])] * len(mid))
             else:
                 names.extend(f"{feature_names[c]} > {text}" for text in texts)
+            if on_column is not None:
+                on_column(p + c + 1, 2 * p)
         self.column_ = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
         self.threshold_ = np.concatenate(thresholds) if thresholds else np.zeros(0)
         self.names_ = names
@@ -142,19 +175,67 @@ class Binarizer:
         """:meth:`fit`, then :meth:`transform` the same rows."""
         return self.fit(X, feature_names, indicator).transform(X)
 
+    def transform_bits(
+        self, X: np.ndarray, on_column: Callable[[], None] | None = None
+    ) -> np.ndarray:
+        """The binary features of the rows of ``X`` as column bitsets ``(k, ceil(n / 64))`` uint64.
+
+        Bit ``i`` of bitset ``j`` is feature ``j`` of row ``i`` (see
+        :func:`satdt.prepare.column_bitsets`): ``n / 8`` bytes per feature, an eighth of the
+        dense matrix, computed a block of thresholds at a time. ``on_column()`` is called
+        between blocks (progress, deadline).
+        """
+        self._check_fitted()
+        X = _as_matrix(X)
+        n = X.shape[0]
+        words = (n + 63) // 64
+        bits = np.zeros((self.n_features_, words), dtype=np.uint64)
+        step = max(1, _CHUNK_CELLS // max(n, 1))
+        for start in range(0, self.n_features_, step):
+            end = min(start + step, self.n_features_)
+            block = X[:, self.column_[start:end]] > self.threshold_[start:end]
+            packed = np.packbits(block, axis=0, bitorder="little")  # (ceil(n / 8), end - start)
+            as_bytes = bits[start:end].view(np.uint8)
+            as_bytes[:, : packed.shape[0]] = packed.T
+            if on_column is not None:
+                on_column()
+        return bits
+
     @property
     def n_features_(self) -> int:
         """Number of binary features."""
         self._check_fitted()
         return len(self.column_)
 
+    @property
+    def max_thresholds_used_(self) -> int | None:
+        """The per-column threshold cap in force: ``max_thresholds``, or lower if the budget cut it."""
+        self._check_fitted()
+        return self.max_thresholds if self.reduced_to_ is None else self.reduced_to_
+
     def describe(self) -> str:
         """One line saying how the features were chosen and how many there are."""
         k = self.n_features_
         count = f"{k} binary feature" + ("" if k == 1 else "s")
-        if self.max_thresholds is None:
+        q = self.max_thresholds_used_
+        if q is None:
             return f"full thresholds: {count}"
-        return f"at most {self.max_thresholds} quantile thresholds per column: {count}"
+        text = f"at most {q} quantile thresholds per column: {count}"
+        if self.reduced_to_ is not None:
+            text += f" (every threshold would give {self.n_full_}, over the budget of {self.max_features})"
+        return text
+
+
+def _largest_fitting_count(gaps: np.ndarray, budget: int) -> int:
+    """The largest per-column threshold count q with sum(min(gaps, q)) <= budget (at least 1)."""
+    low, high = 1, max(int(gaps.max(initial=1)), 1)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if int(np.minimum(gaps, middle).sum()) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _as_matrix(X: np.ndarray) -> np.ndarray:
@@ -164,28 +245,4 @@ def _as_matrix(X: np.ndarray) -> np.ndarray:
     return X
 
 
-_CHUNK_CELLS = 1 << 24  # cells of B unpacked at a time by reduce_features
-
-
-def reduce_features(B: np.ndarray) -> np.ndarray:
-    """Indices of the binary columns worth keeping on these rows, ascending.
-
-    Drops constant columns and every column identical or complementary to an earlier column:
-    a tree can use the earlier column instead, with its branches swapped if complementary.
-    Columns are compared as packed bit strings, so the cost is a sort, not ``k**2`` compares.
-    """
-    B = np.asarray(B)
-    if B.ndim != 2:
-        raise DataError(f"B must be a 2-D binary matrix, got shape {B.shape}")
-    n, k = B.shape
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    step = max(1, _CHUNK_CELLS // n)
-    packed = np.empty((k, (n + 7) // 8), dtype=np.uint8)
-    for start in range(0, k, step):
-        block = B[:, start : start + step] != 0
-        # flip each column so that row 0 reads 0: complementary columns become identical
-        packed[start : start + step] = np.packbits((block ^ block[0]).T, axis=1)
-    unique, first = np.unique(packed, axis=0, return_index=True)
-    constant = ~unique.any(axis=1)  # after the flip, a constant column is all zeros
-    return np.sort(first[~constant]).astype(np.int64)
+_CHUNK_CELLS = 1 << 22  # cells compared at a time by transform_bits

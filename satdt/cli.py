@@ -11,23 +11,54 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
-from . import __version__
+from . import __version__, methods
 from .data import Dataset, read_csv, read_with_schema
 from .errors import InfeasibleError, NotProvenWarning, SatdtError
 from .learner import OptimalTreeClassifier, ParetoFront
-from .model import load_model, save_model
-from .result import SatCall, SearchResult
-from .tree import Tree
+from .model import Model, load_model, save_model
+from .result import Event, Progress, SatCall, SearchResult
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
+# The objectives of each learning command.
+COMMAND_OBJECTIVES = {"infer": ("depth", "size"), "fit": ("error",)}
+# Library messages name parameters; these are the command-line flags that set them.
+_FLAGS = {
+    "max_depth": "--max-depth",
+    "max_nodes": "--max-nodes",
+    "time_limit": "--time-limit",
+    "max_thresholds": "--max-thresholds",
+    "max_memory_mb": "--max-memory-mb",
+    "resolve": "--resolve",
+    "method": "--method",
+    "sep": "--sep",
+    "drop": "--drop",
+    **{name: param.flag for name, param in methods.method_params().items()},
+}
+_PARAMETER = re.compile(
+    r"(?<![\w'\"-])("
+    + "|".join(map(re.escape, _FLAGS))
+    + r")(?:=(['\"]?)([^'\"\s,;)]+)\2)?(?![\w'\"])"
+)
+
+
+def cli_message(text: str) -> str:
+    """A library message with parameter names turned into flags: ``max_depth=3`` -> ``--max-depth 3``."""
+
+    def flag(match: re.Match[str]) -> str:
+        name, value = match.group(1), match.group(3)
+        return _FLAGS[name] if value is None else f"{_FLAGS[name]} {value}"
+
+    return _PARAMETER.sub(flag, text)
 
 
 def _add_data_options(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +72,51 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "csv", "labelfirst"),
         default="auto",
         help="auto: .txt files are space-separated with the label first, others CSV",
+    )
+    parser.add_argument(
+        "--sep",
+        metavar="CHAR",
+        help="CSV separator (default: detected among , ; tab |); e.g. --sep ';'",
+    )
+
+
+def _add_method_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """--method and the options of the methods this command can run, from the table of searches."""
+    objectives = COMMAND_OBJECTIVES[command]
+    available = methods.methods_for(objectives)
+    lines = [f"{m.name}: {m.summary}" for m in available]
+    parser.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", *(m.name for m in available)],
+        help="the search (default auto): " + "; ".join(lines),
+    )
+    seen: set[str] = set()
+    for method in available:
+        for param in method.params:
+            if param.name in seen:
+                continue
+            seen.add(param.name)
+            parser.add_argument(
+                param.flag,
+                dest=param.name,
+                default=param.default,
+                type=param.parse,
+                metavar=param.name.upper(),
+                help=f"method {method.name}: {param.help}",
+            )
+    parser.add_argument(
+        "--max-thresholds",
+        type=int,
+        metavar="Q",
+        help="at most Q quantile thresholds per numeric column (optimal for those only)",
+    )
+    parser.add_argument(
+        "--max-memory-mb",
+        type=float,
+        default=1024,
+        metavar="MB",
+        help="memory budget of the binary features (default 1024); over it, fewer thresholds",
     )
 
 
@@ -69,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     infer = commands.add_parser(
         "infer",
         help="the minimum-depth tree that classifies every row correctly (SAT)",
-        description="Find the minimum-depth decision tree consistent with every row, by incremental SAT.",
+        description="Find the minimum-depth decision tree consistent with every row.",
     )
     _add_data_options(infer)
     infer.add_argument(
@@ -77,11 +153,6 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="K",
         help="fail (exit 1) if no consistent tree of depth <= K exists",
-    )
-    infer.add_argument(
-        "--solver",
-        default="auto",
-        help="SAT solver: cadical195, glucose4, glucose3, minisat22, maplechrono",
     )
     infer.add_argument(
         "--resolve",
@@ -110,23 +181,19 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="the fewest nodes at each depth from the minimum to --max-depth (default: minimum + 2)",
     )
+    _add_method_options(infer, "infer")
     _add_output_options(infer)
 
     fit = commands.add_parser(
         "fit",
-        help="the tree of depth <= K with the fewest training errors (Blossom DP)",
+        help="the tree of depth <= K with the fewest training errors (DP)",
         description="Find the decision tree of depth at most K with the fewest misclassified rows.",
     )
     _add_data_options(fit)
     fit.add_argument(
         "--max-depth", type=int, metavar="K", required=True, help="maximum depth of the tree"
     )
-    fit.add_argument(
-        "--max-thresholds",
-        type=int,
-        metavar="Q",
-        help="at most Q quantile thresholds per numeric column",
-    )
+    _add_method_options(fit, "fit")
     _add_output_options(fit)
 
     encode = commands.add_parser(
@@ -171,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="rows to predict (same columns as the training data; the label column may be absent)",
     )
     predict.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
+    predict.add_argument("--sep", metavar="CHAR", help="CSV separator (default: detected)")
     predict.add_argument(
         "-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout"
     )
@@ -198,6 +266,13 @@ class _Status:
             self.stream.write("\r\033[K" + text)
             self.stream.flush()
             self.shown = True
+
+    def event(self, event: Event) -> None:
+        if isinstance(event, SatCall):
+            self.sat_call(event)
+        elif isinstance(event, Progress):
+            done = f" {event.done:g}/{event.total:g}" if event.total else ""
+            self.show(f"{event.step}{done}")
 
     def sat_call(self, call: SatCall) -> None:
         if self.trace is not None:
@@ -231,17 +306,20 @@ class _Status:
 def _read_training(args: argparse.Namespace) -> Dataset:
     target: str | int | None = args.target
     drop = [c.strip() for c in args.drop.split(",") if c.strip()]
-    return read_csv(args.data, target=target, drop=drop, input_format=args.input_format)
+    return read_csv(
+        args.data, target=target, drop=drop, input_format=args.input_format, sep=args.sep
+    )
 
 
-def _leaves(tree: Tree) -> str:
-    return "1 leaf" if tree.n_leaves == 1 else f"{tree.n_leaves} leaves"
+def _leaves(model: Model) -> str:
+    n_leaves = getattr(model, "n_leaves", None)
+    return "" if n_leaves is None else (" (1 leaf)" if n_leaves == 1 else f" ({n_leaves} leaves)")
 
 
 def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     result = model.result_
     tree = result.tree
-    stats = result.stats
+    preparation = result.preparation
     lines = []
     if result.objective == "error":
         n = len(dataset.y)
@@ -251,73 +329,69 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             if result.proven_optimal
             else f"not proven; lower bound {result.lower_bound:g}"
         )
-        if result.proven_optimal and model.max_thresholds is not None:
+        if result.proven_optimal and "quantile" in preparation.binarization:
             proof += " for these binary features only"
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
         lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
-        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
-    elif result.objective == "size":
-        proof = (
-            "proven minimum"
-            if result.proven_optimal
-            else f"not proven; the minimum is at least {result.lower_bound:g}"
-        )
-        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)}; {proof})")
-        scope = (
-            "the minimum depth" if model.max_depth is None else f"depth at most {model.max_depth}"
-        )
-        lines.append(f"depth: {tree.depth} (among trees of {scope})")
+        lines.append(f"nodes: {tree.n_nodes}{_leaves(tree)}")
     else:
         proof = (
             "proven minimum"
             if result.proven_optimal
             else f"not proven; the minimum is at least {result.lower_bound:g}"
         )
-        lines.append(f"depth: {tree.depth} ({proof})")
-        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
-    if "examples_used" in stats:
+        if result.objective == "size":
+            lines.append(f"nodes: {tree.n_nodes}{_leaves(tree)[:-1]}; {proof})")
+            scope = (
+                "the minimum depth"
+                if model.max_depth is None
+                else f"depth at most {model.max_depth}"
+            )
+            lines.append(f"depth: {tree.depth} (among trees of {scope})")
+        else:
+            lines.append(f"depth: {tree.depth} ({proof})")
+            lines.append(f"nodes: {tree.n_nodes}{_leaves(tree)}")
+    method, _ = methods.resolve(model.objective, model.method, {})
+    lines += method.report(result)
+    if preparation.relabelled_rows:
         lines.append(
-            f"examples used: {stats['examples_used']} of {stats.get('rows', len(dataset.y))} distinct rows"
+            f"relabelled rows (majority): {preparation.relabelled_rows} "
+            "(training errors of this tree)"
         )
-        lines.append(f"SAT calls: {len(result.trace)}")
-    if stats.get("settled_without_sat_call"):
-        depths = ", ".join(map(str, stats["settled_without_sat_call"]))
+    if preparation.binarization:
         lines.append(
-            f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent (no SAT call)"
+            f"binary features: {preparation.binary_features} after reduction "
+            f"({preparation.binarization})"
         )
-    if stats.get("relabelled_rows"):
-        lines.append(
-            f"relabelled rows (majority): {stats['relabelled_rows']} (training errors of this tree)"
-        )
-    lines.append(
-        f"binary features: {stats['binary_features']} after reduction ({stats['binarization']})"
-    )
-    if stats.get("interrupted"):
+    lines += [f"note: {cli_message(note)}" for note in preparation.notes]
+    if result.stats.interrupted:
         lines.append("interrupted: the best tree found so far")
     lines.append(f"time: {result.runtime:.3f} s")
     return lines
 
 
-def _render(model: OptimalTreeClassifier, dataset: Dataset, fmt: str) -> str:
+def _render(model: OptimalTreeClassifier, fmt: str) -> str:
     result = model.result_
-    tree = result.tree
+    fitted = result.tree
     if fmt == "dot":
-        return tree.to_dot() + "\n"
+        return fitted.to_dot() + "\n"
     if fmt == "json":
         document = {
-            "tree": tree.to_dict(),
+            "kind": fitted.kind,
+            fitted.kind: fitted.to_dict(),
             "objective": result.objective,
             "objective_value": result.objective_value,
-            "depth": tree.depth,
-            "n_nodes": tree.n_nodes,
-            "n_leaves": tree.n_leaves,
+            "depth": fitted.depth,
+            "n_nodes": fitted.n_nodes,
+            "n_leaves": getattr(fitted, "n_leaves", None),
             "proven_optimal": result.proven_optimal,
             "lower_bound": result.lower_bound,
             "runtime": result.runtime,
-            "stats": dict(result.stats),
+            "stats": result.stats.as_dict(),
+            "preparation": result.preparation.as_dict(),
         }
         return json.dumps(document, indent=1, default=_json_default) + "\n"
-    return tree.export_text() + "\n"
+    return fitted.export_text() + "\n"
 
 
 def _render_front(front: ParetoFront, fmt: str) -> str:
@@ -362,6 +436,7 @@ def _write(text: str, output: str | None) -> None:
 
 
 def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
+    started = time.perf_counter()  # the time limit counts from here: reading is part of the fit
     dataset = _read_training(args)
     trace = None
     if getattr(args, "trace", False):
@@ -373,9 +448,9 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
         warnings.simplefilter("always", NotProvenWarning)
         try:
             if getattr(args, "pareto", False):
-                front = model.pareto_dataset(dataset, on_sat_call=status.sat_call)
+                front = model.pareto_dataset(dataset, on_event=status.event)
             else:
-                model.fit_dataset(dataset, on_sat_call=status.sat_call)
+                model.fit_dataset(dataset, on_event=status.event, started=started)
         finally:
             status.clear()
     if front is not None:
@@ -383,7 +458,7 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
         if args.save:
             save_model(args.save, model.tree_, model.schema_, model.result_)
         return EXIT_OK
-    _write(_render(model, dataset, args.format), args.output)
+    _write(_render(model, args.format), args.output)
     if not args.quiet:
         summary = "\n".join(_summary(model, dataset))
         to_stdout = args.format == "text" and not args.output
@@ -391,10 +466,14 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
         sys.stdout.flush()
         for warning in caught:
             if issubclass(warning.category, NotProvenWarning):
-                print(f"warning: {warning.message}", file=sys.stderr)
+                print(f"warning: {cli_message(str(warning.message))}", file=sys.stderr)
     if args.test:
         test = read_with_schema(
-            args.test, model.schema_, input_format=args.input_format, require_target=True
+            args.test,
+            model.schema_,
+            input_format=args.input_format,
+            require_target=True,
+            sep=args.sep,
         )
         accuracy = float(np.mean(model.tree_.predict(test.X) == test.y))
         print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
@@ -437,15 +516,35 @@ def _decode(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    tree, schema = load_model(args.model)
-    data = read_with_schema(args.data, schema, input_format=args.input_format)
-    predicted = tree.predict(data.X)
+    fitted, schema = load_model(args.model)
+    data = read_with_schema(args.data, schema, input_format=args.input_format, sep=args.sep)
+    predicted = fitted.predict(data.X)
     lines = [schema.target] + [str(p) for p in predicted.tolist()]
     _write("\n".join(lines) + "\n", args.output)
     if data.y is not None:
         accuracy = float(np.mean(predicted == data.y))
         print(f"accuracy: {accuracy:.4f} ({len(predicted)} rows)", file=sys.stderr)
     return EXIT_OK
+
+
+def _estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
+    """The estimator a learning command asks for, every option from the command line."""
+    if args.command == "infer":
+        objective = "size" if args.size or args.pareto else "depth"
+        extra: dict[str, Any] = dict(max_nodes=args.max_nodes, resolve=args.resolve)
+    else:
+        objective, extra = "error", {}
+    options = {name: getattr(args, name) for name in methods.method_params() if hasattr(args, name)}
+    return OptimalTreeClassifier(
+        objective=objective,
+        method=args.method,
+        max_depth=args.max_depth,
+        time_limit=args.time_limit,
+        max_thresholds=args.max_thresholds,
+        max_memory_mb=args.max_memory_mb,
+        **extra,
+        **options,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -459,28 +558,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _encode(args)
         if args.command == "decode":
             return _decode(args)
-        if args.command == "infer":
-            model = OptimalTreeClassifier(
-                objective="size" if args.size or args.pareto else "depth",
-                max_depth=args.max_depth,
-                max_nodes=args.max_nodes,
-                time_limit=args.time_limit,
-                solver=args.solver,
-                resolve=args.resolve,
-            )
-        else:
-            model = OptimalTreeClassifier(
-                objective="error",
-                max_depth=args.max_depth,
-                time_limit=args.time_limit,
-                max_thresholds=args.max_thresholds,
-            )
+        model = _estimator(args)
         return _learn(args, model)
     except InfeasibleError as exc:
-        print(f"satdt: {exc}", file=sys.stderr)
+        print(f"satdt: {cli_message(str(exc))}", file=sys.stderr)
         return EXIT_INFEASIBLE
     except SatdtError as exc:
-        print(f"satdt: error: {exc}", file=sys.stderr)
+        print(f"satdt: error: {cli_message(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except NotImplementedError as exc:
         print(f"satdt: not available: {exc}", file=sys.stderr)

@@ -685,7 +685,7 @@ def _check_complete(table: _Table, columns: dict[int, _Column], label: int | Non
         cell = str(uniq[inverse[row]])
         seen = f"missing value {cell!r}" if cell else "empty cell"
         cells = "1 missing cell" if total == 1 else f"{total} missing cells"
-        drop = "" if j == label else f" (--drop {table.names[j]})"
+        drop = "" if j == label else f" (drop={table.names[j]!r})"
         raise DataError(
             f"{table.where(row, j)}: {seen} ({cells} in all); {_COMPLETE_DATA_HINT}{drop}"
         )

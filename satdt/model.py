@@ -1,15 +1,20 @@
-"""Models on disk: a tree together with the input schema it expects.
+"""Models: the small protocol every satdt model follows, and models on disk.
 
-The file is JSON: the tree (``Tree.to_dict``), the schema of the table it was learnt from
-(column names and kinds, categories, label column) and a summary of the search, so that
-``satdt predict`` can check and encode new data exactly as the training data was.
+A model (a :class:`~satdt.tree.Tree` today, a decision diagram next) predicts over the
+design matrix and exports itself; :class:`Model` says what the estimators, the command line
+and model files rely on. A model file is JSON: the kind of model and its ``to_dict()``, the
+schema of the table it was learnt from (column names and kinds, categories, label column)
+and a summary of the search, so that ``satdt predict`` can check and encode new data
+exactly as the training data was.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import numpy as np
 
 from .data import Schema
 from .errors import DataError
@@ -17,9 +22,42 @@ from .result import SearchResult
 from .tree import Tree
 
 FORMAT = "satdt-model"
+VERSION = 2
 
 
-def model_dict(tree: Tree, schema: Schema, result: SearchResult | None = None) -> dict[str, Any]:
+@runtime_checkable
+class Model(Protocol):
+    """What every satdt model offers (rows are design-matrix rows)."""
+
+    kind: ClassVar[str]
+    classes: np.ndarray
+
+    @property
+    def n_nodes(self) -> int: ...
+
+    @property
+    def depth(self) -> int: ...
+
+    def predict_index(self, X: np.ndarray) -> np.ndarray: ...
+
+    def predict(self, X: np.ndarray) -> np.ndarray: ...
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray: ...
+
+    def apply(self, X: np.ndarray) -> np.ndarray: ...
+
+    def export_text(self) -> str: ...
+
+    def to_dot(self) -> str: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+# Every kind of model a file may hold, by its ``kind``.
+MODEL_KINDS: dict[str, Any] = {Tree.kind: Tree}
+
+
+def model_dict(model: Model, schema: Schema, result: SearchResult | None = None) -> dict[str, Any]:
     """The JSON-ready form of a fitted model."""
     summary = None
     if result is not None:
@@ -31,22 +69,23 @@ def model_dict(tree: Tree, schema: Schema, result: SearchResult | None = None) -
         }
     return {
         "format": FORMAT,
-        "version": 1,
+        "version": VERSION,
+        "kind": model.kind,
         "schema": schema.to_dict(),
-        "tree": tree.to_dict(),
+        "model": model.to_dict(),
         "search": summary,
     }
 
 
 def save_model(
-    path: str | Path, tree: Tree, schema: Schema, result: SearchResult | None = None
+    path: str | Path, model: Model, schema: Schema, result: SearchResult | None = None
 ) -> None:
     Path(path).write_text(
-        json.dumps(model_dict(tree, schema, result), indent=1) + "\n", encoding="utf-8"
+        json.dumps(model_dict(model, schema, result), indent=1) + "\n", encoding="utf-8"
     )
 
 
-def load_model(path: str | Path) -> tuple[Tree, Schema]:
+def load_model(path: str | Path) -> tuple[Model, Schema]:
     """Read a model written by :func:`save_model`; a clear :class:`DataError` otherwise."""
     path = Path(path)
     try:
@@ -61,7 +100,16 @@ def load_model(path: str | Path) -> tuple[Tree, Schema]:
         raise DataError(
             f"{path} is not a satdt model: save one with 'satdt infer ... --save {path.name}'"
         )
+    # version 1 files hold a tree under "tree"
+    kind, body = (
+        (data.get("kind"), data.get("model")) if "kind" in data else ("tree", data.get("tree"))
+    )
+    if kind not in MODEL_KINDS:
+        raise DataError(
+            f"{path} holds a model of kind {kind!r}, which this version of satdt does not know "
+            f"(known: {', '.join(MODEL_KINDS)}); upgrade satdt"
+        )
     try:
-        return Tree.from_dict(data["tree"]), Schema.from_dict(data["schema"])
+        return MODEL_KINDS[kind].from_dict(body), Schema.from_dict(data["schema"])
     except (KeyError, TypeError, ValueError) as exc:
         raise DataError(f"{path} is a damaged satdt model ({exc})") from None

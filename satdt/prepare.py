@@ -1,12 +1,30 @@
 """The one data preparation of satdt: from a validated table to what a search reads.
 
-Grouping identical rows and identical (or complementary) binary features happens here and
-only here, on packed bits, so the SAT and DP sides share one implementation.
+:func:`validate` checks in-memory ``X, y`` once (files are checked by :mod:`satdt.data`);
+:func:`prepare` drops zero-weight rows, settles contradictions by the objective's kind and
+gives a :class:`Prepared` whose views are built lazily, when a method asks: the numeric
+design matrix, or binary features ``x[c] > t`` (:class:`BinaryView`) within a memory
+budget. Grouping identical rows and identical (or complementary) binary features happens
+here and only here, on packed bits, so the SAT and DP sides share one implementation.
 """
 
 from __future__ import annotations
 
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
 import numpy as np
+
+from .binarize import Binarizer
+from .data import Dataset, Schema, from_arrays
+from .errors import ContradictionError, DataError, data_conversion_warning
+from .result import Progress, Recorder
+from .tree import Tree
+
+_ROWS_SHOWN = 10  # rows listed per group of contradictory rows in an error message
 
 
 # ---------------------------------------------------------------------- packed bits
@@ -93,26 +111,502 @@ def group_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order[new_group], inverse
 
 
-def distinct_features(B: np.ndarray) -> np.ndarray:
-    """Indices of the binary columns worth keeping on these rows, ascending.
+def distinct_bitsets(bits: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the features worth keeping, given as column bitsets of ``n`` rows, ascending.
 
-    Drops constant columns and every column identical or complementary to an earlier column:
-    a tree can use the earlier column instead, with its branches swapped if complementary.
-    Columns are compared as bitsets (each flipped so that row 0 reads 0), so the cost is a
-    sort of ``k`` bitsets of ``n`` bits, never a copy of ``B``.
+    Drops constant features and every feature identical or complementary to an earlier one:
+    a tree can use the earlier feature instead, with its branches swapped if complementary.
+    Each bitset is compared flipped so that row 0 reads 0; the cost is a sort of ``k``
+    bitsets, never a copy of the dense matrix.
     """
-    B = np.asarray(B)
-    if B.ndim != 2:
-        raise ValueError(f"expected a 2-D binary matrix, got shape {B.shape}")
-    n, k = B.shape
-    if n == 0 or k == 0:
+    if n == 0 or len(bits) == 0:
         return np.zeros(0, dtype=np.int64)
-    bits = column_bitsets(B)
-    flipped = B[0] != 0
+    bits = bits.copy()
+    flipped = (bits[:, 0] & np.uint64(1)) != 0
     bits[flipped] = ~bits[flipped]
     tail = n % 64
     if tail:  # bits past the last row stay zero after the flip
         bits[:, -1] &= np.uint64((1 << tail) - 1)
     first, _ = group_rows(bits)
-    constant = ~bits[first].any(axis=1)  # after the flip, a constant column is all zeros
+    constant = ~bits[first].any(axis=1)  # after the flip, a constant feature is all zeros
     return np.sort(first[~constant]).astype(np.int64)
+
+
+def distinct_features(B: np.ndarray) -> np.ndarray:
+    """:func:`distinct_bitsets` of the columns of a dense 0/1 matrix ``(n, k)``."""
+    B = np.asarray(B)
+    if B.ndim != 2:
+        raise ValueError(f"expected a 2-D binary matrix, got shape {B.shape}")
+    return distinct_bitsets(column_bitsets(B), B.shape[0])
+
+
+def unpack_columns(bits: np.ndarray, n: int) -> np.ndarray:
+    """Column bitsets ``(k, words)`` back to a C-contiguous uint8 ``(n, k)`` matrix."""
+    k = len(bits)
+    B = np.empty((n, k), dtype=np.uint8)
+    step = 64
+    for start in range(0, k, step):
+        block = np.unpackbits(
+            bits[start : start + step].view(np.uint8), axis=1, count=n, bitorder="little"
+        )
+        B[:, start : start + step] = block.T
+    return B
+
+
+# ---------------------------------------------------------------------- contradictions
+def find_contradictions(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
+    """Groups of rows with identical features but not all the same label.
+
+    Returns 0-based row indices, ascending within a group, groups ordered by their first row.
+    """
+    X = np.asarray(X)
+    y = np.asarray(y)
+    if len(X) == 0:
+        return []
+    _, rows = group_rows(X)
+    _, labels = np.unique(y, return_inverse=True)
+    labels = labels.reshape(-1)
+    # a group is contradictory when its rows do not all carry the label of its first row
+    first_label = np.full(rows.max() + 1, -1, dtype=np.int64)
+    first_label[rows[::-1]] = labels[::-1]
+    mixed = np.zeros(len(first_label), dtype=bool)
+    mixed[rows[labels != first_label[rows]]] = True
+    members = np.flatnonzero(mixed[rows])
+    groups: dict[int, list[int]] = {}
+    for i in members.tolist():
+        groups.setdefault(int(rows[i]), []).append(i)
+    return list(groups.values())
+
+
+def contradiction_error(
+    groups: Sequence[Sequence[int]],
+    y: np.ndarray,
+    line_numbers: np.ndarray,
+    source: str | None,
+    limit: int = 10,
+) -> ContradictionError:
+    """The error for contradictory rows, listing at most ``limit`` groups by line number."""
+    y = np.asarray(y)
+    line_numbers = np.asarray(line_numbers)
+    count = len(groups)
+    verb = "group of rows has" if count == 1 else "groups of rows have"
+    head = f"no consistent tree exists: {count} {verb} identical features but different labels"
+    lines = [f"{head} (rows numbered from 1)" if source is None else f"{head} in {source}"]
+    where = "rows" if source is None else "lines"
+    for group in groups[:limit]:
+        shown = group[:_ROWS_SHOWN]
+        numbers = ", ".join(str(line_numbers[i]) for i in shown)
+        labels = ", ".join(str(y[i]) for i in shown)
+        if len(group) > len(shown):
+            numbers += f", ... ({len(group)} rows)"
+            labels += ", ..."
+        lines.append(f"  {where} {numbers}: labels {labels}")
+    if count > limit:
+        lines.append(f"  ... and {count - limit} more groups")
+    lines.append("set resolve='majority' to keep each group's majority label")
+    line_groups = [[int(line_numbers[i]) for i in group] for group in groups]
+    return ContradictionError("\n".join(lines), line_groups)
+
+
+def resolve_majority(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
+    """Give every group of identical rows its majority label (ties: the smallest label).
+
+    Returns the new labels and the number of rows whose label changed.
+    """
+    y = np.asarray(y)
+    resolved = y.copy()
+    changed = 0
+    for group in find_contradictions(X, y):
+        labels, counts = np.unique(y[group], return_counts=True)
+        majority = labels[np.argmax(counts)]  # argmax takes the first, i.e. smallest, of ties
+        changed += int(np.count_nonzero(y[group] != majority))
+        resolved[group] = majority
+    return resolved, changed
+
+
+# ---------------------------------------------------------------------- validation
+def _numeric_matrix(X: Any) -> np.ndarray | None:
+    """Numeric array-likes as a float matrix (with scikit-learn's error types); None for tables."""
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError("satdt does not take sparse matrices; pass a dense array (X.toarray())")
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        return None  # a DataFrame: data.from_arrays reads its column types
+    array = np.asarray(X)
+    if array.dtype == object:
+        for cell in array.ravel():
+            if not isinstance(cell, str | int | float | bool | np.generic | None):
+                raise TypeError(
+                    f"argument must be a string or a number, not '{type(cell).__name__}': "
+                    "every cell of X must be a number or a category name"
+                )
+        return None
+    if array.dtype.kind in "US":
+        return None
+    if array.dtype.kind == "b":
+        return array.astype(np.float64)
+    if np.iscomplexobj(array):
+        raise ValueError("Complex data not supported")
+    if array.ndim != 2:
+        raise ValueError(
+            f"Expected a 2D array, got a {array.ndim}D array instead. Reshape your data either "
+            "using array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample"
+        )
+    if array.shape[1] == 0:
+        raise ValueError(
+            f"0 feature(s) (shape={array.shape}) while a minimum of 1 is required; "
+            "give at least one feature column"
+        )
+    array = array.astype(np.float64)
+    if not np.isfinite(array).all():
+        raise ValueError("Input X contains NaN or infinity; satdt needs complete, finite data")
+    return array
+
+
+def _check_labels(y: Any, estimator: str) -> Any:
+    """Reject what is not a vector of class labels; flatten a column vector (with a warning)."""
+    if y is None:
+        raise ValueError(f"{estimator} requires y to be passed, but the target y is None")
+    array = np.asarray(y)
+    if array.ndim == 2 and array.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected; it was flattened "
+            "(give y as a 1d array, one label per row)",
+            data_conversion_warning(),
+            stacklevel=4,
+        )
+        return array.ravel()
+    if array.dtype.kind == "f" and np.isfinite(array).all() and (array != np.round(array)).any():
+        raise ValueError(
+            "Unknown label type: continuous. satdt learns classifiers: give class labels "
+            "(integers or strings), not a continuous target"
+        )
+    return y
+
+
+def validate(
+    X: Any, y: Any, *, feature_names: Sequence[str] | None = None, estimator: str = "satdt"
+) -> Dataset:
+    """The one validation of in-memory training data: ``X`` (array or DataFrame) and labels ``y``.
+
+    Numeric arrays must be finite; tables of strings become categorical columns (see
+    :func:`satdt.data.from_arrays`). Errors follow scikit-learn's types (``ValueError``,
+    ``TypeError``) so that its estimator checks pass.
+    """
+    y = _check_labels(y, estimator)
+    numeric = _numeric_matrix(X)
+    design, schema, labels = from_arrays(
+        X if numeric is None else numeric, y, feature_names=feature_names
+    )
+    return Dataset(design, labels, schema, np.arange(1, len(labels) + 1), None)
+
+
+def design_for(X: Any, schema: Schema, n_features_in: int, estimator: str) -> np.ndarray:
+    """Rows to predict on as the fitted design matrix, encoded with the fitted schema."""
+    categorical = len(schema.columns) != n_features_in
+    numeric = _numeric_matrix(X)
+    if numeric is not None and not categorical:
+        if numeric.shape[1] != n_features_in:
+            raise ValueError(
+                f"X has {numeric.shape[1]} features, but {estimator} is expecting "
+                f"{n_features_in} features as input"
+            )
+        return numeric
+    if hasattr(X, "columns") and hasattr(X, "dtypes"):
+        missing = [c for c in schema.column_names if c not in set(map(str, X.columns))]
+        if missing:
+            raise DataError(f"X lacks the columns {missing} that the model was fitted on")
+        X = X.rename(columns=str)[schema.column_names].to_numpy(dtype=object)
+    raw = np.asarray(X if numeric is None else numeric, dtype=object)
+    if raw.ndim != 2 or raw.shape[1] != len(schema.columns):
+        raise ValueError(
+            f"X has {raw.shape[-1] if raw.ndim else 0} features, but {estimator} is "
+            f"expecting {len(schema.columns)} features as input"
+        )
+    return schema.encode(raw)
+
+
+def sample_weights(sample_weight: Any, n: int) -> np.ndarray:
+    """Row weights as a float vector of length ``n`` (default: all ones), finite and >= 0."""
+    if sample_weight is None:
+        return np.ones(n)
+    weight = np.asarray(sample_weight, dtype=np.float64)
+    if weight.ndim == 0:
+        weight = np.full(n, float(weight))
+    if weight.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {weight.shape}")
+    if not np.isfinite(weight).all() or (weight < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative")
+    return weight
+
+
+# ---------------------------------------------------------------------- the prepared data
+class TimeUp(Exception):
+    """The time limit passed during data preparation."""
+
+
+# The dense binary matrix may take this fraction of ``max_memory_mb``: the searches derive
+# a few arrays of the same size from it (distinct rows, per-row index lists).
+_DENSE_SHARE = 8
+# Seconds between two progress reports of a long preparation step.
+_PROGRESS_EVERY = 0.25
+
+
+@dataclass
+class BinaryView:
+    """Binary features ``b_j = [x[column[j]] > threshold[j]]`` of the prepared rows.
+
+    ``B`` is a C-contiguous uint8 ``(n, k)`` matrix without constant, identical or
+    complementary columns; ``binarizer`` chose the thresholds (``describe()`` says how).
+    """
+
+    B: np.ndarray
+    column: np.ndarray
+    threshold: np.ndarray
+    names: list[str]
+    binarizer: Binarizer
+
+    @property
+    def n_features(self) -> int:
+        return self.B.shape[1]
+
+
+class Prepared:
+    """One fit's data as the methods see it: validated rows, class indices, weights, views.
+
+    Attributes
+    ----------
+    X
+        float64 ``(n, p)`` design matrix of the rows with positive weight.
+    y
+        int64 class index of each row (after contradictions were settled).
+    weight
+        float64 row weights (all positive).
+    classes
+        The user's labels, indexed by class index.
+    schema, line_numbers, source
+        Where the rows came from (messages, saved models).
+    relabelled
+        Rows whose label ``resolve="majority"`` changed.
+    recorder
+        Where progress and incumbents go; its clock started when ``fit`` was called.
+    deadline
+        ``time.perf_counter()`` value of the time limit, or ``None``.
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        y: np.ndarray,
+        weight: np.ndarray,
+        classes: np.ndarray,
+        dataset: Dataset,
+        line_numbers: np.ndarray,
+        *,
+        relabelled: int,
+        recorder: Recorder,
+        deadline: float | None,
+        max_thresholds: int | None,
+        max_memory_mb: float,
+        resolve: str | None,
+        consistency: bool,
+    ) -> None:
+        self.X = X
+        self.y = y
+        self.weight = weight
+        self.classes = classes
+        self.schema = dataset.schema
+        self.source = dataset.source
+        self.line_numbers = line_numbers
+        self.relabelled = relabelled
+        self.recorder = recorder
+        self.deadline = deadline
+        self.max_thresholds = max_thresholds
+        self.max_memory_mb = max_memory_mb
+        self.resolve = resolve
+        self.consistency = consistency
+        self._binary: BinaryView | None = None
+        self._last_report = 0.0
+        recorder.preparation.rows = len(y)
+        recorder.preparation.relabelled_rows = relabelled
+
+    @property
+    def n_classes(self) -> int:
+        return len(self.classes)
+
+    @property
+    def feature_names(self) -> list[str]:
+        return list(self.schema.feature_names)
+
+    def time_left(self) -> float | None:
+        """Seconds to the deadline (``None``: no limit)."""
+        return None if self.deadline is None else self.deadline - time.perf_counter()
+
+    def check_time(self, step: str, done: float = 0.0, total: float = 0.0) -> None:
+        """Raise :class:`TimeUp` past the deadline; report progress now and then."""
+        now = time.perf_counter()
+        if self.deadline is not None and now >= self.deadline:
+            raise TimeUp(step)
+        if now - self._last_report >= _PROGRESS_EVERY:
+            self._last_report = now
+            self.recorder.event(Progress(step, done, total))
+
+    # ------------------------------------------------------------------ views
+    def numeric(self) -> np.ndarray:
+        """The float64 design matrix (categorical columns as 0/1 indicator columns)."""
+        return self.X
+
+    @property
+    def feature_budget(self) -> int:
+        """The most binary features whose dense matrix keeps within the memory budget."""
+        cells = self.max_memory_mb * 2**20 / _DENSE_SHARE
+        return max(1, int(cells // max(len(self.y), 1)))
+
+    def binary(self) -> BinaryView:
+        """Binary features within the memory budget (built once, on first use).
+
+        When every threshold (or ``max_thresholds``) would exceed the budget, fewer quantile
+        thresholds per column are used and the preparation notes say so: optimality then
+        holds for these features only. Raises :class:`TimeUp` past the deadline.
+        """
+        if self._binary is None:
+            self._binary = self._build_binary()
+        return self._binary
+
+    def _build_binary(self) -> BinaryView:
+        X = self.X
+        n = X.shape[0]
+        binarizer = Binarizer(max_thresholds=self.max_thresholds, max_features=self.feature_budget)
+        binarizer.fit(
+            X,
+            self.feature_names,
+            self.schema.indicator,
+            on_column=lambda done, total: self.check_time("choosing thresholds", done, total),
+        )
+        k = binarizer.n_features_
+        blocks = [0]
+
+        def on_block() -> None:
+            blocks[0] += 1
+            self.check_time("binarizing", blocks[0], k)
+
+        bits = binarizer.transform_bits(X, on_block)
+        kept = distinct_bitsets(bits, n)
+        self.check_time("binarizing", k, k)
+        B = unpack_columns(bits[kept], n)
+        del bits
+        if self.consistency and binarizer.max_thresholds_used_ is not None:
+            self._check_binary_contradictions(B, binarizer)
+        summary = self.recorder.preparation
+        summary.binary_features_total = binarizer.n_features_
+        summary.binary_features = B.shape[1]
+        summary.binarization = binarizer.describe()
+        if binarizer.reduced_to_ is not None:
+            summary.notes.append(
+                f"every threshold would give {binarizer.n_full_} binary features over {n} rows, "
+                f"more than the memory budget (max_memory_mb={self.max_memory_mb:g}) allows; "
+                f"using at most {binarizer.reduced_to_} quantile thresholds per column, so "
+                "optimality holds for these thresholds only"
+            )
+        return BinaryView(
+            B,
+            binarizer.column_[kept],
+            binarizer.threshold_[kept],
+            [binarizer.names_[j] for j in kept],
+            binarizer,
+        )
+
+    def _check_binary_contradictions(self, B: np.ndarray, binarizer: Binarizer) -> None:
+        """Rows that only quantile thresholds make identical may still disagree on the label."""
+        groups = find_contradictions(B, self.y)
+        if not groups:
+            return
+        q = binarizer.max_thresholds_used_
+        if self.resolve != "majority":
+            raise DataError(
+                f"with at most {q} thresholds per column, {len(groups)} groups of rows become "
+                "identical but have different labels, so no consistent tree exists over these "
+                "features; use full thresholds (max_thresholds=None, and a larger max_memory_mb "
+                "if the budget cut them) or resolve='majority'"
+            )
+        self.y, changed = resolve_majority(B, self.y)
+        self.relabelled += changed
+        self.recorder.preparation.relabelled_rows = self.relabelled
+
+    # ------------------------------------------------------------------ trees
+    def user_tree(self, tree: Tree) -> Tree:
+        """A tree over binary features as a tree over the user's columns, simplified, with counts."""
+        view = self.binary()
+        mapped = tree.map_features(
+            view.column, view.threshold, self.feature_names, list(self.schema.indicator)
+        )
+        mapped.classes = self.classes
+        return self.finish(mapped)
+
+    def finish(self, tree: Tree) -> Tree:
+        """A tree over the user's columns, simplified on the rows and with their class weights."""
+        named = tree.copy()
+        named.feature_names = self.feature_names
+        named.indicator = frozenset(int(i) for i in self.schema.indicator)
+        named.classes = self.classes
+        return named.simplify(self.X).with_counts(self.X, self.y, self.weight)
+
+
+def prepare(
+    dataset: Dataset,
+    sample_weight: Any,
+    *,
+    consistency: bool,
+    resolve: str | None,
+    recorder: Recorder,
+    deadline: float | None,
+    max_thresholds: int | None,
+    max_memory_mb: float,
+) -> Prepared:
+    """Rows with positive weight, class indices, contradictions settled: the :class:`Prepared` data.
+
+    ``consistency`` says whether the objective needs every row classified correctly: then
+    rows with identical features and different labels are an error (listing them), or, with
+    ``resolve="majority"``, relabelled by their group's majority. Error objectives keep them
+    (they are the irreducible error).
+    """
+    X, y = dataset.X, np.asarray(dataset.y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1D (one label per row), got shape {y.shape}")
+    if len(y) != len(X):
+        raise ValueError(f"X has {len(X)} rows but y has {len(y)} labels")
+    if len(y) == 0:
+        raise DataError("the data has no rows: satdt needs at least one labelled row")
+    if y.dtype.kind == "f" and not np.isfinite(y).all():
+        raise ValueError("y contains NaN or infinity")
+    weight = sample_weights(sample_weight, len(y))
+    keep = weight > 0
+    if not keep.any():
+        raise DataError("every sample_weight is zero: no row is left to learn from")
+    if not keep.all():
+        X, y, weight = X[keep], y[keep], weight[keep]
+    line_numbers = dataset.line_numbers[keep]
+    classes, y_index = np.unique(y, return_inverse=True)
+    y_index = y_index.reshape(-1).astype(np.int64)
+    relabelled = 0
+    if consistency:
+        groups = find_contradictions(X, y_index)
+        if groups:
+            if resolve != "majority":
+                raise contradiction_error(groups, y, line_numbers, dataset.source)
+            y_index, relabelled = resolve_majority(X, y_index)
+    return Prepared(
+        np.ascontiguousarray(X),
+        y_index,
+        weight,
+        classes,
+        dataset,
+        line_numbers,
+        relabelled=relabelled,
+        recorder=recorder,
+        deadline=deadline,
+        max_thresholds=max_thresholds,
+        max_memory_mb=max_memory_mb,
+        resolve=resolve,
+        consistency=consistency,
+    )

@@ -184,6 +184,8 @@ class Recorder:
         The objective being optimised.
     to_user_tree
         Maps a tree found by the search (over binary features) to the tree returned to the user.
+    start
+        ``time.perf_counter()`` value the clock counts from (default: now).
     on_improve
         Called with a snapshot on every new incumbent.
     on_event
@@ -199,10 +201,11 @@ class Recorder:
         to_user_tree: Callable[[Tree], Tree] | None = None,
         on_improve: Callable[[SearchResult], None] | None = None,
         on_event: Callable[[Event], None] | None = None,
+        start: float | None = None,
     ) -> None:
         self.objective = objective
-        self.start = time.perf_counter()
-        self._to_user_tree = to_user_tree or (lambda tree: tree)
+        self.start = time.perf_counter() if start is None else start
+        self.to_user_tree = to_user_tree or (lambda tree: tree)
         self._on_improve = on_improve
         self._on_event = on_event
         self.history: list[Incumbent] = []
@@ -218,9 +221,16 @@ class Recorder:
     def best(self) -> Incumbent | None:
         return self.history[-1] if self.history else None
 
-    def improve(self, tree: Tree, value: float) -> Tree:
-        """Record a new incumbent (a tree of the search) and return it as the user sees it."""
-        user_tree = self._to_user_tree(tree)
+    def improve(self, tree: Tree, value: float, *, mapped: bool = False) -> Tree | None:
+        """Record a new incumbent and return it as the user sees it.
+
+        ``tree`` is a tree of the search, mapped with ``to_user_tree``, or already over the
+        user's columns when ``mapped``. A tree no better than the incumbent is ignored
+        (``None`` is returned), so the history strictly improves.
+        """
+        if self.history and value >= self.history[-1].value:
+            return None
+        user_tree = tree if mapped else self.to_user_tree(tree)
         self.history.append(Incumbent(self.elapsed(), value, user_tree))
         if self._on_improve is not None:
             self._on_improve(self.snapshot(proven_optimal=False))

@@ -51,6 +51,8 @@ class Tree:
         ``colour == red``); they print as ``colour == red`` / ``colour != red``.
     """
 
+    kind = "tree"  # the model kind in saved model files (see satdt.model)
+
     __slots__ = (
         "classes",
         "counts",
@@ -184,16 +186,17 @@ class Tree:
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Index of the leaf each row of ``X`` reaches."""
         X = np.asarray(X, dtype=np.float64)
-        node = np.zeros(X.shape[0], dtype=np.int64)
+        leaf = np.zeros(X.shape[0], dtype=np.int64)
         rows = np.arange(X.shape[0])
-        active = self.feature[node] != LEAF
-        while active.any():
-            r = rows[active]
-            n = node[active]
-            goes_left = X[r, self.feature[n]] <= self.threshold[n]
-            node[r] = np.where(goes_left, self.left[n], self.right[n])
-            active = self.feature[node] != LEAF
-        return node
+        node = leaf[rows]
+        # only the rows still at an internal node move on, so the work is the sum of path lengths
+        while len(rows):
+            internal = self.feature[node] != LEAF
+            leaf[rows[~internal]] = node[~internal]
+            rows, node = rows[internal], node[internal]
+            goes_left = X[rows, self.feature[node]] <= self.threshold[node]
+            node = np.where(goes_left, self.left[node], self.right[node])
+        return leaf
 
     def predict_index(self, X: np.ndarray) -> np.ndarray:
         """Class index predicted for each row."""
@@ -219,18 +222,21 @@ class Tree:
         """A copy whose ``counts`` are the class weights of ``(X, y_index)`` reaching each node."""
         X = np.asarray(X, dtype=np.float64)
         weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
-        counts = np.zeros((self.n_nodes, self.n_classes))
-        node = np.zeros(len(X), dtype=np.int64)
-        rows = np.arange(len(X))
-        active = np.ones(len(X), dtype=bool)
-        while active.any():
-            np.add.at(counts, (node[active], y_index[active]), weight[active])
-            active &= self.feature[node] != LEAF
-            r = rows[active]
-            n = node[active]
-            node[r] = np.where(
-                X[r, self.feature[n]] <= self.threshold[n], self.left[n], self.right[n]
-            )
+        n_classes = self.n_classes
+        leaf = self.apply(X)
+        flat = np.bincount(
+            leaf * n_classes + np.asarray(y_index, dtype=np.int64),
+            weights=weight,
+            minlength=self.n_nodes * n_classes,
+        )
+        counts = flat.reshape(self.n_nodes, n_classes)
+        # children come after their parent in preorder: add each node's counts to its parent's
+        parent = np.full(self.n_nodes, -1, dtype=np.int64)
+        internal = np.flatnonzero(self.feature != LEAF)
+        parent[self.left[internal]] = internal
+        parent[self.right[internal]] = internal
+        for i in range(self.n_nodes - 1, 0, -1):
+            counts[parent[i]] += counts[i]
         tree = self.copy()
         tree.counts = counts
         return tree

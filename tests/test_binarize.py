@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from satdt.binarize import Binarizer, reduce_features
+from satdt.binarize import Binarizer
 from satdt.data import from_arrays, read_csv
 from satdt.errors import DataError, SatdtError
+from satdt.prepare import column_bitsets, distinct_features, group_rows, unpack_columns
 
 
 @pytest.mark.parametrize(
@@ -140,7 +141,7 @@ def test_constant_columns_give_no_feature() -> None:
     assert binarizer.transform(np.ones((4, 3))).shape == (4, 0)
 
 
-# ---------------------------------------------------------------------- reduce_features
+# ---------------------------------------------------------------------- distinct features
 def brute_force_reduce(B: np.ndarray) -> list[int]:
     keep: list[int] = []
     for j in range(B.shape[1]):
@@ -155,7 +156,7 @@ def brute_force_reduce(B: np.ndarray) -> list[int]:
     return keep
 
 
-def test_reduce_features_example() -> None:
+def test_distinct_features_example() -> None:
     B = np.array(
         [
             [0, 1, 1, 0, 0, 1],
@@ -165,10 +166,10 @@ def test_reduce_features_example() -> None:
         dtype=np.uint8,
     )
     # column 1 constant, 2 complements 0, 3 duplicates 0, 4 constant, 5 new
-    kept = reduce_features(B)
+    kept = distinct_features(B)
     assert kept.dtype == np.int64
     np.testing.assert_array_equal(kept, [0, 5])
-    assert reduce_features(np.zeros((0, 4), dtype=np.uint8)).size == 0
+    assert distinct_features(np.zeros((0, 4), dtype=np.uint8)).size == 0
 
 
 @settings(deadline=None, max_examples=150)
@@ -179,15 +180,60 @@ def test_reduce_features_example() -> None:
         elements=st.integers(0, 1),
     )
 )
-def test_reduce_features_matches_brute_force(B: np.ndarray) -> None:
-    assert reduce_features(B).tolist() == brute_force_reduce(B)
+def test_distinct_features_matches_brute_force(B: np.ndarray) -> None:
+    assert distinct_features(B).tolist() == brute_force_reduce(B)
 
 
-def test_reduce_features_many_rows_and_columns() -> None:
+def test_distinct_features_many_rows_and_columns() -> None:
     rng = np.random.default_rng(3)
     B = (rng.random((1000, 300)) < 0.5).astype(np.uint8)
     B[:, 100:150] = B[:, :50]
     B[:, 150:200] = 1 - B[:, 50:100]
     B[:, 200] = 1
-    kept = reduce_features(B)
+    kept = distinct_features(B)
     assert kept.tolist() == [*range(100), *range(201, 300)]
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    hnp.arrays(
+        np.uint8,
+        st.tuples(st.integers(1, 150), st.integers(1, 70)),
+        elements=st.integers(0, 1),
+    )
+)
+def test_bitsets_round_trip_and_group_rows(B: np.ndarray) -> None:
+    np.testing.assert_array_equal(unpack_columns(column_bitsets(B), B.shape[0]), B)
+    first, group = group_rows(B)
+    # same group exactly when the rows are equal; first is the smallest row of its group
+    for i in range(len(B)):
+        assert np.array_equal(B[i], B[first[group[i]]])
+        assert first[group[i]] <= i
+    assert len(first) == len({tuple(row) for row in B.tolist()})
+
+
+def test_group_rows_of_floats_treats_negative_zero_as_zero() -> None:
+    X = np.array([[0.0, 1.5], [-0.0, 1.5], [0.0, 2.5]])
+    first, group = group_rows(X)
+    assert group[0] == group[1] != group[2]
+    assert sorted(first.tolist()) == [0, 2]
+
+
+def test_transform_bits_equals_transform() -> None:
+    rng = np.random.default_rng(5)
+    X = np.round(rng.random((1001, 4)), 2)
+    binarizer = Binarizer().fit(X)
+    bits = binarizer.transform_bits(X)
+    np.testing.assert_array_equal(unpack_columns(bits, len(X)), binarizer.transform(X))
+
+
+def test_max_features_lowers_the_threshold_count() -> None:
+    rng = np.random.default_rng(6)
+    X = np.round(rng.random((500, 3)), 3)
+    full = Binarizer().fit(X)
+    capped = Binarizer(max_features=60).fit(X)
+    assert full.reduced_to_ is None and full.n_full_ == full.n_features_
+    assert capped.n_full_ == full.n_features_
+    assert capped.n_features_ <= 60 and capped.reduced_to_ is not None
+    assert "quantile" in capped.describe() and str(full.n_features_) in capped.describe()
+    assert Binarizer(max_features=10**6).fit(X).reduced_to_ is None

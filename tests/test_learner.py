@@ -47,7 +47,7 @@ def test_contradictions_are_an_error_unless_resolved():
         OptimalTreeClassifier().fit(X, y)
     assert info.value.groups
     model = OptimalTreeClassifier(resolve="majority").fit(X, y)
-    assert model.result_.stats["relabelled_rows"] == 1
+    assert model.result_.preparation.relabelled_rows == 1
     assert model.predict(X).tolist() == [1, 1, 1, 0]
 
 

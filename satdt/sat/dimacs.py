@@ -30,11 +30,11 @@ from typing import Any
 import numpy as np
 from pysat.formula import IDPool
 
-from ..binarize import Binarizer, reduce_features
-from ..data import Dataset, contradiction_error, find_contradictions
+from ..data import Dataset
 from ..errors import DataError
+from ..prepare import prepare
+from ..result import Recorder
 from ..tree import Tree
-from .cegar import Problem
 from .counter import SequentialCounter, labelled_leaf_vars
 from .perfect import (
     Clauses,
@@ -43,10 +43,14 @@ from .perfect import (
     some_feature_clauses,
     tree_vars,
 )
+from .problem import Problem
 
 FORMAT = "satdt-cnf"
 VERSION = 1
 _RECORD = "c satdt-decode "
+# Memory budget of the binary features, as the estimator's default: beyond it the formula
+# would have millions of clauses anyway.
+_MEMORY_MB = 1024
 _LEGEND = re.compile(r"^c (\d+) ([A-Z]) ((?:\w+=\d+ ?)*): ")
 
 
@@ -101,30 +105,29 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
             "the data has no label column: encoding needs the class of every row; "
             "give a labelled file"
         )
-    X = np.asarray(dataset.X, dtype=np.float64)
-    y = np.asarray(dataset.y)
-    if len(y) == 0:
-        raise DataError("the data has no rows: the formula needs at least one labelled row")
-    classes, y_index = np.unique(y, return_inverse=True)
-    y_index = y_index.reshape(-1).astype(np.int64)
-    groups = find_contradictions(X, y_index)
-    if groups:
-        raise contradiction_error(groups, y, dataset.line_numbers, dataset.source)
-    names = list(dataset.schema.feature_names)
-    indicator = sorted(int(i) for i in dataset.schema.indicator)
-    binarizer = Binarizer().fit(X, names, indicator)
-    B = binarizer.transform(X)
-    keep = reduce_features(B)
-    problem = Problem.from_data(B[:, keep], y_index, len(classes), classes)
-    column, threshold = binarizer.column_[keep], binarizer.threshold_[keep]
-    feature_names = [binarizer.names_[j] for j in keep]
+    data = prepare(
+        dataset,
+        None,
+        consistency=True,
+        resolve=None,
+        recorder=Recorder("depth"),
+        deadline=None,
+        max_thresholds=None,
+        max_memory_mb=_MEMORY_MB,
+    )
+    view = data.binary()
+    classes = data.classes
+    problem = Problem.from_data(view.B, data.y, len(classes), classes)
+    column, threshold, feature_names = view.column, view.threshold, view.names
+    names = data.feature_names
+    indicator = sorted(int(i) for i in data.schema.indicator)
     n, m = problem.B.shape
     if m == 0 and depth >= 1:
         raise DataError(
             f"every binary feature is constant on these rows (there are {n} distinct rows), "
             f"so no node can test anything: the only tree is a single leaf; use depth 0"
         )
-    lines_of_rows = np.asarray(dataset.line_numbers)[problem.rows]
+    lines_of_rows = data.line_numbers[problem.rows]
 
     pool = IDPool()
     tv = tree_vars(pool, depth, m, len(classes))
@@ -168,7 +171,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
     if max_nodes is not None:
         add(f"c and encodings/node-counter.md (at most L = {bound} leaves carry a class)")
     add(
-        f"c data: {len(y)} rows ({n} distinct), {X.shape[1]} design columns, "
+        f"c data: {len(data.y)} rows ({n} distinct), {data.X.shape[1]} design columns, "
         f"{m} binary features, {len(classes)} classes"
     )
     add(f"c depth: {depth} ({tv.n_internal} internal nodes, {tv.n_leaves} leaves)")

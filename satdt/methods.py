@@ -1,0 +1,361 @@
+"""The table of searches: every method satdt offers, in one place.
+
+Each :class:`Method` says which objectives it solves, which view of the data it reads
+(binary features or the numeric design matrix), its own parameters with their defaults and
+checks, the function that runs it and its warm-up. The estimators, the command line
+(``--method`` choices, flags, help, summary lines), :func:`satdt.warmup` and the README's
+table of methods all read this table, so a new method is one module plus one entry here.
+Search modules are imported only when a method runs, so importing this table stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import SatdtError
+from .prepare import Prepared
+from .result import Recorder, SatStats, SearchResult
+
+CONSISTENCY, ERROR = "consistency", "error"
+
+
+@dataclass(frozen=True)
+class Objective:
+    """What a search minimises: ``kind`` is ``"consistency"`` (every row right) or ``"error"``."""
+
+    name: str
+    kind: str
+    summary: str
+
+    def value_of(self, tree: Any, error: float) -> float:
+        """The objective value of a model whose (weighted) training error is ``error``."""
+        if self.name == "depth":
+            return tree.depth
+        if self.name == "size":
+            return tree.n_nodes
+        return error
+
+
+OBJECTIVES: dict[str, Objective] = {
+    o.name: o
+    for o in (
+        Objective("depth", CONSISTENCY, "the shallowest tree that classifies every row correctly"),
+        Objective("size", CONSISTENCY, "the consistent tree with the fewest nodes"),
+        Objective("error", ERROR, "the tree of depth <= max_depth with the fewest errors"),
+    )
+}
+
+
+# ---------------------------------------------------------------------- parameters
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A parameter of a method: name, default, the values it takes, and help for people.
+
+    ``choices`` (a callable, so that search modules load only when checked) lists the named
+    values besides ``"auto"``; ``positive_int`` also allows integers >= 1.
+    """
+
+    name: str
+    default: Any
+    help: str
+    choices: Callable[[], tuple[str, ...]] | None = None
+    positive_int: bool = False
+    objectives: tuple[str, ...] = ()  # empty: every objective of the method
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def allowed(self) -> tuple[str, ...]:
+        return ("auto", *(self.choices() if self.choices else ()))
+
+    def check(self, value: Any) -> None:
+        """Raise :class:`SatdtError` saying the rule, the value seen and the fix."""
+        if value in self.allowed() or (self.positive_int and _is_int(value) and value >= 1):
+            return
+        extra = " or a positive integer" if self.positive_int else ""
+        raise SatdtError(f"{self.name} must be one of {list(self.allowed())}{extra}, got {value!r}")
+
+    def parse(self, text: str) -> Any:
+        """A command-line word as a value (integers where allowed)."""
+        if self.positive_int and text.strip().isdigit():
+            return int(text)
+        return text
+
+
+@dataclass
+class Task:
+    """What a method's ``run`` receives: the prepared data, the objective and the options.
+
+    ``options`` holds the method's own parameters that the user set (``"auto"`` left out);
+    ``incumbent_value`` the objective value of a tree already recorded (a bound to beat).
+    """
+
+    data: Prepared
+    objective: str
+    max_depth: int | None
+    max_nodes: int | None
+    options: dict[str, Any] = field(default_factory=dict)
+    incumbent_value: float | None = None  # the value of a first tree found before the method ran
+
+    @property
+    def recorder(self) -> Recorder:
+        return self.data.recorder
+
+    @property
+    def deadline(self) -> float | None:
+        return self.data.deadline
+
+
+@dataclass(frozen=True)
+class Method:
+    """One search of the table."""
+
+    name: str
+    objectives: tuple[str, ...]
+    input: str  # "binary" or "numeric"
+    summary: str
+    run: Callable[[Task], SearchResult]
+    params: tuple[Param, ...] = ()
+    warmup: Callable[[], None] | None = None
+    report: Callable[[SearchResult], list[str]] = lambda result: []
+
+    def params_for(self, objective: str) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if not p.objectives or objective in p.objectives)
+
+
+# ---------------------------------------------------------------------- SAT
+def _sat_solvers() -> tuple[str, ...]:
+    from .sat.solving import SOLVERS
+
+    return SOLVERS
+
+
+def _sat_policies() -> tuple[str, ...]:
+    from .sat.loop import COUNTEREXAMPLE_POLICIES
+
+    return COUNTEREXAMPLE_POLICIES
+
+
+def _sat_counters() -> tuple[str, ...]:
+    from .sat.counter import COUNTERS
+
+    return COUNTERS
+
+
+def _sat_strategies() -> tuple[str, ...]:
+    from .sat.search import SIZE_STRATEGIES
+
+    return SIZE_STRATEGIES
+
+
+def _sat_options(task: Task) -> dict[str, Any]:
+    """The SAT search's keyword arguments from the method's options."""
+    names = {"leaf_counter": "counter", "size_search": "strategy"}
+    return {names.get(k, k): v for k, v in task.options.items()}
+
+
+def _sat_problem(task: Task):
+    from .sat.problem import Problem
+
+    data = task.data
+    return Problem.from_data(data.binary().B, data.y, data.n_classes, data.classes)
+
+
+def _run_sat(task: Task) -> SearchResult:
+    from .sat.search import minimum_depth, minimum_size
+
+    search = minimum_size if task.objective == "size" else minimum_depth
+    return search(
+        _sat_problem(task),
+        max_depth=task.max_depth,
+        max_nodes=task.max_nodes,
+        deadline=task.deadline,
+        recorder=task.recorder,
+        **_sat_options(task),
+    )
+
+
+def run_pareto(task: Task):
+    """The depth/size Pareto front by SAT: ``(points, stop reason)`` over binary features."""
+    from .sat.search import pareto_front
+
+    return pareto_front(
+        _sat_problem(task),
+        max_depth=task.max_depth,
+        deadline=task.deadline,
+        recorder=task.recorder,
+        **_sat_options(task),
+    )
+
+
+def _report_sat(result: SearchResult) -> list[str]:
+    stats = result.stats
+    if not isinstance(stats, SatStats):  # the tree came before the search (one class, greedy)
+        return []
+    lines = [
+        f"examples used: {stats.examples_used} of {stats.rows} distinct rows",
+        f"SAT calls: {len(result.trace)}",
+    ]
+    if stats.settled_without_sat_call:
+        depths = ", ".join(map(str, stats.settled_without_sat_call))
+        lines.append(
+            f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent "
+            "(no SAT call)"
+        )
+    return lines
+
+
+# ---------------------------------------------------------------------- Blossom
+def _run_blossom(task: Task) -> SearchResult:
+    from .dp.blossom import solve_min_error
+
+    data = task.data
+    return solve_min_error(
+        data.binary().B,
+        data.y,
+        data.n_classes,
+        int(task.max_depth),
+        sample_weight=data.weight,
+        deadline=task.deadline,
+        recorder=task.recorder,
+        upper_bound=task.incumbent_value,
+    )
+
+
+def _warmup_blossom() -> None:
+    from .dp.blossom import warmup
+
+    warmup()
+
+
+# ---------------------------------------------------------------------- the table
+METHODS: dict[str, Method] = {
+    m.name: m
+    for m in (
+        Method(
+            name="sat",
+            objectives=("depth", "size"),
+            input="binary",
+            summary="incremental SAT with a counterexample-guided loop (Avellaneda 2020)",
+            run=_run_sat,
+            params=(
+                Param("solver", "auto", "the SAT solver (default glucose4)", _sat_solvers),
+                Param(
+                    "counterexamples",
+                    "auto",
+                    "misclassified rows added per round: per_leaf (default), first, all, or a "
+                    "number",
+                    _sat_policies,
+                    positive_int=True,
+                ),
+                Param(
+                    "leaf_counter",
+                    "auto",
+                    "labelled-leaf counter for the size bound (default totalizer)",
+                    _sat_counters,
+                    objectives=("size",),
+                ),
+                Param(
+                    "size_search",
+                    "auto",
+                    "how the size bound moves (default descending)",
+                    _sat_strategies,
+                    objectives=("size",),
+                ),
+            ),
+            report=_report_sat,
+        ),
+        Method(
+            name="blossom",
+            objectives=("error",),
+            input="binary",
+            summary="anytime depth-first DP with optimal depth-two subtrees (Demirovic et al.)",
+            run=_run_blossom,
+            warmup=_warmup_blossom,
+        ),
+    )
+}
+
+
+def choose_method(objective: str) -> str:
+    """The method ``method="auto"`` runs for an objective."""
+    return "blossom" if OBJECTIVES[objective].kind == ERROR else "sat"
+
+
+def methods_for(objectives: tuple[str, ...]) -> list[Method]:
+    """The methods that solve at least one of these objectives, in table order."""
+    return [m for m in METHODS.values() if set(m.objectives) & set(objectives)]
+
+
+def method_params() -> dict[str, Param]:
+    """Every method parameter by name (a name used by several methods means the same there)."""
+    params: dict[str, Param] = {}
+    for method in METHODS.values():
+        for param in method.params:
+            params.setdefault(param.name, param)
+    return params
+
+
+def resolve(objective: str, method: str, options: dict[str, Any]) -> tuple[Method, dict[str, Any]]:
+    """Check an objective, a method name and the method options; return the method to run.
+
+    ``options`` are every method parameter as the user set them; those of other methods
+    must keep their defaults. Returns the method and its options, ``"auto"`` values left out.
+    """
+    if objective not in OBJECTIVES:
+        raise SatdtError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
+    if method != "auto" and method not in METHODS:
+        raise SatdtError(f"method must be 'auto' or one of {list(METHODS)}, got {method!r}")
+    chosen = METHODS[choose_method(objective) if method == "auto" else method]
+    if objective not in chosen.objectives:
+        solvers = [m.name for m in METHODS.values() if objective in m.objectives]
+        raise SatdtError(
+            f"method {chosen.name!r} does not solve objective {objective!r}; "
+            f"use one of {solvers} (or method='auto')"
+        )
+    own = {p.name: p for p in chosen.params_for(objective)}
+    for name, param in method_params().items():
+        value = options.get(name, param.default)
+        if name in own:
+            param.check(value)
+        elif value != param.default:
+            users = [m.name for m in METHODS.values() if any(p.name == name for p in m.params)]
+            raise SatdtError(
+                f"{name} is an option of method {' / '.join(map(repr, users))}, not of "
+                f"{chosen.name!r} with objective {objective!r}; leave it at {param.default!r}"
+            )
+    return chosen, {name: options[name] for name in own if options.get(name, "auto") != "auto"}
+
+
+def warmup() -> None:
+    """Compile (or load from numba's cache) every method's kernels now, not at the first fit.
+
+    Also the greedy tree on numeric data that large tables start from.
+    """
+    from .dp.greedy import warmup_greedy
+
+    warmup_greedy()
+    for method in METHODS.values():
+        if method.warmup is not None:
+            method.warmup()
+
+
+def methods_table() -> str:
+    """The README's table of methods, as markdown."""
+    lines = ["| method | objectives | input | what it is | options |", "|---|---|---|---|---|"]
+    for m in METHODS.values():
+        options = ", ".join(f"`{p.name}`" for p in m.params) or "—"
+        lines.append(
+            f"| `{m.name}` | {', '.join(m.objectives)} | {m.input} features | {m.summary} | "
+            f"{options} |"
+        )
+    return "\n".join(lines)

@@ -81,3 +81,38 @@ def min_error(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth
         return value
 
     return best(np.arange(len(y)), depth)
+
+
+def expand_class_weights(B: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows carrying several class weights ``W (n, C)`` as one row per (row, class) of weight > 0.
+
+    Returns ``(B, y, w)`` for :func:`min_error`, whose rows each have a single class.
+    """
+    B = np.asarray(B, dtype=np.uint8)
+    W = np.asarray(W, dtype=np.float64)
+    rows, classes = np.nonzero(W > 0)
+    return B[rows], classes.astype(np.int64), W[rows, classes]
+
+
+def depth2_tree_error(B: np.ndarray, W: np.ndarray, f: int, g_left: int, g_right: int) -> float:
+    """Error of the tree of depth <= 2 with root f (-1: a leaf) and children g_left / g_right.
+
+    Rows with ``B[:, f] == 0`` go to ``g_left`` (-1: a leaf), the others to ``g_right``; each
+    leaf predicts its heaviest class under the class weights ``W (n, C)``.
+    """
+    B = np.asarray(B, dtype=np.uint8)
+    W = np.asarray(W, dtype=np.float64)
+
+    def leaf(mask: np.ndarray) -> float:
+        per_class = W[mask].sum(axis=0)
+        return float(per_class.sum() - per_class.max(initial=0.0))
+
+    def node(mask: np.ndarray, g: int) -> float:
+        if g < 0:
+            return leaf(mask)
+        return leaf(mask & (B[:, g] == 0)) + leaf(mask & (B[:, g] == 1))
+
+    everything = np.ones(B.shape[0], dtype=bool)
+    if f < 0:
+        return leaf(everything)
+    return node(B[:, f] == 0, g_left) + node(B[:, f] == 1, g_right)

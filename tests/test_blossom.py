@@ -13,9 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error
 
-from satdt.dp import solve_min_error, warmup
+from satdt import prepare
+from satdt.dp import blossom, solve_min_error, warmup
 from satdt.dp.blossom import tree_error
-from satdt.result import Recorder
+from satdt.errors import DataError
+from satdt.result import DPStats, Recorder
 
 CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
 
@@ -127,8 +129,8 @@ def test_duplicate_and_complementary_features_are_merged():
     y = np.array([0, 1, 1, 0])
     result, recorder = solve(B, y, 2, 2)
     assert result.objective_value == 0 and result.proven_optimal
-    assert recorder.stats["features_used"] == 2
-    assert recorder.stats["distinct_rows"] == 3
+    assert recorder.stats.features_used == 2
+    assert recorder.stats.distinct_rows == 3
 
 
 @pytest.mark.parametrize(
@@ -180,6 +182,7 @@ def test_time_limit_returns_the_best_tree_so_far():
     assert not result.proven_optimal
     assert result.lower_bound <= result.objective_value
     check_tree(result, B, y, None, 6)
+    assert result.stats.interrupted
     errors = [incumbent.value for incumbent in recorder.history]
     assert errors == sorted(errors, reverse=True)
     assert len(set(errors)) == len(errors)
@@ -207,8 +210,143 @@ def test_incumbents_are_recorded_and_reported():
     assert result.objective_value == errors[-1]
     for incumbent in recorder.history:
         assert tree_error(incumbent.tree) == incumbent.value
-    assert result.stats["distinct_rows"] <= len(y)
+    assert result.stats.distinct_rows <= len(y)
 
 
 def test_warmup_runs():
     warmup()
+
+
+def test_statistics_are_typed():
+    B, y = load_cp4im("australian-credit")
+    result, recorder = solve(B, y, 2, 4)
+    stats = result.stats
+    assert isinstance(stats, DPStats) and recorder.stats is not stats  # a snapshot
+    assert (stats.rows, stats.features) == B.shape
+    assert stats.distinct_rows <= stats.rows and stats.features_used <= stats.features
+    assert not stats.interrupted
+    assert stats.expansions > 0 and stats.bottom_solves > 0 and stats.complete_trees > 0
+    assert stats.backtracks == stats.expansions  # every decision is popped once
+    assert stats.similarity_cuts <= stats.cuts
+
+
+# ---------------------------------------------------------------------- order of rows
+def _shuffled_group_rows(seed: int):
+    """prepare.group_rows with its groups renumbered at random (same groups, other order)."""
+
+    def group_rows(A):
+        first, inverse = prepare.group_rows(A)
+        renumber = np.random.default_rng(seed).permutation(len(first))
+        shuffled = np.empty_like(first)
+        shuffled[renumber] = first
+        return shuffled, renumber[inverse]
+
+    return group_rows
+
+
+def _summary(result):
+    stats = result.stats.as_dict()
+    return result.objective_value, result.tree.to_nested(), result.proven_optimal, stats
+
+
+@pytest.mark.parametrize(("name", "depth"), [("tic-tac-toe", 4), ("anneal", 3), ("zoo-1", 3)])
+def test_order_of_distinct_rows_does_not_matter_with_unit_weights(name, depth, monkeypatch):
+    B, y = load_cp4im(name)
+    reference = _summary(solve(B, y, 2, depth)[0])
+    for seed in (0, 1):
+        monkeypatch.setattr(blossom, "group_rows", _shuffled_group_rows(seed))
+        assert _summary(solve(B, y, 2, depth)[0]) == reference
+
+
+@settings(deadline=None, max_examples=100)
+@given(tiny_problems(), st.integers(0, 3))
+def test_order_of_distinct_rows_does_not_change_the_optimum(problem, seed):
+    B, y, w, n_classes, depth = problem
+    reference, _ = solve(B, y, n_classes, depth, weight=w)
+    original = blossom.group_rows
+    try:
+        blossom.group_rows = _shuffled_group_rows(seed)
+        result, _ = solve(B, y, n_classes, depth, weight=w)
+    finally:
+        blossom.group_rows = original
+    assert result.objective_value == pytest.approx(reference.objective_value, abs=1e-9)
+    assert result.proven_optimal
+    check_tree(result, B, y, w, depth)
+
+
+# ---------------------------------------------------------------------- upper bound
+def _recorder_holding(tree, value):
+    """A recorder whose incumbent is the caller's tree (as a greedy start would leave it)."""
+    recorder = Recorder("error")
+    recorder.improve(tree, value)
+    return recorder
+
+
+def test_upper_bound_above_the_optimum_is_beaten():
+    B, y = load_cp4im("australian-credit")
+    shallow, _ = solve(B, y, 2, 2)  # a depth-2 tree is a depth-3 tree too
+    plain, _ = solve(B, y, 2, 3)
+    recorder = _recorder_holding(shallow.tree, shallow.objective_value)
+    result = solve_min_error(B, y, 2, 3, recorder=recorder, upper_bound=shallow.objective_value)
+    assert result.proven_optimal
+    assert result.objective_value == plain.objective_value < shallow.objective_value
+    errors = [incumbent.value for incumbent in recorder.history]
+    assert errors[0] == shallow.objective_value and len(errors) >= 2
+    assert all(a > b for a, b in itertools.pairwise(errors))
+    check_tree(result, B, y, None, 3)
+    assert result.stats.complete_trees <= plain.stats.complete_trees
+
+
+def test_upper_bound_at_the_optimum_proves_the_callers_tree():
+    B, y = load_cp4im("australian-credit")
+    best, _ = solve(B, y, 2, 3)
+    recorder = _recorder_holding(best.tree, best.objective_value)
+    result = solve_min_error(B, y, 2, 3, recorder=recorder, upper_bound=best.objective_value)
+    assert result.proven_optimal
+    assert len(recorder.history) == 1 and result.tree is best.tree
+    assert result.objective_value == result.lower_bound == best.objective_value
+    assert isinstance(result.stats, DPStats) and result.stats.expansions > 0
+
+
+def test_upper_bound_at_the_irreducible_error_stops_at_once():
+    B = np.array([[0, 1], [0, 1], [1, 0], [1, 1]], dtype=np.uint8)
+    y = np.array([0, 1, 1, 0])  # rows 0 and 1 contradict: irreducible error 1
+    best, _ = solve(B, y, 2, 2)
+    assert best.objective_value == 1
+    recorder = _recorder_holding(best.tree, 1.0)
+    result = solve_min_error(B, y, 2, 2, recorder=recorder, upper_bound=1.0)
+    assert result.proven_optimal and len(recorder.history) == 1
+    assert result.stats.irreducible_error == 1 and result.stats.expansions == 0
+
+
+def test_upper_bound_needs_the_callers_tree_on_the_recorder():
+    B, y = load_cp4im("zoo-1")
+    with pytest.raises(DataError, match="upper_bound"):
+        solve_min_error(B, y, 2, 2, recorder=Recorder("error"), upper_bound=5.0)
+    leaf, _ = solve(B, y, 2, 0)
+    recorder = _recorder_holding(leaf.tree, leaf.objective_value)
+    with pytest.raises(DataError, match="upper_bound"):
+        solve_min_error(B, y, 2, 2, recorder=recorder, upper_bound=leaf.objective_value - 1)
+
+
+@settings(deadline=None, max_examples=150)
+@given(tiny_problems())
+def test_upper_bound_from_a_leaf_matches_brute_force(problem):
+    B, y, w, n_classes, depth = problem
+    leaf, _ = solve(B, y, n_classes, 0, weight=w)
+    recorder = _recorder_holding(leaf.tree, leaf.objective_value)
+    result = solve_min_error(
+        B,
+        y,
+        n_classes,
+        depth,
+        sample_weight=w,
+        recorder=recorder,
+        upper_bound=leaf.objective_value,
+    )
+    weight = np.ones(len(y)) if w is None else w
+    optimum = min_error(B, y, weight, n_classes, depth)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(optimum, abs=1e-9)
+    assert all(inc.value < leaf.objective_value for inc in recorder.history[1:])
+    check_tree(result, B, y, w, depth)

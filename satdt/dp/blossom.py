@@ -7,174 +7,123 @@ depth-two subtrees at the bottom) is known almost at once and improves until the
 space is exhausted, which proves it optimal. Memory is proportional to the data: one current
 tree, no cache.
 
-This module prepares the data (merging duplicate rows, dropping redundant features), drives
-the kernels of :mod:`satdt.dp._kernels` in chunks so the deadline is honoured, and turns the
+This module prepares the data (merging duplicate rows and dropping redundant features with
+the shared :func:`satdt.prepare.group_rows` and :func:`satdt.prepare.distinct_features`,
+then :func:`satdt.dp._counts.build_data`), drives the search kernels of
+:mod:`satdt.dp._blossom_kernels` in chunks so the deadline is honoured, and turns the
 kernels' heap-ordered trees into :class:`satdt.tree.Tree` objects.
+
+A caller that already holds a tree (say a greedy one) passes its error as ``upper_bound``:
+the search then prunes with it from the start and reports only strictly better trees; when
+it exhausts the space without one, the caller's tree is the proven optimum.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import DataError
-from ..result import Recorder, SearchResult
+from ..prepare import distinct_features, group_rows
+from ..result import DPStats, Recorder, SearchResult
 from ..tree import Tree
-from . import _kernels as k
+from . import _blossom_kernels as k
+from ._counts import Data, Scratch, build_data, new_scratch, new_space
 
 # Seconds of work per kernel call: short enough to honour a deadline and report incumbents
 # promptly, long enough that the Python round trip costs nothing.
 _CHUNK_SECONDS = 0.02
+# Relative tolerance on errors (sums of float weights in different orders), times the total
+# weight: a tree's recomputed error must match the search's within it, and a tree must beat
+# ``upper_bound`` by more than it to count as strictly better.
+_REL_TOL = 1e-9
 
 
 @dataclass(frozen=True)
 class _Prepared:
     """The data as the kernels see it.
 
-    ``Bd`` holds the distinct rows over the kept features, each kept feature flipped when
-    that makes it sparser (``flip``); ``keep[j]`` is the column of ``B`` behind feature j.
+    ``data`` holds the distinct rows over the kept features, each kept feature flipped when
+    that makes it sparser (``flip``); ``keep[j]`` is the column of ``B`` behind feature j;
+    ``floor`` is the irreducible error of the data (no tree can do better).
     """
 
-    Bd: np.ndarray  # uint8 (N, M)
-    W: np.ndarray  # float64 (N, C): class weights of each distinct row
-    pure: np.ndarray  # int64 (N,): the only class of a row, -1 if several
-    ones_ptr: np.ndarray  # int64 (N + 1,)
-    ones: np.ndarray  # int64 (nnz,): 1-features of each row, ascending
-    rirr: np.ndarray  # float64 (N,): irreducible error of each row
+    data: Data
     keep: np.ndarray  # int64 (M,)
     flip: np.ndarray  # bool (M,)
-    floor: float  # irreducible error of the data
-
-    @property
-    def data(self) -> tuple[np.ndarray, ...]:
-        return (self.Bd, self.W, self.pure, self.ones_ptr, self.ones, self.rirr)
-
-
-def _group_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Groups of identical rows of a 0/1 matrix: first row of each group, group of each row.
-
-    Rows are packed into 64-bit words and sorted with ``lexsort``, which is much faster than
-    ``np.unique(axis=0)`` on wide rows.
-    """
-    n = A.shape[0]
-    packed = np.packbits(A, axis=1)
-    pad = (-packed.shape[1]) % 8
-    words = np.ascontiguousarray(np.pad(packed, ((0, 0), (0, pad)))).view(np.uint64)
-    order = np.lexsort(words.T[::-1]) if words.shape[1] else np.arange(n)
-    ordered = words[order]
-    new_group = np.ones(n, dtype=bool)
-    new_group[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
-    group_sorted = np.cumsum(new_group) - 1
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[order] = group_sorted
-    first = order[new_group]
-    return first, inverse
+    floor: float
 
 
 def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Prepared:
     """Merge duplicate rows into class weights; drop constant, identical and complementary features.
 
     Rows with the same features but different classes can never be separated: a distinct row
-    keeps its per-class weights, and its weight minus its heaviest class is irreducible.
-    Two features that are equal or complementary on every row split the same way, so one is
-    enough.
+    keeps its per-class weights, and its weight minus its heaviest class is irreducible (the
+    paper's preprocessing (a), for any number of classes). Two features that are equal or
+    complementary on every row split the same way, so one is enough (preprocessing (b)).
+    The search does not depend on the order of the distinct rows (with unit weights, its
+    results are identical for any order; with fractional weights only float rounding of sums
+    can differ).
     """
     used = w > 0
-    B, y, w = B[used], y[used], w[used]
+    if not used.all():
+        B, y, w = B[used], y[used], w[used]
     n, m = B.shape
     if n == 0 or m == 0:  # at most one distinct row
-        U = np.zeros((min(n, 1), m), dtype=np.uint8)
+        first = np.zeros(min(n, 1), dtype=np.int64)
         inverse = np.zeros(n, dtype=np.int64)
     else:
-        first, inverse = _group_rows(B)
-        U = B[first]
-    N = U.shape[0]
+        first, inverse = group_rows(B)
+    N = first.shape[0]
+    if N >= 2**31:
+        raise DataError(f"at most 2**31 - 1 distinct rows are supported; got {N}")
     W = np.zeros((N, n_classes))
     np.add.at(W, (inverse, y), w)
-    rirr = W.sum(axis=1) - W.max(axis=1, initial=0.0)
-    nonzero = (W > 0).sum(axis=1)
-    pure = np.where(nonzero == 1, W.argmax(axis=1), -1).astype(np.int64)
-
-    if N > 1:
-        varies = U.min(axis=0) != U.max(axis=0)
-        canonical = U ^ U[0]  # complementary columns become identical
-        candidates = np.flatnonzero(varies)
-        first_col, _ = _group_rows(np.ascontiguousarray(canonical[:, candidates].T))
-        keep = np.sort(candidates[first_col]).astype(np.int64)
-    else:
-        keep = np.zeros(0, dtype=np.int64)
-    Bd = U[:, keep]
-    flip = Bd.sum(axis=0) * 2 > N
-    Bd = np.ascontiguousarray(Bd ^ flip.astype(np.uint8))
-    row, col = np.nonzero(Bd)
-    ones_ptr = np.zeros(N + 1, dtype=np.int64)
-    np.cumsum(np.bincount(row, minlength=N), out=ones_ptr[1:])
-    return _Prepared(
-        Bd=Bd,
-        W=np.ascontiguousarray(W),
-        pure=pure,
-        ones_ptr=ones_ptr,
-        ones=col.astype(np.int64),
-        rirr=rirr,
-        keep=keep,
-        flip=flip,
-        floor=float(rirr.sum()),
-    )
+    del inverse
+    U = B[first]
+    keep = distinct_features(U) if N > 1 else np.zeros(0, dtype=np.int64)
+    if keep.shape[0] < m:
+        U = U[:, keep]
+    data, flip = build_data(U, W, copy=False)
+    return _Prepared(data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()))
 
 
-def _allocate(prep: _Prepared, K: int) -> tuple:
-    """State, control arrays and scratch space of one search (sizes: data, positions, depth)."""
-    N, M = prep.Bd.shape
-    C = prep.W.shape[1]
+def _allocate(
+    prep: _Prepared, K: int, bound: float
+) -> tuple[k.State, np.ndarray, np.ndarray, Scratch, k.Bottom]:
+    """State, control arrays and scratch space of one search (sizes: data, positions, depth).
+
+    ``bound`` is the error a tree must beat to be reported (``inf``: any tree).
+    """
+    N, M = prep.data.Bd.shape
+    C = prep.data.W.shape[1]
     L = max(K - 2, 0)
     P = 1 << (L + 1)
-    state = (
-        np.zeros((L + 1, N), dtype=np.int64),  # perm
-        np.zeros((P, k.N_IP), dtype=np.int64),  # ip
-        np.zeros((P, k.N_FP)),  # fp
-        np.zeros((P if L > 0 else 1, M), dtype=np.int64),  # dom
-        np.full((L + 1) << (K + 1), -1, dtype=np.int64),  # bt
-        np.zeros(2 * P, dtype=np.int64),  # stk
-        np.full(1 << (K + 1), -1, dtype=np.int64),  # inc
+    state = k.State(
+        perm=np.zeros((L + 1, N), dtype=np.int32),
+        ip=np.zeros((P, k.N_IP), dtype=np.int64),
+        fp=np.zeros((P, k.N_FP)),
+        dom=np.zeros((P if L > 0 else 1, M), dtype=np.int64),
+        bt=np.full((L + 1) << (K + 1), -1, dtype=np.int64),
+        stk=np.zeros(2 * P, dtype=np.int64),
+        inc=np.full(1 << (K + 1), -1, dtype=np.int64),
     )
     ctl = np.zeros(k.N_CTL, dtype=np.int64)
     ctl[k.C_K] = K
     ctl[k.C_L] = L
     fctl = np.zeros(k.N_FCTL)
-    fctl[k.F_INCUMBENT] = np.inf
+    fctl[k.F_INCUMBENT] = bound
     fctl[k.F_FLOOR] = prep.floor
-    pair_size = M * M * C if K >= 2 else 1
-
-    def space() -> tuple[np.ndarray, ...]:  # pair counts over a local feature index
-        return (
-            np.zeros(pair_size),  # pairs
-            np.zeros((M, C)),  # single
-            np.zeros(C),  # tot
-            np.zeros(M, dtype=np.int64),  # n1
-            np.zeros(M, dtype=np.int64),  # act
-            np.zeros(M, dtype=np.int64),  # loc
-        )
-
-    scr = (
-        np.zeros((M, C)),  # single
-        np.zeros(C),  # tot
-        np.zeros(C),  # side
-        np.zeros(M),  # score
-        np.zeros(M, dtype=np.int64),  # n1
-        np.zeros(M, dtype=np.int64),  # buf
-        np.zeros(M),  # best_left
-        np.zeros(M),  # best_right
-        np.zeros(M, dtype=np.int64),  # arg_left
-        np.zeros(M, dtype=np.int64),  # arg_right
-        np.zeros(M, dtype=np.int64),  # cand
-        np.zeros((M, C)),  # child single
-        np.zeros(C),  # child tot
-        np.zeros(M, dtype=np.int64),  # child n1
+    pairs = K >= 2  # pair counts over a local feature index, for the depth-two solver
+    bottom = k.Bottom(
+        parent=new_space(M, C, pairs=pairs),
+        small=new_space(M, C, pairs=pairs),
+        large=new_space(M, C, pairs=False),
     )
-    spaces = (space(), space())
-    return state, ctl, fctl, scr, spaces
+    return state, ctl, fctl, new_scratch(M, C), bottom
 
 
 def _heap_to_tree(
@@ -190,7 +139,8 @@ def _heap_to_tree(
     Leaves predict the heaviest class of the rows reaching them; a flipped feature swaps its
     children, so that rows with ``B[:, j] == 0`` still go left.
     """
-    N = prep.Bd.shape[0]
+    Bd = prep.data.Bd
+    N = Bd.shape[0]
     node = np.ones(N, dtype=np.int64)
     rows = np.arange(N)
     while True:
@@ -198,9 +148,9 @@ def _heap_to_tree(
         active = f >= 0
         if not active.any():
             break
-        node[active] = 2 * node[active] + prep.Bd[rows[active], f[active]]
+        node[active] = 2 * node[active] + Bd[rows[active], f[active]]
     leaf_weight = np.zeros((len(inc), n_classes))
-    np.add.at(leaf_weight, node, prep.W)
+    np.add.at(leaf_weight, node, prep.data.W)
 
     def nested(p: int):
         f = int(inc[p])
@@ -226,7 +176,7 @@ def _checked_tree(value: float, inc: np.ndarray, prep: _Prepared, B, y, w, n_cla
     """Build the tree and check that it really has the error the search claims."""
     tree = _heap_to_tree(inc, prep, B, y, w, n_classes)
     error = tree_error(tree)
-    if abs(error - value) > 1e-9 * max(1.0, float(w.sum())):
+    if abs(error - value) > _REL_TOL * max(1.0, float(w.sum())):
         raise RuntimeError(
             f"internal error: the search reports error {value} but its tree has error {error}"
         )
@@ -265,6 +215,7 @@ def solve_min_error(
     sample_weight: np.ndarray | None = None,
     deadline: float | None = None,
     recorder: Recorder,
+    upper_bound: float | None = None,
 ) -> SearchResult:
     """Minimum-error tree of depth at most ``max_depth`` over binary features, by Blossom.
 
@@ -284,43 +235,76 @@ def solve_min_error(
     deadline
         Absolute ``time.perf_counter()`` value at which to stop and return the best tree.
     recorder
-        Receives every incumbent (``recorder.improve``), the lower bound and statistics.
+        Receives every incumbent (``recorder.improve``), the lower bound, and the statistics
+        (``recorder.stats`` becomes a :class:`satdt.result.DPStats`).
+    upper_bound
+        The error of a tree of depth at most ``max_depth`` that the caller already recorded
+        on ``recorder`` (for instance a greedy tree); the search then reports only trees
+        strictly better (by more than a relative tolerance of 1e-9 of the total weight) and
+        prunes with this bound from the start. ``None``: no such tree.
 
     Returns
     -------
     SearchResult
         The recorder's snapshot; ``proven_optimal`` when the search space was exhausted or
         the error reached the irreducible error of the data.
+
+        With ``upper_bound``, exhausting the space proves that no tree of depth at most
+        ``max_depth`` has an error below ``upper_bound`` other than the trees the search
+        reported. If it reported none, the result is the caller's tree (the recorder's
+        incumbent), marked ``proven_optimal``: the proof holds for that tree because it has
+        error ``upper_bound`` and depth at most ``max_depth``, which the caller vouches for.
+
+    Raises
+    ------
+    DataError
+        On malformed inputs, or when ``upper_bound`` is given but the recorder holds no
+        incumbent with at most that error (the result would have no tree to return).
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     _check_inputs(B, y, w, n_classes, max_depth)
+    bound = math.inf
+    if upper_bound is not None:
+        tolerance = _REL_TOL * max(1.0, float(w.sum()))
+        bound = float(upper_bound) - tolerance
+        best = recorder.best
+        if math.isnan(bound) or best is None or best.value > float(upper_bound) + tolerance:
+            seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
+            raise DataError(
+                f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
+                f"the recorder holds {seen}: record that tree first (recorder.improve)"
+            )
     prep = _prepare(B, y, w, n_classes)
-    N, M = prep.Bd.shape
+    N, M = prep.data.Bd.shape
     K = int(max_depth)
-    recorder.stats.update(
+    stats = DPStats(
         rows=int(B.shape[0]),
         distinct_rows=int(N),
         features=int(B.shape[1]),
         features_used=int(M),
+        irreducible_error=prep.floor,
     )
-    if K == 0 or M == 0:
-        inc = np.full(2, -1, dtype=np.int64)
-        leaf = float(prep.W.sum() - prep.W.sum(axis=0).max(initial=0.0))
-        recorder.improve(_checked_tree(leaf, inc, prep, B, y, w, n_classes), leaf)
-        recorder.lower_bound = leaf
+    recorder.stats = stats
+    W = prep.data.W
+    root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
+    if K == 0 or M == 0 or bound <= prep.floor:  # a leaf is optimal, or nothing can beat bound
+        if root_leaf < bound and (K == 0 or M == 0):
+            inc = np.full(2, -1, dtype=np.int64)
+            recorder.improve(_checked_tree(root_leaf, inc, prep, B, y, w, n_classes), root_leaf)
+        recorder.lower_bound = min(root_leaf, bound)
         return recorder.snapshot(proven_optimal=True)
 
-    state, ctl, fctl, scr, spaces = _allocate(prep, K)
+    state, ctl, fctl, scr, bottom = _allocate(prep, K, bound)
     data = prep.data
     k.start(data, state, ctl, scr)
-    inc = state[-1]
+    inc = state.inc
     budget = 20_000
     proven = False
     while True:
         tic = time.perf_counter()
-        status = k.search(data, state, ctl, fctl, scr, spaces, budget)
+        status = k.search(data, state, ctl, fctl, scr, bottom, budget)
         toc = time.perf_counter()
         if ctl[k.C_IMPROVED]:
             ctl[k.C_IMPROVED] = 0
@@ -336,21 +320,16 @@ def solve_min_error(
         budget = int(min(max(rate * chunk, 1_000), 1e12))
 
     if recorder.best is None:  # stopped before the first complete tree: the root as a leaf
-        leaf = float(prep.W.sum() - prep.W.sum(axis=0).max())
         inc[:] = -1
-        recorder.improve(_checked_tree(leaf, inc, prep, B, y, w, n_classes), leaf)
+        recorder.improve(_checked_tree(root_leaf, inc, prep, B, y, w, n_classes), root_leaf)
     recorder.lower_bound = float(fctl[k.F_INCUMBENT]) if proven else prep.floor
-    recorder.stats.update(
-        {
-            "irreducible_error": prep.floor,
-            "expansions": int(ctl[k.C_EXPAND]),
-            "bottom_solves": int(ctl[k.C_SOLVE]),
-            "backtracks": int(ctl[k.C_BACKTRACK]),
-            "cuts": int(ctl[k.C_CUTS]),
-            "similarity_cuts": int(ctl[k.C_SIM_CUTS]),
-            "complete_trees": int(ctl[k.C_TREES]),
-        }
-    )
+    stats.interrupted = not proven
+    stats.expansions = int(ctl[k.C_EXPAND])
+    stats.bottom_solves = int(ctl[k.C_SOLVE])
+    stats.backtracks = int(ctl[k.C_BACKTRACK])
+    stats.cuts = int(ctl[k.C_CUTS])
+    stats.similarity_cuts = int(ctl[k.C_SIM_CUTS])
+    stats.complete_trees = int(ctl[k.C_TREES])
     return recorder.snapshot(proven_optimal=proven)
 
 

@@ -1,0 +1,489 @@
+"""Counting kernels shared by the dynamic-programming searches over binary features.
+
+Every DP method (Blossom today; DL8.5 and ConTree next) asks the same questions of a set of
+rows: what is the class weight of the rows, of the rows having feature f, of the rows having
+both f and g, and what is the best tree of depth one or two over them. This module answers
+them with Numba kernels over flat, C-contiguous arrays, grouped in named tuples (Numba
+compiles ``typing.NamedTuple`` values of arrays in nopython mode and reads their fields by
+name, at no cost compared with passing the arrays one by one):
+
+- :class:`Data`: the distinct rows of the training data, each with its class weights;
+- :class:`Scratch`: per-feature work arrays of one search, overwritten by every call;
+- :class:`Space`: the class weights of one set of rows over the features that split it,
+  singly and in pairs (MurTree's depth-two counting), in a local feature numbering.
+
+Rows are named by their index in :class:`Data`; a set of rows is an ``int32`` array of such
+indices (a slice of a search's row permutation).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+# Cells (rows x features) per block when building the CSR 1-features, so that NumPy's int64
+# index temporaries stay small (at most 32 MB) however large the data is.
+_CSR_BLOCK_CELLS = 1 << 21
+
+
+class Data(NamedTuple):
+    """The ``N`` distinct rows over ``M`` binary features, as every counting kernel reads them.
+
+    Features are stored *flipped* where that makes them sparser (see :func:`build_data`): the
+    kernels only ever visit the 1-entries of a row, so a sparse matrix is cheap to count.
+    """
+
+    Bd: np.ndarray  # uint8 (N, M): the binary features (after the flip)
+    W: np.ndarray  # float64 (N, C): class weights of each distinct row
+    pure: np.ndarray  # int64 (N,): the only class of a row, -1 if it has several
+    ones_ptr: np.ndarray  # int64 (N + 1,): row u's 1-features are ones[ones_ptr[u]:ones_ptr[u + 1]]
+    ones: np.ndarray  # int32 (nnz,): 1-features of each row, ascending (CSR indices)
+    rirr: np.ndarray  # float64 (N,): irreducible error of each row (weight minus heaviest class)
+
+
+class Scratch(NamedTuple):
+    """Work arrays of the counting kernels, sized by ``M`` features and ``C`` classes."""
+
+    single: np.ndarray  # float64 (M, C): class weights of the rows having feature f
+    n1: np.ndarray  # int64 (M,): number of rows having feature f
+    tot: np.ndarray  # float64 (C,): class weights of all the rows
+    side: np.ndarray  # float64 (C,): class weights of one side of a split
+    score: np.ndarray  # float64 (M,): a score per feature (e.g. a heuristic's)
+    buf: np.ndarray  # int64 (M,): features (or local indices) of one row or one list
+    cand: np.ndarray  # int64 (M,): local indices taking part in a depth-two evaluation
+    best_left: np.ndarray  # float64 (M,): best one-split error of a root feature's 0-side
+    best_right: np.ndarray  # float64 (M,): ... and of its 1-side
+    arg_left: np.ndarray  # int64 (M,): the split giving best_left (-1: a leaf)
+    arg_right: np.ndarray  # int64 (M,): the split giving best_right (-1: a leaf)
+
+
+class Space(NamedTuple):
+    """Class weights of a set of rows over the ``a`` features that split it, in local indices.
+
+    Local index ``i < a`` stands for feature ``act[i]``; ``loc[f]`` is feature f's local index
+    (-1 if f does not split the rows). ``pairs[(i * a + j) * C + c]`` (``i < j``) is the weight
+    of class c on the rows having both features.
+    """
+
+    pairs: np.ndarray  # float64 (M * M * C,) or (1,) when pairs are not needed
+    single: np.ndarray  # float64 (M, C)
+    tot: np.ndarray  # float64 (C,)
+    n1: np.ndarray  # int64 (M,)
+    act: np.ndarray  # int64 (M,)
+    loc: np.ndarray  # int64 (M,)
+
+
+def new_scratch(n_features: int, n_classes: int) -> Scratch:
+    """Zeroed :class:`Scratch` arrays for ``n_features`` features and ``n_classes`` classes."""
+    M, C = n_features, n_classes
+    return Scratch(
+        single=np.zeros((M, C)),
+        n1=np.zeros(M, dtype=np.int64),
+        tot=np.zeros(C),
+        side=np.zeros(C),
+        score=np.zeros(M),
+        buf=np.zeros(M, dtype=np.int64),
+        cand=np.zeros(M, dtype=np.int64),
+        best_left=np.zeros(M),
+        best_right=np.zeros(M),
+        arg_left=np.zeros(M, dtype=np.int64),
+        arg_right=np.zeros(M, dtype=np.int64),
+    )
+
+
+def new_space(n_features: int, n_classes: int, *, pairs: bool = True) -> Space:
+    """A zeroed :class:`Space`; without ``pairs`` its pair table is a single unused cell."""
+    M, C = n_features, n_classes
+    return Space(
+        pairs=np.zeros(M * M * C if pairs else 1),
+        single=np.zeros((M, C)),
+        tot=np.zeros(C),
+        n1=np.zeros(M, dtype=np.int64),
+        act=np.zeros(M, dtype=np.int64),
+        loc=np.zeros(M, dtype=np.int64),
+    )
+
+
+def build_data(U: np.ndarray, W: np.ndarray, *, copy: bool = True) -> tuple[Data, np.ndarray]:
+    """The :class:`Data` of distinct rows ``U`` (0/1 ``(N, M)``) with class weights ``W``.
+
+    A feature set on more than half of the rows is flipped (``flip[j]``), so that no column
+    has more 1-entries than 0-entries; a tree on the flipped feature is the same tree with its
+    children swapped. The CSR indices are built block by block, in ``int32``: they are the
+    largest array of the data (up to half of ``N * M`` entries).
+
+    Returns ``(data, flip)``. With ``copy=False`` a C-contiguous uint8 ``U`` is flipped in
+    place and becomes ``data.Bd`` (no second ``N * M`` array).
+    """
+    N, M = U.shape
+    if M >= 2**31:
+        raise ValueError(f"at most 2**31 - 1 features are supported, got {M}")
+    flip = U.sum(axis=0, dtype=np.int64) * 2 > N
+    Bd = np.array(U, dtype=np.uint8, order="C", copy=copy or None)
+    np.bitwise_xor(Bd, flip.astype(np.uint8), out=Bd)
+    ones_ptr = np.zeros(N + 1, dtype=np.int64)
+    np.cumsum(Bd.sum(axis=1, dtype=np.int64), out=ones_ptr[1:])
+    ones = np.empty(int(ones_ptr[-1]), dtype=np.int32)
+    step = max(1, _CSR_BLOCK_CELLS // max(M, 1))
+    for lo in range(0, N, step):
+        hi = min(lo + step, N)
+        ones[ones_ptr[lo] : ones_ptr[hi]] = np.nonzero(Bd[lo:hi])[1]
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    rirr = W.sum(axis=1) - W.max(axis=1, initial=0.0)
+    nonzero = (W > 0).sum(axis=1)
+    pure = np.where(nonzero == 1, W.argmax(axis=1), -1).astype(np.int64)
+    data = Data(Bd=Bd, W=W, pure=pure, ones_ptr=ones_ptr, ones=ones, rirr=rirr)
+    return data, flip
+
+
+# ---------------------------------------------------------------------- class weights
+@njit(cache=True)
+def leaf_error(counts):
+    """Weight minus the heaviest class: the error of a leaf over these class weights."""
+    total = 0.0
+    top = 0.0
+    for c in range(counts.shape[0]):
+        total += counts[c]
+        if counts[c] > top:
+            top = counts[c]
+    return total - top
+
+
+@njit(cache=True)
+def class_totals(rows, W, tot):
+    """Class weights of a set of rows, into ``tot``."""
+    tot[:] = 0.0
+    for u in rows:
+        for c in range(W.shape[1]):
+            tot[c] += W[u, c]
+
+
+@njit(cache=True, inline="always")
+def _add_row(single, n1, f, W, u, cu):
+    """Add row u (its class weights W[u]; ``cu`` its only class, or -1) to feature f's counts."""
+    n1[f] += 1
+    if cu >= 0:
+        single[f, cu] += W[u, cu]
+    else:
+        for c in range(W.shape[1]):
+            single[f, c] += W[u, c]
+
+
+@njit(cache=True)
+def single_counts(rows, data, single, n1):
+    """Class weights ``single[f, c]`` and row counts ``n1[f]`` of the rows with feature f set.
+
+    Returns the number of 1-entries visited (the work done).
+    """
+    W, pure, ones_ptr, ones = data.W, data.pure, data.ones_ptr, data.ones
+    single[:, :] = 0.0
+    n1[:] = 0
+    visited = 0
+    for u in rows:
+        cu = pure[u]
+        lo = ones_ptr[u]
+        hi = ones_ptr[u + 1]
+        visited += hi - lo
+        for t in range(lo, hi):
+            _add_row(single, n1, ones[t], W, u, cu)
+    return visited
+
+
+# ---------------------------------------------------------------------- depth one
+@njit(cache=True)
+def solve_depth1(rows, data, scr):
+    """Optimal tree of depth at most one over ``rows``: ``(error, feature or -1, work)``.
+
+    Every feature that splits the rows is tried; ``scr.single``, ``scr.tot``, ``scr.side``
+    and ``scr.n1`` are overwritten.
+    """
+    W = data.W
+    single, tot, side, n1 = scr.single, scr.tot, scr.side, scr.n1
+    class_totals(rows, W, tot)
+    best = leaf_error(tot)
+    if best <= 0.0:
+        return best, -1, rows.shape[0]
+    work = rows.shape[0] + single_counts(rows, data, single, n1)
+    best_f = -1
+    for f in range(single.shape[0]):
+        if n1[f] == 0 or n1[f] == rows.shape[0]:
+            continue
+        for c in range(W.shape[1]):
+            side[c] = tot[c] - single[f, c]
+        e = leaf_error(single[f]) + leaf_error(side)
+        if e < best:
+            best = e
+            best_f = f
+    return best, best_f, work + single.shape[0]
+
+
+# ---------------------------------------------------------------------- depth two
+@njit(cache=True)
+def _count_pairs(rows, data, loc, a, pairs, buf):
+    """Class weights of the rows having both features of each pair (local indices i < j).
+
+    ``pairs[(i * a + j) * C + c]``: one pass over the rows adds each row's weight to every
+    pair of its 1-features (MurTree's depth-two counting). Returns the work done.
+    """
+    W, pure, ones_ptr, ones = data.W, data.pure, data.ones_ptr, data.ones
+    C = W.shape[1]
+    stride = a * C
+    pairs[: a * stride] = 0.0
+    work = a * a
+    for u in rows:
+        k = 0
+        for t in range(ones_ptr[u], ones_ptr[u + 1]):
+            lf = loc[ones[t]]
+            if lf >= 0:
+                buf[k] = lf
+                k += 1
+        work += 1 + k * (k - 1) // 2
+        cu = pure[u]
+        if cu >= 0:
+            w = W[u, cu]
+            for i in range(k):
+                row_base = buf[i] * stride + cu
+                for j in range(i + 1, k):
+                    pairs[row_base + buf[j] * C] += w
+        else:
+            for i in range(k):
+                row_base = buf[i] * stride
+                for j in range(i + 1, k):
+                    base = row_base + buf[j] * C
+                    for c in range(C):
+                        pairs[base + c] += W[u, c]
+    return work
+
+
+@njit(cache=True)
+def make_space(rows, data, scr, space):
+    """Count ``rows`` over the features that split them (their local index space).
+
+    Fills every field of ``space`` (``scr.single``, ``scr.n1`` and ``scr.buf`` are
+    overwritten). Returns ``(number of local features a, work)``.
+    """
+    W = data.W
+    g_single, g_n1 = scr.single, scr.n1
+    single, n1, act, loc = space.single, space.n1, space.act, space.loc
+    class_totals(rows, W, space.tot)
+    work = rows.shape[0] + single_counts(rows, data, g_single, g_n1)
+    n_rows = rows.shape[0]
+    a = 0
+    for f in range(g_single.shape[0]):
+        if 0 < g_n1[f] < n_rows:
+            loc[f] = a
+            act[a] = f
+            single[a, :] = g_single[f, :]
+            n1[a] = g_n1[f]
+            a += 1
+        else:
+            loc[f] = -1
+    work += _count_pairs(rows, data, loc, a, space.pairs, scr.buf)
+    return a, work
+
+
+@njit(cache=True)
+def count_in_space(rows, data, loc, a, space, buf):
+    """Count ``rows`` (a subset of another space's rows) in that space's local indices.
+
+    ``loc`` and ``a`` are the other space's; ``space.pairs``, ``single``, ``tot`` and ``n1``
+    are filled (``act`` and ``loc`` are not touched). Returns the work done.
+    """
+    W, pure, ones_ptr, ones = data.W, data.pure, data.ones_ptr, data.ones
+    single, n1 = space.single, space.n1
+    class_totals(rows, W, space.tot)
+    single[:a, :] = 0.0
+    n1[:a] = 0
+    for u in rows:
+        cu = pure[u]
+        for t in range(ones_ptr[u], ones_ptr[u + 1]):
+            i = loc[ones[t]]
+            if i >= 0:
+                _add_row(single, n1, i, W, u, cu)
+    return rows.shape[0] + _count_pairs(rows, data, loc, a, space.pairs, buf)
+
+
+@njit(cache=True)
+def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
+    """Best depth-two tree from counts in a local index space.
+
+    ``counts`` gives the per-feature weights (``single``), class totals (``tot``) and row
+    counts (``n1``) of the rows; the weight of class c on both features i < j is ``pa[k + c]``
+    (minus ``pb[k + c]`` when ``subtract``: the counts of a node's rows minus those of its
+    smaller child), the other three quadrants follow from ``single`` and ``tot``. Only
+    features with ``0 < n1 < n_rows`` take part. Returns ``(error, i, left i, right i, work)``
+    in local indices, -1 = leaf.
+    """
+    single, tot, n1 = counts.single, counts.tot, counts.n1
+    C = tot.shape[0]
+    best_left, best_right = scr.best_left, scr.best_right
+    arg_left, arg_right, cand = scr.arg_left, scr.arg_right, scr.cand
+    n = 0
+    for i in range(a):
+        if 0 < n1[i] < n_rows:
+            cand[n] = i
+            n += 1
+    root_leaf = leaf_error(tot)
+    side = scr.side
+    for x in range(n):
+        i = cand[x]
+        for c in range(C):
+            side[c] = tot[c] - single[i, c]
+        best_left[x] = leaf_error(side)
+        best_right[x] = leaf_error(single[i])
+        arg_left[x] = -1
+        arg_right[x] = -1
+    stride = a * C
+    if C == 2:
+        t0 = tot[0]
+        t1 = tot[1]
+        for x in range(n):
+            i = cand[x]
+            fi0 = single[i, 0]
+            fi1 = single[i, 1]
+            bl_x = best_left[x]
+            br_x = best_right[x]
+            al_x = arg_left[x]
+            ar_x = arg_right[x]
+            row = i * stride
+            for z in range(x + 1, n):
+                j = cand[z]
+                k = row + 2 * j
+                p0 = pa[k]
+                p1 = pa[k + 1]
+                if subtract:
+                    p0 -= pb[k]
+                    p1 -= pb[k + 1]
+                q0 = fi0 - p0  # i = 1, j = 0
+                q1 = fi1 - p1
+                r0 = single[j, 0] - p0  # i = 0, j = 1
+                r1 = single[j, 1] - p1
+                s0 = t0 - p0 - q0 - r0  # i = 0, j = 0
+                s1 = t1 - p1 - q1 - r1
+                e11 = min(p0, p1)
+                e10 = min(q0, q1)
+                e01 = min(r0, r1)
+                e00 = min(s0, s1)
+                if e11 + e10 < br_x:
+                    br_x = e11 + e10
+                    ar_x = j
+                if e01 + e00 < bl_x:
+                    bl_x = e01 + e00
+                    al_x = j
+                if e11 + e01 < best_right[z]:
+                    best_right[z] = e11 + e01
+                    arg_right[z] = i
+                if e10 + e00 < best_left[z]:
+                    best_left[z] = e10 + e00
+                    arg_left[z] = i
+            best_left[x] = bl_x
+            best_right[x] = br_x
+            arg_left[x] = al_x
+            arg_right[x] = ar_x
+    else:
+        for x in range(n):
+            i = cand[x]
+            for z in range(x + 1, n):
+                j = cand[z]
+                k = i * stride + j * C
+                t11 = t10 = t01 = t00 = 0.0
+                m11 = m10 = m01 = m00 = 0.0
+                for c in range(C):
+                    x11 = pa[k + c] - pb[k + c] if subtract else pa[k + c]
+                    x10 = single[i, c] - x11
+                    x01 = single[j, c] - x11
+                    x00 = tot[c] - x11 - x10 - x01
+                    t11 += x11
+                    t10 += x10
+                    t01 += x01
+                    t00 += x00
+                    m11 = max(m11, x11)
+                    m10 = max(m10, x10)
+                    m01 = max(m01, x01)
+                    m00 = max(m00, x00)
+                e11 = t11 - m11
+                e10 = t10 - m10
+                e01 = t01 - m01
+                e00 = t00 - m00
+                if e11 + e10 < best_right[x]:
+                    best_right[x] = e11 + e10
+                    arg_right[x] = j
+                if e01 + e00 < best_left[x]:
+                    best_left[x] = e01 + e00
+                    arg_left[x] = j
+                if e11 + e01 < best_right[z]:
+                    best_right[z] = e11 + e01
+                    arg_right[z] = i
+                if e10 + e00 < best_left[z]:
+                    best_left[z] = e10 + e00
+                    arg_left[z] = i
+    best = root_leaf
+    bi = bl = br = -1
+    for x in range(n):
+        e = best_left[x] + best_right[x]
+        if e < best:
+            best = e
+            bi = cand[x]
+            bl = arg_left[x]
+            br = arg_right[x]
+    return best, bi, bl, br, n * n // 2 + a
+
+
+@njit(cache=True)
+def solve_depth2(rows, data, scr, space):
+    """Optimal tree of depth at most two over ``rows``: ``(error, f, g_left, g_right, work)``.
+
+    Counts the rows over the features that split them (``space`` is overwritten), then
+    evaluates every root feature with the best one-split subtree on each side; -1 = leaf
+    (``g_left`` splits the rows without f, ``g_right`` those with f).
+    """
+    tot = scr.tot
+    class_totals(rows, data.W, tot)
+    if leaf_error(tot) <= 0.0:
+        return leaf_error(tot), -1, -1, -1, rows.shape[0]
+    a, work = make_space(rows, data, scr, space)
+    e, i, il, ir, w2 = eval_pairs(space, space.pairs, space.pairs, False, rows.shape[0], a, scr)
+    act = space.act
+    f = act[i] if i >= 0 else -1
+    gl = act[il] if il >= 0 else -1
+    gr = act[ir] if ir >= 0 else -1
+    return e, f, gl, gr, work + w2
+
+
+# ---------------------------------------------------------------------- lower bounds
+@njit(cache=True)
+def removed_weight(space, a, g, f, side):
+    """Weight of the rows with ``g == side`` but ``f != side``, from a parent's pair counts.
+
+    ``space`` counts the parent's rows (``a`` local features); g and f are two different
+    features (not local indices) that split them. A child reached by ``g == side`` and the child reached by
+    ``f == side`` differ by these rows (and by rows added, which cannot lower the error).
+    """
+    pairs, single, loc = space.pairs, space.single, space.loc
+    C = single.shape[1]
+    i = loc[g]
+    j = loc[f]
+    lo = min(i, j)
+    hi = max(i, j)
+    k = (lo * a + hi) * C
+    both = 0.0
+    removed = 0.0
+    for c in range(C):
+        both += pairs[k + c]
+        removed += single[i, c] if side else single[j, c]
+    return removed - both
+
+
+@njit(cache=True)
+def similarity_bound(opt_then, space, a, g, f, side):
+    """MurTree's similarity lower bound on the optimal error of a child of a parent node.
+
+    The parent's ``side`` child under feature g had optimal error ``opt_then``; under feature
+    f its rows differ only by the rows with ``g == side, f != side`` (removed) and those with
+    ``f == side, g != side`` (added). Adding rows never lowers the optimal error, removing
+    rows lowers it by at most their weight, so the optimum under f is at least
+    ``opt_then - removed_weight``.
+    """
+    return opt_then - removed_weight(space, a, g, f, side)

@@ -16,7 +16,7 @@ import numpy as np
 from .errors import DataError, SatdtError
 
 
-def _readable(threshold: float, below: float, above: float) -> str:
+def readable_threshold(threshold: float, below: float, above: float) -> str:
     """The shortest text (at least 6 significant digits) for a threshold between two values.
 
     The text, read back as a number, still lies in ``[below, above)``, so ``x > text`` splits
@@ -128,7 +128,7 @@ class Binarizer:
             # the threshold itself is the shortest number between the two values, so trees
             # print it exactly and it splits the training rows as the midpoint would
             texts = [
-                _readable(float(t), float(lo), float(hi))
+                readable_threshold(float(t), float(lo), float(hi))
                 for t, lo, hi in zip(mid, below, above, strict=True)
             ]
             columns.append(np.full(len(mid), c, dtype=np.int64))

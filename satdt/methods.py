@@ -10,6 +10,7 @@ Search modules are imported only when a method runs, so importing this table sta
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -215,12 +216,35 @@ def _report_sat(result: SearchResult) -> list[str]:
 
 
 # ---------------------------------------------------------------------- Blossom
+# Pair-count updates per second of the depth-two solver (measured on this kind of machine,
+# with room to spare); used to size the features so a first tree comes within half the time.
+_PAIR_UPDATES_PER_SECOND = 2e8
+
+
+def _blossom_feature_cap(data: Prepared) -> int:
+    """The most binary features Blossom can take here.
+
+    Memory: two tables of pair counts of ``M * M * C`` doubles must fit in a quarter of
+    ``max_memory_mb``. Time: the depth-two solves of a first tree update about
+    ``n * (M / 2) ** 2 / 2`` pair counts (rows hold at most half of the features, after
+    flipping), and one solve cannot be interrupted, so with a time limit that work must fit
+    in half of the time left.
+    """
+    memory = int(math.sqrt(data.max_memory_mb * 2**20 / (4 * 2 * 8 * data.n_classes)))
+    left = data.time_left()
+    if left is None:
+        return memory
+    work = _PAIR_UPDATES_PER_SECOND * max(left, 0.0) / 2
+    speed = int(2 * math.sqrt(2 * work / len(data.y)))
+    return max(1, min(memory, speed))
+
+
 def _run_blossom(task: Task) -> SearchResult:
     from .dp.blossom import solve_min_error
 
     data = task.data
     return solve_min_error(
-        data.binary().B,
+        data.binary(_blossom_feature_cap(data)).B,
         data.y,
         data.n_classes,
         int(task.max_depth),

@@ -49,7 +49,7 @@ def column_bitsets(B: np.ndarray) -> np.ndarray:
     counting rows of a set is a popcount.
     """
     B = np.asarray(B)
-    packed = np.packbits((B != 0).T, axis=1, bitorder="little")
+    packed = np.packbits(B.T, axis=1, bitorder="little")  # nonzero packs as 1: no bool copy
     pad = (-packed.shape[1]) % 8
     if pad:
         packed = np.pad(packed, ((0, 0), (0, pad)))
@@ -462,21 +462,26 @@ class Prepared:
         cells = self.max_memory_mb * 2**20 / _DENSE_SHARE
         return max(1, int(cells // max(len(self.y), 1)))
 
-    def binary(self) -> BinaryView:
+    def binary(self, max_features: int | None = None) -> BinaryView:
         """Binary features within the memory budget (built once, on first use).
 
-        When every threshold (or ``max_thresholds``) would exceed the budget, fewer quantile
-        thresholds per column are used and the preparation notes say so: optimality then
-        holds for these features only. Raises :class:`TimeUp` past the deadline.
+        ``max_features`` is a method's own cap (its scratch memory or its work grows with the
+        number of features). When every threshold (or ``max_thresholds``) would exceed a cap,
+        fewer quantile thresholds per column are used and the preparation notes say so:
+        optimality then holds for these features only. Raises :class:`TimeUp` past the
+        deadline.
         """
         if self._binary is None:
-            self._binary = self._build_binary()
+            cap = self.feature_budget
+            self._binary = self._build_binary(
+                cap if max_features is None else min(cap, max_features)
+            )
         return self._binary
 
-    def _build_binary(self) -> BinaryView:
+    def _build_binary(self, max_features: int) -> BinaryView:
         X = self.X
         n = X.shape[0]
-        binarizer = Binarizer(max_thresholds=self.max_thresholds, max_features=self.feature_budget)
+        binarizer = Binarizer(max_thresholds=self.max_thresholds, max_features=max_features)
         binarizer.fit(
             X,
             self.feature_names,
@@ -504,9 +509,9 @@ class Prepared:
         if binarizer.reduced_to_ is not None:
             summary.notes.append(
                 f"every threshold would give {binarizer.n_full_} binary features over {n} rows, "
-                f"more than the memory budget (max_memory_mb={self.max_memory_mb:g}) allows; "
-                f"using at most {binarizer.reduced_to_} quantile thresholds per column, so "
-                "optimality holds for these thresholds only"
+                f"more than the memory budget (max_memory_mb={self.max_memory_mb:g}) or the time "
+                f"limit allows; using at most {binarizer.reduced_to_} quantile thresholds per "
+                "column, so optimality holds for these thresholds only"
             )
         return BinaryView(
             B,

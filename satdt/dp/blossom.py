@@ -323,7 +323,6 @@ def solve_min_error(
         inc[:] = -1
         recorder.improve(_checked_tree(root_leaf, inc, prep, B, y, w, n_classes), root_leaf)
     recorder.lower_bound = float(fctl[k.F_INCUMBENT]) if proven else prep.floor
-    stats.interrupted = not proven
     stats.expansions = int(ctl[k.C_EXPAND])
     stats.bottom_solves = int(ctl[k.C_SOLVE])
     stats.backtracks = int(ctl[k.C_BACKTRACK])

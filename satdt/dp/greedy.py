@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from ..binarize import _readable
+from ..binarize import readable_threshold
 from ..errors import DataError, SatdtError
 from ..tree import LEAF, Tree
 from . import _greedy_kernels as _k
@@ -177,7 +177,7 @@ def _thresholds(below: np.ndarray, above: np.ndarray) -> np.ndarray:
     # keep below <= t < above even where the two values are adjacent floats
     mid = np.where(mid < hi, mid, lo)
     texts = [
-        float(_readable(t, a, b))
+        float(readable_threshold(t, a, b))
         for t, a, b in zip(mid.tolist(), lo.tolist(), hi.tolist(), strict=True)
     ]
     return np.asarray(texts, dtype=np.float64)[inverse.ravel()]

@@ -1,7 +1,7 @@
 """How few rows the counterexample-guided loop needs, on monk2 (169 rows).
 
 What it teaches: encoding every row (Algorithm 3's alternative) makes a large formula; the
-loop of ``satdt.sat.cegar`` adds a row's clauses only when the current tree misclassifies it,
+loop of ``satdt.sat.loop`` adds a row's clauses only when the current tree misclassifies it,
 and proves the minimum depth with a fraction of the rows. For each depth up to the minimum,
 the script prints side by side: the full formula (all rows, formulas (1)-(6) as
 ``satdt encode`` writes them) with its size, answer and solving time, and the loop (solver
@@ -45,11 +45,9 @@ def main() -> None:
     print(
         f"monk2: {len(data.y)} rows; minimum depth {depth}, proven by the loop in {loop_time:.2f} s"
     )
-    print(
-        f"rows the loop used: {result.stats['examples_used']} of {result.stats['rows']} distinct rows"
-    )
+    print(f"rows the loop used: {result.stats.examples_used} of {result.stats.rows} distinct rows")
     print(f"SAT calls: {len(result.trace)}")
-    settled = result.stats.get("settled_without_sat_call", [])
+    settled = result.stats.settled_without_sat_call
     print()
     header = (
         f"{'depth':>5} | {'full: rows':>10} {'variables':>9} {'clauses':>9} {'answer':>6} {'time s':>7}"
@@ -70,7 +68,7 @@ def main() -> None:
             loop = f"{'settled by the repaired heuristic tree (no SAT call)':>45}"
         else:
             loop = f"{'not tried (below the lower bound)':>45}"
-        full = f"{result.stats['rows']:>10} {n_vars:>9} {n_clauses:>9} {answer:>6} {seconds:>7.3f}"
+        full = f"{result.stats.rows:>10} {n_vars:>9} {n_clauses:>9} {answer:>6} {seconds:>7.3f}"
         print(f"{k:>5} | {full} | {loop}")
     print()
     print("The loop's time is solver time only; the full formula's includes writing it.")

@@ -19,7 +19,7 @@ from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from satdt import Binarizer, Tree, read_csv
-from satdt.binarize import reduce_features
+from satdt.prepare import distinct_features
 from satdt.sat.perfect import (
     decode,
     example_clauses,
@@ -50,7 +50,7 @@ def main() -> None:
     classes, y = np.unique(data.y, return_inverse=True)
     binarizer = Binarizer().fit(data.X, data.feature_names, data.schema.indicator)
     B_all = binarizer.transform(data.X)
-    keep = reduce_features(B_all)  # drop constant, duplicate and complementary features
+    keep = distinct_features(B_all)  # drop constant, duplicate and complementary features
     B = B_all[:, keep]
     names = [binarizer.names_[j] for j in keep]
     print("Step 1: binary features", names, "classes", classes.tolist())

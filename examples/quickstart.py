@@ -27,7 +27,7 @@ def main() -> None:
     result = model.result_
     print(f"minimum depth: {result.objective_value:g} (proven: {result.proven_optimal})")
     print(f"nodes: {model.tree_.n_nodes}, leaves: {model.tree_.n_leaves}")
-    print(f"rows the SAT loop needed: {result.stats['examples_used']} of {len(data.y)}")
+    print(f"rows the SAT loop needed: {result.stats.examples_used} of {len(data.y)}")
     print()
     print(model.tree_.export_text())
     print()

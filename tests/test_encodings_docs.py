@@ -200,7 +200,7 @@ def block_mouse_trace() -> str:
             f"| {call.depth} | {call.round} | {call.n_examples} | {call.n_vars} | "
             f"{call.n_clauses} | {call.status} | {added} |"
         )
-    settled = result.stats.get("settled_without_sat_call", [])
+    settled = result.stats.settled_without_sat_call
     note = (
         f"\nDepth {', '.join(map(str, settled))}: settled by the repaired heuristic tree, "
         f"without a SAT call.\n"
@@ -225,9 +225,9 @@ def block_loop_measured() -> str:
         full_clauses = next(line for line in full.splitlines() if line[:5] == "p cnf").split()[3]
         largest = max((call.n_clauses for call in depth.trace), default=0)
         rows.append(
-            f"| {name} | {depth.stats['rows']} | {depth.stats['binary_features']} | {k} | "
-            f"{depth.stats['examples_used']} | {len(depth.trace)} | {full_clauses} | {largest} | "
-            f"{int(size.objective_value)} | {size.stats['examples_used']} | {len(size.trace)} |"
+            f"| {name} | {depth.stats.rows} | {depth.stats.binary_features} | {k} | "
+            f"{depth.stats.examples_used} | {len(depth.trace)} | {full_clauses} | {largest} | "
+            f"{int(size.objective_value)} | {size.stats.examples_used} | {len(size.trace)} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -13,9 +13,12 @@ from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from satdt.errors import InfeasibleError
-from satdt.result import Recorder
-from satdt.sat.cegar import SOLVERS, CounterexampleLoop, Problem, minimum_depth
+from satdt.result import Recorder, SatStats
+from satdt.sat.loop import CounterexampleLoop
 from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structure_clauses, tree_vars
+from satdt.sat.problem import Problem
+from satdt.sat.search import minimum_depth
+from satdt.sat.solving import SOLVERS
 
 
 @st.composite
@@ -124,10 +127,59 @@ def test_time_limit_returns_greedy_tree_not_proven():
     np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
 
 
+def test_deadline_passed_before_the_first_loop_returns_the_greedy_tree():
+    rng = np.random.default_rng(5)
+    B = rng.integers(0, 2, size=(100, 12), dtype=np.uint8)
+    y = rng.integers(0, 2, size=100)
+    result = solve_min_depth(B, y, 2, deadline=time.perf_counter() - 1.0)
+    assert not result.proven_optimal
+    assert result.trace == ()
+    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+
+
+def test_stats_are_typed_and_count_the_calls():
+    rng = np.random.default_rng(11)
+    B = rng.integers(0, 2, size=(200, 10), dtype=np.uint8)
+    y = (B[:, 0] & B[:, 3] | B[:, 5]).astype(np.int64)
+    result = solve_min_depth(np.vstack([B, B[:5]]), np.concatenate([y, y[:5]]), 2)
+    stats = result.stats
+    assert isinstance(stats, SatStats)
+    assert stats.rows == len(np.unique(B, axis=0)) and stats.binary_features == 10
+    assert stats.sat_calls == len(result.trace) > 0
+    assert 0 < stats.examples_used < stats.rows
+    assert stats.solve_time == pytest.approx(sum(call.time for call in result.trace))
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    st.integers(0, 12),
+    st.integers(0, 70),
+    st.integers(1, 3),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_problem_keeps_the_first_of_identical_rows(n, m, n_classes, contradictions, seed):
+    """The first row of every distinct (row, label) pair, in row order (as np.unique would)."""
+    rng = np.random.default_rng(seed)
+    B = rng.integers(0, 2, size=(n, m), dtype=np.uint8)
+    B = B[rng.integers(0, max(n, 1), size=n)] if n else B  # many identical rows
+    y = rng.integers(0, n_classes, size=n)
+    if not contradictions and n:
+        _, group = np.unique(B, axis=0, return_inverse=True)
+        y = y[np.unique(group.ravel(), return_index=True)[1]][group.ravel()]
+    problem = Problem.from_data(B, y, n_classes, np.arange(n_classes))
+    keyed = np.column_stack([B, y]) if B.size else y[:, None]
+    expected = np.sort(np.unique(keyed, axis=0, return_index=True)[1])
+    np.testing.assert_array_equal(problem.rows, expected)
+    np.testing.assert_array_equal(problem.B, B[expected])
+    np.testing.assert_array_equal(problem.y, y[expected])
+    assert problem.B.dtype == np.uint8 and problem.B.flags.c_contiguous
+
+
 def test_depth_cap_below_minimum_is_infeasible():
     B = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=np.uint8)
     y = np.array([0, 1, 1, 0])
-    with pytest.raises(InfeasibleError, match="at least 2"):
+    with pytest.raises(InfeasibleError, match=r"at least 2.*raise max_depth"):
         solve_min_depth(B, y, 2, max_depth=1)
     assert solve_min_depth(B, y, 2, max_depth=2).objective_value == 2
 

@@ -1,15 +1,25 @@
-"""A greedy (CART-like) tree over binary features: the first incumbent of the SAT searches.
+"""Heuristic trees for the SAT searches: first incumbents, repairs and guesses (NumPy only).
 
-Grown with the Gini impurity until every leaf is pure (or ``max_depth`` is reached), it gives
-a consistent tree at once, so its depth is an upper bound on the minimum depth and the
-answer when a time limit stops the exact search. NumPy only: the SAT path imports no numba.
+* :func:`greedy_tree`: a Gini tree grown until every leaf is pure (or ``max_depth`` is
+  reached). It is consistent at once, so its depth is an upper bound on the minimum depth and
+  the answer when a time limit stops the exact search.
+* :func:`best_subtree`: the subtree of depth <= 3 with the fewest errors, exactly (class
+  counts of feature pairs as popcounts of row bitsets).
+* :func:`repair_bottom`: keeps the top of a perfect tree and re-grows its last two or three
+  levels exactly, which often turns a SAT model consistent with the encoded rows only into a
+  tree consistent with all of them (the loop then needs no more counterexamples).
+* :func:`lookahead_tree`: a better heuristic tree of a given depth, for few features.
+* :func:`root_candidates`: the best-looking root features, tried first under assumption.
+
+The SAT side imports no numba, so these stay in NumPy.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .tree import Tree
+from ..prepare import column_bitsets
+from ..tree import Tree
 
 
 def _best_split(B: np.ndarray, y_onehot: np.ndarray) -> int:
@@ -57,15 +67,6 @@ def greedy_tree(B: np.ndarray, y: np.ndarray, n_classes: int, max_depth: int | N
 _PAIR_CHUNK = 1 << 20
 
 
-def _bitsets(columns: np.ndarray) -> np.ndarray:
-    """The columns of a boolean (n, k) matrix as k bitsets of n bits, in uint64 words."""
-    packed = np.packbits(columns.T, axis=1, bitorder="little")
-    pad = (-packed.shape[1]) % 8
-    if pad:
-        packed = np.pad(packed, ((0, 0), (0, pad)))
-    return np.ascontiguousarray(packed).view(np.uint64)
-
-
 def _errors(counts: np.ndarray) -> np.ndarray:
     """Misclassified rows of a leaf per class-count vector (last axis): total minus the largest."""
     return counts.sum(axis=-1) - counts.max(axis=-1)
@@ -84,8 +85,8 @@ def best_depth_two(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float,
     total = onehot.sum(axis=0)
     if B.shape[1] == 0 or _errors(total) == 0:
         return float(_errors(total)), int(np.argmax(total))
-    features = _bitsets(B.astype(bool))  # (m, words)
-    classes = _bitsets(onehot.astype(bool))  # (c, words)
+    features = column_bitsets(B)  # (m, words)
+    classes = column_bitsets(y[:, None] == np.arange(n_classes))  # (c, words)
     n1 = (
         np.bitwise_count(features[:, None, :] & classes[None, :, :]).sum(axis=-1).astype(np.float64)
     )

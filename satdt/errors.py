@@ -47,5 +47,10 @@ def data_conversion_warning() -> type[Warning]:
     return UserWarning if sklearn_exceptions is None else sklearn_exceptions.DataConversionWarning
 
 
+class TimeUp(Exception):
+    """The time limit passed while preparing data or building a formula (never reaches the user:
+    the estimator returns the best model found so far)."""
+
+
 class NotProvenWarning(UserWarning):
     """A search stopped (time limit, interruption) before proving its tree optimal."""

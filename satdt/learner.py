@@ -21,9 +21,9 @@ import numpy as np
 
 from . import methods
 from .data import Dataset
-from .errors import InfeasibleError, NotProvenWarning, SatdtError, not_fitted_error
+from .errors import InfeasibleError, NotProvenWarning, SatdtError, TimeUp, not_fitted_error
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
-from .prepare import Prepared, TimeUp, design_for, prepare, sample_weights, validate
+from .prepare import Prepared, design_for, prepare, sample_weights, validate
 from .result import Event, Recorder, SearchResult
 from .tree import Tree
 
@@ -296,18 +296,17 @@ class SatdtEstimator:
             max_depth=None if consistency else self.max_depth,
             deadline=None if hurry else data.deadline,
         )
-        tree = data.finish(tree)
-        predicted = tree.predict_index(data.X)
-        error = float(data.weight[predicted != data.y].sum())
+        # grown on these rows and weights, it carries their class weights; a tree grown until
+        # every leaf is pure has no leaf to merge, so only a depth-capped one is simplified
+        tree = data.named(tree) if consistency else data.finish(tree)
+        error = tree.count_error()
         if consistency and (
             error > 0
             or (self.max_depth is not None and tree.depth > self.max_depth)
             or (self.max_nodes is not None and tree.n_nodes > self.max_nodes)
         ):
             return  # not admissible: the method must find its own first tree
-        value = OBJECTIVES[self.objective].value_of(tree, error)
-        if data.recorder.improve(tree, value, mapped=True) is not None:
-            task.incumbent_value = value
+        data.recorder.improve(tree, OBJECTIVES[self.objective].value_of(tree, error), mapped=True)
 
     def _check_model(self, model: Any, data: Prepared, value: float) -> None:
         """Re-check a model against the data before anyone sees it (correct before fast)."""

@@ -96,8 +96,9 @@ class Param:
 class Task:
     """What a method's ``run`` receives: the prepared data, the objective and the options.
 
-    ``options`` holds the method's own parameters that the user set (``"auto"`` left out);
-    ``incumbent_value`` the objective value of a tree already recorded (a bound to beat).
+    ``options`` holds the method's own parameters that the user set (``"auto"`` left out).
+    A model the estimator found before the method ran (a greedy tree on a large table) is
+    ``recorder.best``: the bound the method must beat.
     """
 
     data: Prepared
@@ -105,7 +106,6 @@ class Task:
     max_depth: int | None
     max_nodes: int | None
     options: dict[str, Any] = field(default_factory=dict)
-    incumbent_value: float | None = None  # the value of a first tree found before the method ran
 
     @property
     def recorder(self) -> Recorder:
@@ -175,12 +175,14 @@ def _run_sat(task: Task) -> SearchResult:
     from .sat.search import minimum_depth, minimum_size
 
     search = minimum_size if task.objective == "size" else minimum_depth
+    best = task.recorder.best
     return search(
         _sat_problem(task),
         max_depth=task.max_depth,
         max_nodes=task.max_nodes,
         deadline=task.deadline,
         recorder=task.recorder,
+        first_tree=None if best is None else best.tree,
         **_sat_options(task),
     )
 
@@ -251,7 +253,7 @@ def _run_blossom(task: Task) -> SearchResult:
         sample_weight=data.weight,
         deadline=task.deadline,
         recorder=task.recorder,
-        upper_bound=task.incumbent_value,
+        upper_bound=None if task.recorder.best is None else task.recorder.best.value,
     )
 
 

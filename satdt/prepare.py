@@ -20,7 +20,7 @@ import numpy as np
 
 from .binarize import Binarizer
 from .data import Dataset, Schema, from_arrays
-from .errors import ContradictionError, DataError, data_conversion_warning
+from .errors import ContradictionError, DataError, TimeUp, data_conversion_warning
 from .result import Progress, Recorder
 from .tree import Tree
 
@@ -341,10 +341,6 @@ def sample_weights(sample_weight: Any, n: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- the prepared data
-class TimeUp(Exception):
-    """The time limit passed during data preparation."""
-
-
 # The dense binary matrix may take this fraction of ``max_memory_mb``: the searches derive
 # a few arrays of the same size from it (distinct rows, per-row index lists).
 _DENSE_SHARE = 8
@@ -548,13 +544,17 @@ class Prepared:
         mapped.classes = self.classes
         return self.finish(mapped)
 
-    def finish(self, tree: Tree) -> Tree:
-        """A tree over the user's columns, simplified on the rows and with their class weights."""
+    def named(self, tree: Tree) -> Tree:
+        """A copy of a tree over the user's columns with their names and the user's labels."""
         named = tree.copy()
         named.feature_names = self.feature_names
         named.indicator = frozenset(int(i) for i in self.schema.indicator)
         named.classes = self.classes
-        return named.simplify(self.X).with_counts(self.X, self.y, self.weight)
+        return named
+
+    def finish(self, tree: Tree) -> Tree:
+        """A tree over the user's columns, simplified on the rows and with their class weights."""
+        return self.named(tree).simplify(self.X).with_counts(self.X, self.y, self.weight)
 
 
 def prepare(

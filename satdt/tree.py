@@ -241,6 +241,12 @@ class Tree:
         tree.counts = counts
         return tree
 
+    def count_error(self) -> float:
+        """Training error recorded in ``counts``: the weight of each leaf not of its class."""
+        leaves = np.flatnonzero(self.feature == LEAF)
+        counts = self.counts[leaves]
+        return float(counts.sum() - counts[np.arange(len(leaves)), self.value[leaves]].sum())
+
     def copy(self) -> Tree:
         return Tree(
             self.feature.copy(),

@@ -15,7 +15,6 @@ from naive import min_error
 
 from satdt import prepare
 from satdt.dp import blossom, solve_min_error, warmup
-from satdt.dp.blossom import tree_error
 from satdt.errors import DataError
 from satdt.result import DPStats, Recorder
 
@@ -74,7 +73,7 @@ def check_tree(result, B, y, weight, depth):
     w = np.ones(len(y)) if weight is None else weight
     predicted = tree.predict(B.astype(float))
     assert float(w[predicted != y].sum()) == pytest.approx(result.objective_value, abs=1e-9)
-    assert tree_error(tree) == pytest.approx(result.objective_value, abs=1e-9)
+    assert tree.count_error() == pytest.approx(result.objective_value, abs=1e-9)
 
 
 @st.composite
@@ -209,7 +208,7 @@ def test_incumbents_are_recorded_and_reported():
     assert [s.objective_value for s in snapshots] == errors
     assert result.objective_value == errors[-1]
     for incumbent in recorder.history:
-        assert tree_error(incumbent.tree) == incumbent.value
+        assert incumbent.tree.count_error() == incumbent.value
     assert result.stats.distinct_rows <= len(y)
 
 

@@ -165,17 +165,10 @@ def _heap_to_tree(
     return tree.with_counts(B, y, w)
 
 
-def tree_error(tree: Tree) -> float:
-    """Training error of a tree from its ``counts``: leaf weights minus their predicted class."""
-    leaves = np.flatnonzero(tree.feature == -1)
-    counts = tree.counts[leaves]
-    return float(counts.sum() - counts[np.arange(len(leaves)), tree.value[leaves]].sum())
-
-
 def _checked_tree(value: float, inc: np.ndarray, prep: _Prepared, B, y, w, n_classes) -> Tree:
     """Build the tree and check that it really has the error the search claims."""
     tree = _heap_to_tree(inc, prep, B, y, w, n_classes)
-    error = tree_error(tree)
+    error = tree.count_error()
     if abs(error - value) > _REL_TOL * max(1.0, float(w.sum())):
         raise RuntimeError(
             f"internal error: the search reports error {value} but its tree has error {error}"

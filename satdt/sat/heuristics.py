@@ -16,16 +16,22 @@ The SAT side imports no numba, so these stay in NumPy.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..prepare import column_bitsets
 from ..tree import Tree
 
 
-def _best_split(B: np.ndarray, y_onehot: np.ndarray) -> int:
-    """The feature whose split has the lowest weighted Gini impurity, or -1 if none splits."""
-    right = B.T.astype(np.float64) @ y_onehot  # (m, c) class counts on the right
-    total = y_onehot.sum(axis=0)
+def _best_split(B: np.ndarray, rows: np.ndarray, y: np.ndarray, n_classes: int) -> int:
+    """The feature whose split of ``rows`` has the lowest weighted Gini impurity, or -1 if none
+    splits. Class counts are integer sums over each class's rows (no float copy of ``B``)."""
+    labels = y[rows]
+    right = np.empty((B.shape[1], n_classes))  # (m, c) class counts on the right
+    for c in range(n_classes):
+        right[:, c] = B[rows[labels == c]].sum(axis=0, dtype=np.int64)
+    total = np.bincount(labels, minlength=n_classes).astype(np.float64)
     left = total[None, :] - right
     n_right = right.sum(axis=1)
     n_left = left.sum(axis=1)
@@ -39,21 +45,29 @@ def _best_split(B: np.ndarray, y_onehot: np.ndarray) -> int:
     return int(np.argmin(impurity))
 
 
-def greedy_tree(B: np.ndarray, y: np.ndarray, n_classes: int, max_depth: int | None = None) -> Tree:
+def greedy_tree(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int | None = None,
+    deadline: float | None = None,
+) -> Tree:
     """Grow a Gini tree on binary features ``B`` (rows go right when the feature is 1).
 
     Leaves predict their majority class (ties: the smallest class index). Growth stops at
-    pure leaves, at leaves no feature splits, and at ``max_depth``.
+    pure leaves, at leaves no feature splits, at ``max_depth``, and everywhere once the
+    ``deadline`` (a ``time.perf_counter()`` value) has passed: the tree is then only a hint.
     """
     y = np.asarray(y, dtype=np.int64)
-    onehot = np.eye(n_classes, dtype=np.float64)[y]
 
     def grow(rows: np.ndarray, depth: int):
-        counts = onehot[rows].sum(axis=0)
+        counts = np.bincount(y[rows], minlength=n_classes)
         majority = int(np.argmax(counts))
         if counts[majority] == len(rows) or (max_depth is not None and depth >= max_depth):
             return majority
-        f = _best_split(B[rows], onehot[rows])
+        if deadline is not None and time.perf_counter() >= deadline:
+            return majority
+        f = _best_split(B, rows, y, n_classes)
         if f < 0:
             return majority
         goes_right = B[rows, f] == 1

@@ -19,6 +19,7 @@ import numpy as np
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
+from ..errors import TimeUp
 from ..result import Recorder, SatCall
 from ..tree import Tree
 from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
@@ -37,7 +38,7 @@ from .perfect import (
     some_feature_clauses,
 )
 from .problem import Problem
-from .solving import DEFAULT_SOLVER, SOLVERS, TimeUp, add_clauses, solve_until
+from .solving import DEFAULT_SOLVER, SOLVERS, add_clauses, solve_until
 
 # "first": add the first misclassified row; "per_leaf": one misclassified row per leaf the
 # tree sends misclassified rows to; "all": every misclassified row; an integer k: the first k

@@ -17,14 +17,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InfeasibleError
+from ..errors import InfeasibleError, TimeUp
 from ..result import Recorder, SatStats, SearchResult
 from ..tree import Tree
 from .counter import DEFAULT_COUNTER
 from .heuristics import greedy_tree, lookahead_tree, root_candidates
 from .loop import CounterexampleLoop, LoopOutcome
 from .problem import Problem
-from .solving import TimeUp
 
 # Largest work (about 2^(k-3) m^3 words classes) for a lookahead hint at depth k.
 _LOOKAHEAD_WORK = 10**7
@@ -33,6 +32,9 @@ _LOOKAHEAD_WORK = 10**7
 # and a right root splits the search in two; below, refuting wrong roots costs more than it saves).
 _GUIDED_DEPTH = 7
 _GUIDED_ROOTS = 3
+# Largest work (about m^3 words classes) for scoring the root candidates: beyond it (large
+# tables) the scoring alone would outlast any time limit, and the loop runs unguided.
+_GUIDED_WORK = 10**9
 
 
 def depth_lower_bound(n_classes_present: int) -> int:
@@ -116,12 +118,13 @@ class _Search:
         if k > 3 and lookahead_work <= _LOOKAHEAD_WORK:
             hint = lookahead_tree(p.B, p.y, p.n_classes, k)
         else:
-            hint = greedy_tree(p.B, p.y, p.n_classes, max_depth=k)
+            hint = greedy_tree(p.B, p.y, p.n_classes, max_depth=k, deadline=self.deadline)
         outcome = loop.try_tree(hint, self.max_leaves)
         if outcome is not None:
             self.stats.settled_without_sat_call.append(k)
             return outcome
-        if k >= _GUIDED_DEPTH and hint.depth > 0:
+        guided_work = m**3 * (len(p.y) // 64 + 1) * p.n_classes
+        if k >= _GUIDED_DEPTH and hint.depth > 0 and guided_work <= _GUIDED_WORK:
             # guesses: the best-looking root features; SAT under one is an answer, UNSAT only
             # refutes the guess (its counterexamples stay useful)
             for root in root_candidates(p.B, p.y, p.n_classes, _GUIDED_ROOTS):
@@ -203,6 +206,15 @@ def _infeasible(
     )
 
 
+def _first_tree(problem: Problem, given: Tree | None) -> Tree:
+    """The consistent tree a search starts from: ``given`` (already recorded by the caller,
+    possibly over other features: only its shape is used), or a greedy tree over the binary
+    features, simplified."""
+    if given is not None:
+        return given
+    return greedy_tree(problem.B, problem.y, problem.n_classes).simplify(problem.B)
+
+
 def _leaf_cap(max_nodes: int | None) -> int | None:
     """A tree with L leaves has 2L - 1 nodes: the most leaves within ``max_nodes`` nodes."""
     return None if max_nodes is None else max(0, (max_nodes + 1) // 2)
@@ -215,11 +227,14 @@ def minimum_depth(
     max_nodes: int | None = None,
     deadline: float | None = None,
     recorder: Recorder,
+    first_tree: Tree | None = None,
     **options: object,
 ) -> SearchResult:
     """The minimum-depth tree consistent with every row of ``problem`` (DT_depth).
 
-    A greedy pure tree gives the first incumbent and an upper bound; depths are then tried
+    A greedy pure tree gives the first incumbent and an upper bound (``first_tree``: one
+    already recorded by the caller, e.g. grown on the numeric data of a large table, so the
+    search grows none over the binary features); depths are then tried
     upwards from a sound lower bound, each with its own incremental solver, seeded with the
     examples the previous depths needed. The first SAT depth is the minimum. On time-out the
     best tree known is returned with ``proven_optimal=False`` and ``lower_bound`` = last
@@ -232,10 +247,10 @@ def minimum_depth(
         When no consistent tree within ``max_depth`` and ``max_nodes`` exists (proven), or none
         was found before the deadline.
     """
-    B, y = problem.B, problem.y
+    y = problem.y
     max_leaves = _leaf_cap(max_nodes)
     recorder.lower_bound = depth_lower_bound(int(np.unique(y).size))
-    greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
+    greedy = _first_tree(problem, first_tree)
     with _Search(problem, options, deadline, recorder, max_leaves) as search:
         if (max_depth is None or greedy.depth <= max_depth) and search.admits(greedy):
             recorder.improve(greedy, greedy.depth)
@@ -314,6 +329,7 @@ def minimum_size(
     strategy: str = DEFAULT_SIZE_STRATEGY,
     deadline: float | None = None,
     recorder: Recorder,
+    first_tree: Tree | None = None,
     **options: object,
 ) -> SearchResult:
     """The consistent tree with the fewest nodes (DT_size), as ``2 L - 1`` for L leaves.
@@ -321,7 +337,8 @@ def minimum_size(
     Without ``max_depth``: the fewest nodes among the trees of minimum depth (the paper's
     DT_size). With ``max_depth = K``: the fewest nodes among all trees of depth <= K, which by
     Theorem 2 is the fewest labelled leaves of a perfect tree of depth K. ``max_nodes`` is a cap
-    (infeasible beyond it); ``options`` are those of :class:`~satdt.sat.loop.CounterexampleLoop`.
+    (infeasible beyond it); ``first_tree`` is as for :func:`minimum_depth`; ``options`` are
+    those of :class:`~satdt.sat.loop.CounterexampleLoop`.
     """
     if strategy not in SIZE_STRATEGIES:
         raise ValueError(f"strategy must be one of {SIZE_STRATEGIES}, got {strategy!r}")
@@ -339,7 +356,7 @@ def minimum_size(
             best.append(tree)
             recorder.improve(tree, tree.n_nodes)
 
-    greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
+    greedy = _first_tree(problem, first_tree)
     with _Search(problem, dict(options, counter=counter), deadline, recorder, max_leaves) as search:
         depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         depth_lower = recorder.lower_bound

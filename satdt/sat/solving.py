@@ -18,15 +18,13 @@ from collections.abc import Sequence
 
 from pysat.solvers import Solver
 
+from ..errors import TimeUp
+
 # Solvers that accept clauses between calls and can be stopped at a deadline.
 SOLVERS = ("cadical195", "glucose4", "glucose3", "minisat22", "maplechrono")
 DEFAULT_SOLVER = "glucose4"
 # How many clauses to hand to the solver between two looks at the clock.
 CLAUSE_CHUNK = 20000
-
-
-class TimeUp(Exception):
-    """The deadline passed while a formula was being built or handed to the solver."""
 
 
 def past(deadline: float | None) -> bool:

@@ -313,8 +313,9 @@ def _read_training(args: argparse.Namespace) -> Dataset:
 
 
 def _leaves(model: Model) -> str:
+    """ "13 leaves" for a tree; empty for a model without leaves of its own (a diagram)."""
     n_leaves = getattr(model, "n_leaves", None)
-    return "" if n_leaves is None else (" (1 leaf)" if n_leaves == 1 else f" ({n_leaves} leaves)")
+    return "" if n_leaves is None else ("1 leaf" if n_leaves == 1 else f"{n_leaves} leaves")
 
 
 def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
@@ -334,7 +335,7 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             proof += " for these binary features only"
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
         lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
-        lines.append(f"nodes: {tree.n_nodes}{_leaves(tree)}")
+        lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
     else:
         proof = (
             "proven minimum"
@@ -342,7 +343,9 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             else f"not proven; the minimum is at least {result.lower_bound:g}"
         )
         if result.objective == "size":
-            lines.append(f"nodes: {tree.n_nodes}{_leaves(tree)[:-1]}; {proof})")
+            lines.append(
+                f"nodes: {tree.n_nodes} ({'; '.join(filter(None, [_leaves(tree), proof]))})"
+            )
             scope = (
                 "the minimum depth"
                 if model.max_depth is None
@@ -351,7 +354,7 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
             lines.append(f"depth: {tree.depth} (among trees of {scope})")
         else:
             lines.append(f"depth: {tree.depth} ({proof})")
-            lines.append(f"nodes: {tree.n_nodes}{_leaves(tree)}")
+            lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
     method, _ = methods.resolve(model.objective, model.method, {})
     lines += method.report(result)
     if preparation.relabelled_rows:
@@ -440,11 +443,13 @@ def _write(text: str, output: str | None) -> None:
 
 def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
     started = time.perf_counter()  # the time limit counts from here: reading is part of the fit
-    dataset = _read_training(args)
     trace = None
     if getattr(args, "trace", False):
         trace = sys.stdout if args.format == "text" and not args.output else sys.stderr
-    status = _Status(not args.quiet, sys.stderr, trace, dataset.line_numbers)
+    status = _Status(not args.quiet, sys.stderr, trace)
+    status.show(f"reading {args.data}")
+    dataset = _read_training(args)
+    status.line_numbers = dataset.line_numbers
     model.on_improve = status.improve
     front = None
     with warnings.catch_warnings(record=True) as caught:

@@ -24,7 +24,7 @@ from .data import Dataset
 from .errors import InfeasibleError, NotProvenWarning, SatdtError, TimeUp, not_fitted_error
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
 from .prepare import Prepared, design_for, prepare, sample_weights, validate
-from .result import Event, Recorder, SearchResult
+from .result import Event, Progress, Recorder, SearchResult
 from .tree import Tree
 
 # From this many rows on, a greedy tree grown on the numeric data (every threshold, Numba)
@@ -288,6 +288,7 @@ class SatdtEstimator:
 
         data = task.data
         consistency = OBJECTIVES[self.objective].kind == CONSISTENCY
+        data.recorder.event(Progress("growing a greedy tree on the numeric data"))
         tree = greedy_numeric_tree(
             data.X,
             data.y,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import time
@@ -9,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from satdt.cli import main
+from satdt import OptimalTreeClassifier, read_csv
+from satdt.cli import _Status, main
+from satdt.errors import InfeasibleError
+from satdt.result import Progress
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
 MOUSE = EXAMPLES / "mouse.csv"
@@ -221,3 +225,64 @@ def test_encode_solve_decode_round_trip(capsys, tmp_path):
     assert code == 2 and "unsatisfiable" in err
     code, _, err = run(capsys, "decode", tmp_path / "missing.cnf", solution)
     assert code == 2 and "file not found" in err
+
+
+def test_messages_name_flags_on_the_command_line_and_parameters_in_the_library(capsys):
+    code, _, err = run(capsys, "infer", MOUSE, "--max-depth", "2")
+    assert code == 1 and "--max-depth" in err
+    with pytest.raises(InfeasibleError) as info:
+        OptimalTreeClassifier(max_depth=2).fit(read_csv(MOUSE).X, read_csv(MOUSE).y)
+    assert "max_depth" in str(info.value) and "--max-depth" not in str(info.value)
+
+
+def test_semicolon_file_with_decimal_commas(capsys, tmp_path):
+    data = tmp_path / "export.csv"
+    data.write_text("width;height;kind\n1,5;2;a\n2,5;2;b\n1,5;3;a\n3,25;1;b\n")
+    code, out, err = run(capsys, "infer", data)
+    assert code == 0, err
+    assert "width <= 2" in out and "depth: 1" in out
+    code, out, err = run(capsys, "infer", data, "--sep", ";")
+    assert code == 0, err
+    assert run(capsys, "infer", data, "--sep", ";;")[0] == 2
+
+
+def test_method_choices_come_from_the_table(capsys):
+    with pytest.raises(SystemExit):
+        main(["fit", str(MOUSE), "--max-depth", "2", "--method", "sat"])
+    assert "invalid choice" in capsys.readouterr().err
+    code, _, err = run(capsys, "infer", MOUSE, "--counterexamples", "nope")
+    assert code == 2 and "--counterexamples" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_on_a_terminal():
+    screen = _Terminal()
+    status = _Status(True, screen)
+    status.event(Progress("binarizing", 3, 10))
+    assert "binarizing 3/10" in screen.getvalue()
+    status.clear()
+    assert screen.getvalue().endswith("\r\033[K")
+    quiet = io.StringIO()  # not a terminal: nothing is drawn
+    _Status(True, quiet).event(Progress("binarizing", 3, 10))
+    assert quiet.getvalue() == ""
+
+
+def test_models_saved_by_version_1_still_load(capsys, tmp_path):
+    model = tmp_path / "model.json"
+    assert run(capsys, "infer", MOUSE, "--save", model, "--quiet")[0] == 0
+    document = json.loads(model.read_text())
+    assert document["kind"] == "tree" and document["version"] == 2
+    old = {k: v for k, v in document.items() if k not in ("kind", "model")}
+    old.update(version=1, tree=document["model"])
+    legacy = tmp_path / "legacy.json"
+    legacy.write_text(json.dumps(old))
+    code, out, _ = run(capsys, "predict", legacy, MOUSE)
+    assert code == 0 and out.split()[0] == "X"
+    document["kind"] = "forest"
+    model.write_text(json.dumps(document))
+    code, _, err = run(capsys, "predict", model, MOUSE)
+    assert code == 2 and "forest" in err

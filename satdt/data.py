@@ -957,6 +957,18 @@ def _dataset(
     return Dataset(X, y, schema, table.line_numbers, table.source)
 
 
+def _parse_fast_table(
+    file: _File, sample: _Sample, offset: int, modes: list[str]
+) -> tuple[_Table, dict[int, _Column]] | None:
+    """:func:`_parse_fast`, then the table of line numbers; the file's text is freed."""
+    parsed = _parse_fast(file, sample, offset, modes)
+    if parsed is None:
+        return None
+    columns, line_numbers = parsed
+    file.data = b""  # parsed: no fallback from here on, so free the text before assembling X
+    return _Table(sample.header, [], line_numbers, file.source, False), columns
+
+
 def _read_csv_fast(file: _File, target: str | int | None, drop: Sequence[str]) -> Dataset | None:
     """:func:`read_csv` through numpy's C parser, or None to let the exact reader decide.
 
@@ -974,12 +986,10 @@ def _read_csv_fast(file: _File, target: str | int | None, drop: Sequence[str]) -
     modes = ["skip"] * len(sample.header)
     for j in [*features, label]:
         modes[j] = _guess_mode(sample, j, file.decimal_comma)
-    parsed = _parse_fast(file, sample, offset, modes)
+    parsed = _parse_fast_table(file, sample, offset, modes)
     if parsed is None:
         return None
-    columns, line_numbers = parsed
-    file.data = b""  # parsed: no fallback from here on, so free the text before assembling X
-    table = _Table(sample.header, [], line_numbers, file.source, False)
+    table, columns = parsed
     return _dataset(table, columns, label, features, dropped, file.decimal_comma)
 
 
@@ -1144,12 +1154,10 @@ def _read_with_schema_fast(file: _File, schema: Schema, require_target: bool) ->
         modes[j] = _guess_mode(sample, j, file.decimal_comma) if numeric else "text"
     if label is not None:
         modes[label] = _guess_mode(sample, label, file.decimal_comma)
-    parsed = _parse_fast(file, sample, offset, modes)
+    parsed = _parse_fast_table(file, sample, offset, modes)
     if parsed is None:
         return None
-    columns, line_numbers = parsed
-    file.data = b""  # parsed: no fallback from here on, so free the text before assembling X
-    table = _Table(sample.header, [], line_numbers, file.source, False)
+    table, columns = parsed
     return _encoded_dataset(table, columns, schema, positions, label, file.decimal_comma)
 
 

@@ -30,7 +30,6 @@ class Objective:
 
     name: str
     kind: str
-    summary: str
 
     def value_of(self, tree: Any, error: float) -> float:
         """The objective value of a model whose (weighted) training error is ``error``."""
@@ -44,9 +43,9 @@ class Objective:
 OBJECTIVES: dict[str, Objective] = {
     o.name: o
     for o in (
-        Objective("depth", CONSISTENCY, "the shallowest tree that classifies every row correctly"),
-        Objective("size", CONSISTENCY, "the consistent tree with the fewest nodes"),
-        Objective("error", ERROR, "the tree of depth <= max_depth with the fewest errors"),
+        Objective("depth", CONSISTENCY),  # the shallowest tree that classifies every row
+        Objective("size", CONSISTENCY),  # the consistent tree with the fewest nodes
+        Objective("error", ERROR),  # the tree of depth <= max_depth with the fewest errors
     )
 }
 
@@ -263,6 +262,83 @@ def _warmup_blossom() -> None:
     warmup()
 
 
+# ---------------------------------------------------------------------- DL8.5, CA-DL8.5
+def _dl85_rules() -> tuple[str, ...]:
+    from .dp.dl85 import RULES
+
+    return RULES
+
+
+def _dl85_schedules() -> tuple[str, ...]:
+    from .dp.dl85 import SCHEDULES
+
+    return SCHEDULES
+
+
+def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
+    from .dp.dl85 import solve_min_error
+
+    data = task.data
+    options = dict(task.options)
+    if rule is not None:
+        options.setdefault("rule", rule)
+    if "relax_step" in options and options.get("rule") in ("purity", "gain"):
+        options["relax_step"] = options["relax_step"] / 100  # given in hundredths
+    return solve_min_error(
+        data.binary(_blossom_feature_cap(data)).B,
+        data.y,
+        data.n_classes,
+        int(task.max_depth),
+        sample_weight=data.weight,
+        deadline=task.deadline,
+        recorder=task.recorder,
+        upper_bound=None if task.recorder.best is None else task.recorder.best.value,
+        **options,
+    )
+
+
+def _run_cadl85(task: Task) -> SearchResult:
+    return _run_dl85(task, rule="discrepancy")
+
+
+def _warmup_dl85() -> None:
+    from .dp.dl85 import warmup
+
+    warmup()
+
+
+def _report_dl85(result: SearchResult) -> list[str]:
+    from .result import DL85Stats
+
+    stats = result.stats
+    if not isinstance(stats, DL85Stats):
+        return []
+    lines = [
+        f"search nodes: {stats.nodes}, cache: {stats.cache_entries} branches "
+        f"({stats.cache_mb:.1f} MB{', full' if stats.cache_full else ''}), "
+        f"{stats.cache_hits} hits"
+    ]
+    if stats.restarts:
+        lines.append(f"restarts: {stats.restarts}")
+    return lines
+
+
+_MIN_SUPPORT = Param(
+    "min_support",
+    "auto",
+    "fewest training rows in a leaf (default 1): a split is tried only when both sides hold "
+    "that many",
+    positive_int=True,
+)
+_MAX_CACHE_MB = Param(
+    "max_cache_mb",
+    "auto",
+    "cap in MB on the cache of solved branches (default 512); when full, new branches are "
+    "recomputed instead of stored (still exact)",
+    positive_int=True,
+)
+
+
 # ---------------------------------------------------------------------- the table
 METHODS: dict[str, Method] = {
     m.name: m
@@ -307,6 +383,52 @@ METHODS: dict[str, Method] = {
             summary="anytime depth-first DP with optimal depth-two subtrees (Demirovic et al.)",
             run=_run_blossom,
             warmup=_warmup_blossom,
+        ),
+        Method(
+            name="dl85",
+            objectives=("error",),
+            input="binary",
+            summary="depth-first OR-AND search with a cache of solved branches (DL8.5, "
+            "Aglin et al.)",
+            run=_run_dl85,
+            params=(_MIN_SUPPORT, _MAX_CACHE_MB),
+            warmup=_warmup_dl85,
+            report=_report_dl85,
+        ),
+        Method(
+            name="cadl85",
+            objectives=("error",),
+            input="binary",
+            summary="DL8.5 restarted under a pruning rule relaxed each time, complete and "
+            "anytime (CA-DL8.5, Kiossou et al.)",
+            run=_run_cadl85,
+            params=(
+                _MIN_SUPPORT,
+                _MAX_CACHE_MB,
+                Param(
+                    "rule",
+                    "auto",
+                    "what prunes a restart: discrepancy (default), topk, topk_star, purity or gain",
+                    _dl85_rules,
+                ),
+                Param(
+                    "relax",
+                    "auto",
+                    "how the rule relaxes between restarts: monotonic (default), exponential "
+                    "or luby",
+                    _dl85_schedules,
+                ),
+                Param(
+                    "relax_step",
+                    "auto",
+                    "relaxation step: feature positions for discrepancy/topk/topk_star "
+                    "(default 1); hundredths of purity or gain (bits) for purity/gain "
+                    "(default 5)",
+                    positive_int=True,
+                ),
+            ),
+            warmup=_warmup_dl85,
+            report=_report_dl85,
         ),
     )
 }

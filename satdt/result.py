@@ -63,6 +63,27 @@ class SatCall(Event):
     counterexamples: tuple[tuple[int, Any], ...] = ()
 
 
+@dataclass(frozen=True)
+class Restart(Event):
+    """One restart of CA-DL8.5 (Kiossou, Nijssen & Schaus, Algorithm 2, lines 6-11).
+
+    ``rule`` and ``limit`` are the pruning rule and its threshold during the restart
+    (discrepancies, k, gain gap or minimum purity); ``error`` the incumbent's error after it
+    (``inf``: no tree yet); ``complete`` whether nothing was pruned by the rule, which proves
+    the incumbent optimal; ``time`` the restart's seconds; ``cache_entries`` the cache size
+    after it.
+    """
+
+    kind: ClassVar[str] = "restart"
+    number: int
+    rule: str
+    limit: float
+    error: float
+    complete: bool
+    time: float
+    cache_entries: int = 0
+
+
 @dataclass
 class Stats:
     """Counters every method has; methods extend it with their own (see ``as_dict``)."""
@@ -101,6 +122,22 @@ class DPStats(Stats):
     cuts: int = 0
     similarity_cuts: int = 0
     complete_trees: int = 0
+
+
+@dataclass
+class DL85Stats(DPStats):
+    """Counters of DL8.5 and CA-DL8.5: search nodes, the cache of solved branches, restarts.
+
+    ``cache_full`` says that the cache reached ``max_cache_mb`` and stopped storing new
+    branches (those are recomputed when met again; the search stays exact).
+    """
+
+    nodes: int = 0
+    cache_hits: int = 0
+    cache_entries: int = 0
+    cache_mb: float = 0.0
+    cache_full: bool = False
+    restarts: int = 0
 
 
 @dataclass

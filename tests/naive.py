@@ -59,11 +59,15 @@ def _leaf_error(y: np.ndarray, w: np.ndarray, n_classes: int) -> float:
     return float(per_class.sum() - per_class.max())
 
 
-def min_error(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int) -> float:
+def min_error(
+    B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_support: int = 1
+) -> float:
     """Smallest weighted error of a tree of depth <= ``depth`` over the binary features of B.
 
     best(rows, d) = min(leaf error, min over features f of best(rows with f = 0, d - 1) +
-    best(rows with f = 1, d - 1)), by plain recursion over row subsets.
+    best(rows with f = 1, d - 1)), by plain recursion over row subsets. With ``min_support``
+    above 1, a split is allowed only when each side holds at least that many rows of
+    positive weight (DL8.5's minimum support; a single leaf is always allowed).
     """
     B = np.asarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
@@ -77,6 +81,10 @@ def min_error(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth
             ones = B[rows, f] == 1
             if ones.all() or not ones.any():
                 continue
+            if min_support > 1:
+                positive = w[rows] > 0
+                if (positive & ones).sum() < min_support or (positive & ~ones).sum() < min_support:
+                    continue
             value = min(value, best(rows[~ones], d - 1) + best(rows[ones], d - 1))
         return value
 

@@ -48,13 +48,16 @@ class _Prepared:
 
     ``data`` holds the distinct rows over the kept features, each kept feature flipped when
     that makes it sparser (``flip``); ``keep[j]`` is the column of ``B`` behind feature j;
-    ``floor`` is the irreducible error of the data (no tree can do better).
+    ``floor`` is the irreducible error of the data (no tree can do better); ``count[u]`` is
+    the number of training rows (of positive weight) merged into distinct row u, for
+    supports (DL8.5's ``min_support``).
     """
 
     data: Data
     keep: np.ndarray  # int64 (M,)
     flip: np.ndarray  # bool (M,)
     floor: float
+    count: np.ndarray  # int64 (N,)
 
 
 def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Prepared:
@@ -82,13 +85,14 @@ def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Pr
         raise DataError(f"at most 2**31 - 1 distinct rows are supported; got {N}")
     W = np.zeros((N, n_classes))
     np.add.at(W, (inverse, y), w)
+    count = np.bincount(inverse, minlength=N).astype(np.int64)
     del inverse
     U = B[first]
     keep = distinct_features(U) if N > 1 else np.zeros(0, dtype=np.int64)
     if keep.shape[0] < m:
         U = U[:, keep]
     data, flip = build_data(U, W, copy=False)
-    return _Prepared(data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()))
+    return _Prepared(data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()), count=count)
 
 
 def _allocate(
@@ -197,6 +201,13 @@ def _check_inputs(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, d
         raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
     if depth < 0:
         raise DataError(f"max_depth must be >= 0; got {depth}")
+
+
+# The preparation and the input checks are shared with DL8.5 / CA-DL8.5 (:mod:`satdt.dp.dl85`)
+# under these public names.
+PreparedBinary = _Prepared
+prepare_binary = _prepare
+check_inputs = _check_inputs
 
 
 def solve_min_error(

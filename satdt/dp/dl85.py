@@ -1,0 +1,652 @@
+"""DL8.5 and CA-DL8.5: minimum-error trees of bounded depth by a cached OR-AND search.
+
+Kiossou, Nijssen & Schaus, "A Generic Complete Anytime Beam Search for Optimal Decision
+Tree" (``shared/papers/cadl85-kiossou-nijssen-schaus.txt``): Algorithm 1 is DL8.5 (Aglin,
+Nijssen & Schaus 2020), Algorithm 2 is CA-DL8.5, which restarts a rule-pruned DL8.5 and
+relaxes the rule between restarts (Table 1 of rules).
+
+The search. A node is a set of rows (the distinct rows of the prepared data, ascending)
+with a remaining depth. Its OR choice is a feature, tried in Gini order (as Blossom does);
+its AND children are the rows without and with the feature (Algorithm 1, lines 14-27): the
+left child gets the node's bound ``child_ub`` minus the right child's lower bound, the right
+child ``child_ub`` minus the left child's error (lines 17 and 20), and a better tree lowers
+``child_ub`` (line 25). The leaf is always an option, so a node's result is the best tree of
+depth at most the remaining depth. Nodes with two levels left (one, if ``max_depth`` is 1)
+are solved exactly by the shared depth-two solver of :mod:`satdt.dp._counts` (when
+``min_support`` is 1; with a larger support the search recurses to depth one, which is
+solved in NumPy under the support rule). Lower bounds: the irreducible error of a node's
+rows (rows that agree on every feature but differ in class; Blossom's bound), raised by
+any lower bound the cache holds for the node; a node whose bound reaches its upper bound
+is not searched, and a node stops once its tree reaches its bound.
+
+The cache (Algorithm 1, lines 9-11 and 28-29). Solved branches are stored under the key
+``(remaining depth, the bytes of the node's sorted distinct-row indices)``; a Python dict
+compares keys in full, so two row sets whose hashes collide are never confused. An entry is
+either the node's *exact* optimum with its tree (reused whatever the later upper bound), or
+a *lower bound* from a search that found nothing below its upper bound (reused when a later
+call's upper bound is no tighter, the paper's ``ub <= node.ub``). The cache is capped at
+``max_cache_mb`` (an estimate of its Python memory: keys, entries and trees): once full it
+**stops storing** new entries and keeps the old ones, so branches met again are searched
+again. The search stays exact; it only loses time.
+
+CA-DL8.5 (Algorithm 2). A rule prunes features (``discrepancy``: the sum of the positions
+of the features chosen on the path, in heuristic order, is at most the limit; ``topk``: the
+feature's position is below k; ``topk_star``: below k halved at each level, minimum 1;
+``gain``: the sum along the path of the gap between the best information gain and the
+chosen feature's is at most the limit) or stops expanding a node (``purity``: a node whose
+purity ``1 - error / weight`` reaches the limit becomes a leaf). A node where the rule cut
+nothing, in it or below it, is *terminal* (lines 25-27 and 44-45): its result is exact and
+goes to the shared cache; other results are kept only for the current restart (keyed also
+by the rule's state). Each restart searches with the incumbent's error as upper bound
+(line 8), so it reports only better trees, then the rule is relaxed (line 9) by the step
+``relax_step`` times 1 (``monotonic``), 2^r (``exponential``) or the r-th term of the Luby
+sequence (``luby``). The restart whose root is terminal proves the incumbent optimal.
+Nodes with two levels left are solved exactly under every rule (the depth-two solver sees
+every feature), so rules prune only the levels above.
+
+Anytime. Every tree better than the incumbent that the root completes goes to
+``recorder.improve``; the deadline is checked at every node (the longest step is one
+depth-two solve), and on a time-out the best tree is returned, unproven, with the data's
+irreducible error as lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError
+from ..result import DL85Stats, Recorder, Restart, SearchResult
+from ..tree import Tree
+from ._counts import new_scratch, new_space, single_counts, solve_depth1, solve_depth2
+from .blossom import PreparedBinary, check_inputs, prepare_binary
+
+RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
+SCHEDULES = ("monotonic", "exponential", "luby")
+DEFAULT_CACHE_MB = 512
+# Relative tolerance on errors (float sums in different orders), times the total weight.
+_REL_TOL = 1e-9
+# Estimated bytes of one cache entry besides its key's row bytes (dict slot, tuples, floats).
+_ENTRY_BYTES = 200
+# Estimated bytes per internal node of a cached tree (a 3-tuple).
+_TREE_NODE_BYTES = 72
+# Estimated bytes of one feature's record in a node's partial results (CA-DL8.5).
+_PART_BYTES = 100
+
+LEAF = -1  # a leaf in the search's nested trees; an internal node is (feature, left, right)
+
+
+class _TimeUp(Exception):
+    """The deadline passed inside the search (caught by the driver)."""
+
+
+def luby(i: int) -> int:
+    """The i-th term (from 1) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, ..."""
+    k = 1
+    while (1 << k) - 1 < i:
+        k += 1
+    while True:
+        if i == (1 << k) - 1:
+            return 1 << (k - 1)
+        i -= (1 << (k - 1)) - 1
+        k = 1
+        while (1 << k) - 1 < i:
+            k += 1
+
+
+def relaxation(schedule: str, step: float, restart: int) -> float:
+    """How far the rule is relaxed before restart ``restart`` (0 for the first one).
+
+    The sum of the first ``restart`` increments: ``step`` each (monotonic), ``step * 2^r``
+    (exponential: the limit roughly doubles), ``step * luby(r + 1)`` (Luby).
+    """
+    if schedule == "monotonic":
+        return step * restart
+    if schedule == "exponential":
+        return step * ((1 << restart) - 1)
+    if schedule == "luby":
+        return step * sum(luby(r + 1) for r in range(restart))
+    raise DataError(f"relax must be one of {list(SCHEDULES)}, got {schedule!r}")
+
+
+class _Rule:
+    """A CA-DL8.5 rule (Table 1) at one limit: which features a node may try.
+
+    ``state`` is what the rule carries down a path: the discrepancies spent, the gain gap
+    accumulated (``0`` for the rules that keep none).
+    """
+
+    def __init__(self, name: str, limit: float) -> None:
+        self.name = name
+        self.limit = limit
+
+    def stops(self, leaf: float, weight: float) -> bool:
+        """Purity rule: a node pure enough is not expanded (Table 1, ``prune``)."""
+        return self.name == "purity" and weight > 0 and 1.0 - leaf / weight >= self.limit
+
+    def allows(self, state: float, i: int, depth: int, gap: float) -> bool:
+        """Whether the i-th feature (heuristic order) of a node at ``depth`` may be tried."""
+        if self.name == "discrepancy":
+            return state + i <= self.limit
+        if self.name == "topk":
+            return i < self.limit
+        if self.name == "topk_star":
+            return i < max(1, int(self.limit) >> depth)
+        if self.name == "gain":
+            return state + gap <= self.limit + 1e-12
+        return True
+
+    def child_state(self, state: float, i: int, gap: float) -> float:
+        if self.name == "discrepancy":
+            return state + i
+        if self.name == "gain":
+            return state + gap
+        return 0.0
+
+    @property
+    def ordered(self) -> bool:
+        """Whether ``allows`` only gets stricter along the heuristic order (so a loop may stop)."""
+        return self.name in ("discrepancy", "topk", "topk_star")
+
+
+def _entropy(counts: np.ndarray) -> np.ndarray:
+    """Weight times entropy (bits) of each row of class weights ``(k, C)``."""
+    total = counts.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = counts / total[:, None]
+        h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+    return np.where(total > 0, total * h, 0.0)
+
+
+class _Search:
+    """One DL8.5 search over prepared data: the cache, the scratch arrays, the counters."""
+
+    def __init__(
+        self,
+        prep: PreparedBinary,
+        depth: int,
+        min_support: int,
+        max_cache_mb: float,
+        deadline: float | None,
+        tol: float,
+        on_root: Callable[[float, Any], None],
+    ) -> None:
+        self.prep = prep
+        self.data = prep.data
+        self.K = depth
+        self.min_support = min_support
+        self.cap = max_cache_mb * 2**20
+        self.deadline = deadline
+        self.tol = tol
+        self.on_root = on_root
+        M = self.data.Bd.shape[1]
+        C = self.data.W.shape[1]
+        self.scr = new_scratch(M, C)
+        self.space = new_space(M, C, pairs=depth >= 2)
+        self.cache: dict[tuple[int, bytes], tuple[bool, float, Any]] = {}
+        self.local: dict[tuple[int, bytes, float], tuple[float, float, Any]] = {}
+        self.bytes = 0.0
+        self.local_bytes = 0.0
+        self.partial: dict[tuple[int, bytes], dict[int, tuple[float, Any]]] = {}
+        self.partial_bytes = 0.0
+        self.full = False
+        self.rule: _Rule | None = None
+        self.nodes = 0
+        self.hits = 0
+        self.bottom = 0
+        self.cuts = 0
+
+    # ------------------------------------------------------------------ cache
+    def _room(self, size: float) -> bool:
+        if self.bytes + self.local_bytes + self.partial_bytes + size > self.cap:
+            self.full = True
+            return False
+        return True
+
+    def _store(self, key: tuple[int, bytes], exact: bool, value: float, tree: Any) -> None:
+        old = self.cache.get(key)
+        if old is not None:
+            if old[0] or (not exact and old[1] >= value):
+                return
+            self.cache[key] = (exact, value, tree)  # replaces a weaker lower bound
+            return
+        size = _ENTRY_BYTES + len(key[1]) + _tree_bytes(tree)
+        if self._room(size):
+            self.cache[key] = (exact, value, tree)
+            self.bytes += size
+
+    def _store_local(self, key, state, ub, value, tree) -> None:
+        size = _ENTRY_BYTES + len(key[1]) + _tree_bytes(tree)
+        lkey = (key[0], key[1], state)
+        if lkey not in self.local and self._room(size):
+            self.local_bytes += size
+        elif lkey not in self.local:
+            return
+        self.local[lkey] = (ub, value, tree)
+
+    def new_restart(self, rule: _Rule | None) -> None:
+        """Results pruned by the previous rule are forgotten; exact ones stay (Algorithm 2)."""
+        self.rule = rule
+        self.local.clear()
+        self.local_bytes = 0.0
+
+    # ------------------------------------------------------------------ the search
+    def node(
+        self, rows: np.ndarray, rem: int, depth: int, ub: float, state: float
+    ) -> tuple[float, Any, bool]:
+        """Algorithm 1's ``DL85-Search`` (Algorithm 2's ``BeamDL8.5`` under a rule).
+
+        Returns ``(value, tree, terminal)``. With a tree, ``value < ub`` is its error; without
+        (``None``), no tree below ``ub`` was found. ``terminal``: the rule cut nothing here or
+        below, so a tree is this node's optimum and a failure proves ``optimum >= value``.
+        """
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise _TimeUp
+        self.nodes += 1
+        data = self.data
+        W = data.W
+        tot = W[rows].sum(axis=0)
+        leaf = float(tot.sum() - tot.max(initial=0.0))
+        irr = float(data.rirr[rows].sum())
+        if rem == 0 or leaf <= irr + self.tol:  # lines 5-6: a leaf is optimal
+            return leaf, (LEAF if leaf < ub else None), True
+        if irr >= ub:
+            self.cuts += 1
+            return irr, None, True
+        key = (rem, rows.tobytes())
+        lb = irr
+        entry = self.cache.get(key)
+        if entry is not None:  # lines 9-11: reuse when the bound is no tighter
+            exact, value, tree = entry
+            if exact:
+                self.hits += 1
+                return value, (tree if value < ub else None), True
+            if value >= ub:
+                self.hits += 1
+                return value, None, True
+            lb = max(lb, value)
+        rule = self.rule
+        if rule is not None:
+            if rule.stops(leaf, float(tot.sum())):  # Table 1, purity: a leaf here
+                return leaf, (LEAF if leaf < ub else None), False
+            local = self.local.get((rem, key[1], state))
+            if local is not None and ub <= local[0]:
+                self.hits += 1
+                value, tree = local[1], local[2]
+                return value, (tree if tree is not None and value < ub else None), False
+        if self.min_support <= 1 and (rem <= 2):
+            value, tree = self._bottom(rows, rem)
+            self._store(key, True, value, tree)
+            return value, (tree if value < ub else None), True
+        if rem == 1:
+            value, tree = self._depth1_support(rows, tot)
+            self._store(key, True, value, tree)
+            return value, (tree if value < ub else None), True
+        value, tree, terminal = self._expand(rows, rem, depth, ub, state, tot, leaf, irr, lb, key)
+        if terminal:
+            if tree is not None:
+                self._store(key, True, value, tree)
+            else:
+                self._store(key, False, value, None)
+        else:
+            self._store_local(key, state, ub, value, tree)
+        return value, tree, terminal
+
+    def _bottom(self, rows: np.ndarray, rem: int) -> tuple[float, Any]:
+        """The exact optimum of a node with one or two levels left (shared kernels)."""
+        self.bottom += 1
+        if rem == 1:
+            e, f, _ = solve_depth1(rows, self.data, self.scr)
+            return float(e), (LEAF if f < 0 else (int(f), LEAF, LEAF))
+        e, f, gl, gr, _ = solve_depth2(rows, self.data, self.scr, self.space)
+        if f < 0:
+            return float(e), LEAF
+        left = LEAF if gl < 0 else (int(gl), LEAF, LEAF)
+        right = LEAF if gr < 0 else (int(gr), LEAF, LEAF)
+        return float(e), (int(f), left, right)
+
+    def _candidates(self, rows: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Features that split the rows (each side at least ``min_support`` training rows),
+        in Gini order, and their class weights on the 1-side (line 15: sorted by a heuristic)."""
+        data, scr = self.data, self.scr
+        single_counts(rows, data, scr.single, scr.n1)
+        n1 = scr.n1
+        cand = np.flatnonzero((n1 > 0) & (n1 < rows.shape[0]))
+        if self.min_support > 1 and cand.size:
+            count = self.prep.count[rows]
+            ones = count @ data.Bd[np.ix_(rows, cand)]
+            total = int(count.sum())
+            ok = (ones >= self.min_support) & (total - ones >= self.min_support)
+            cand = cand[ok]
+        single = scr.single[cand]
+        other = tot[None, :] - single
+        w1 = single.sum(axis=1)
+        w0 = other.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gini = np.where(w1 > 0, w1 - (single**2).sum(axis=1) / w1, 0.0) + np.where(
+                w0 > 0, w0 - (other**2).sum(axis=1) / w0, 0.0
+            )
+        order = np.argsort(gini, kind="stable")
+        return cand[order], single[order]
+
+    def _depth1_support(self, rows: np.ndarray, tot: np.ndarray) -> tuple[float, Any]:
+        """Best tree of depth at most one under ``min_support`` (line 16's support rule)."""
+        self.bottom += 1
+        cand, single = self._candidates(rows, tot)
+        best = float(tot.sum() - tot.max(initial=0.0))
+        tree: Any = LEAF
+        if cand.size:
+            other = tot[None, :] - single
+            err = (single.sum(axis=1) - single.max(axis=1)) + (
+                other.sum(axis=1) - other.max(axis=1)
+            )
+            j = int(np.argmin(err))
+            if err[j] < best:
+                best = float(err[j])
+                tree = (int(cand[j]), LEAF, LEAF)
+        return best, tree
+
+    def _expand(self, rows, rem, depth, ub, state, tot, leaf, irr, lb, key):
+        """Lines 13-29: try each feature, children left then right, under ``child_ub``.
+
+        Under a rule, what each feature is worth once both its children were terminal (its
+        exact error with its tree, or a lower bound) is kept per node across restarts
+        (``self.partial``), so a later restart skips those features' children; a feature
+        known exactly counts even when the current rule would cut it.
+        """
+        data = self.data
+        rule = self.rule
+        cand, single = self._candidates(rows, tot)
+        gaps = None
+        if rule is not None and rule.name == "gain" and cand.size:
+            other = tot[None, :] - single
+            gain = _entropy(tot[None, :])[0] - _entropy(single) - _entropy(other)
+            weight = float(tot.sum())
+            gaps = (gain.max() - gain) / weight if weight > 0 else np.zeros(cand.size)
+        part = None
+        if rule is not None:
+            part = self.partial.get(key)
+            if part is None and self._room(_ENTRY_BYTES + len(key[1])):
+                part = {}
+                self.partial[key] = part
+                self.partial_bytes += _ENTRY_BYTES + len(key[1])
+        best_tree: Any = LEAF if leaf < ub else None
+        child_ub = min(ub, leaf)
+        terminal = True
+        column = data.Bd[rows]
+        rirr = data.rirr
+        for i in range(cand.size):
+            if lb >= child_ub - self.tol:
+                break
+            f = int(cand[i])
+            known = part.get(f) if part else None
+            if known is not None:
+                value, tree = known
+                if tree is None and value >= child_ub:
+                    continue
+                if tree is not None:
+                    if value < child_ub:
+                        child_ub = value
+                        best_tree = tree
+                        if depth == 0:
+                            self.on_root(value, tree)
+                    continue
+            gap = 0.0 if gaps is None else float(gaps[i])
+            if rule is not None and not rule.allows(state, i, depth, gap):
+                terminal = False
+                if rule.ordered and not part:
+                    break
+                continue
+            child_state = 0.0 if rule is None else rule.child_state(state, i, gap)
+            ones = column[:, f] != 0
+            left = rows[~ones]
+            right = rows[ones]
+            irr_l = float(rirr[left].sum())
+            irr_r = float(rirr[right].sum())
+            if irr_l + irr_r >= child_ub:
+                self.cuts += 1
+                self._remember(part, f, irr_l + irr_r, None)
+                continue
+            lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - irr_r, child_state)
+            terminal &= lterm
+            if lt is None:
+                if lterm:
+                    self._remember(part, f, lv + irr_r, None)
+                continue
+            rv, rt, rterm = self.node(right, rem - 1, depth + 1, child_ub - lv, child_state)
+            terminal &= rterm
+            if lterm and rterm:
+                self._remember(part, f, lv + rv, None if rt is None else (f, lt, rt))
+            if rt is None:
+                continue
+            e = lv + rv
+            if e < child_ub:
+                child_ub = e
+                best_tree = (f, lt, rt)
+                if depth == 0:
+                    self.on_root(e, best_tree)
+        if terminal and part is not None:
+            del self.partial[key]
+            self.partial_bytes -= _ENTRY_BYTES + len(key[1]) + _PART_BYTES * len(part)
+        if best_tree is not None:
+            return child_ub, best_tree, terminal
+        return max(ub, lb), None, terminal
+
+    def _remember(self, part, f: int, value: float, tree: Any) -> None:
+        """Keep what feature f is worth at a node (exact with its tree, or a lower bound)."""
+        if part is None or (f in part and part[f][1] is not None):
+            return
+        if f in part:
+            part[f] = (max(value, part[f][0]) if tree is None else value, tree)
+        elif self._room(_PART_BYTES + _tree_bytes(tree)):
+            part[f] = (value, tree)
+            self.partial_bytes += _PART_BYTES + _tree_bytes(tree)
+
+
+def _tree_bytes(tree: Any) -> int:
+    if tree is None or tree == LEAF:
+        return 0
+    return _TREE_NODE_BYTES + _tree_bytes(tree[1]) + _tree_bytes(tree[2])
+
+
+def _to_tree(nested: Any, prep: PreparedBinary, B, y, w, n_classes: int) -> Tree:
+    """A search tree over reduced, flipped features as a Tree over the columns of ``B``.
+
+    Leaves predict the heaviest class of the rows reaching them; a flipped feature swaps its
+    children so that rows with ``B[:, j] == 0`` go left (threshold 0.5).
+    """
+    Bd, W = prep.data.Bd, prep.data.W
+
+    def build(t: Any, rows: np.ndarray):
+        if t == LEAF:
+            return int(np.argmax(W[rows].sum(axis=0))) if rows.size else 0
+        f, lt, rt = t
+        ones = Bd[rows, f] != 0
+        zero_side, one_side = build(lt, rows[~ones]), build(rt, rows[ones])
+        if prep.flip[f]:
+            zero_side, one_side = one_side, zero_side
+        return (int(prep.keep[f]), 0.5, zero_side, one_side)
+
+    rows = np.arange(Bd.shape[0])
+    tree = Tree.from_nested(build(nested, rows), classes=np.arange(n_classes))
+    return tree.with_counts(B, y, w)
+
+
+def _positive(name: str, value: Any, default: float) -> float:
+    if value is None or value == "auto":
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise DataError(f"{name} must be a positive number or 'auto', got {value!r}")
+    if not value > 0:
+        raise DataError(f"{name} must be positive, got {value!r}")
+    return float(value)
+
+
+def solve_min_error(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    *,
+    sample_weight: np.ndarray | None = None,
+    deadline: float | None = None,
+    recorder: Recorder,
+    upper_bound: float | None = None,
+    min_support: int = 1,
+    max_cache_mb: float = DEFAULT_CACHE_MB,
+    rule: str | None = None,
+    relax: str = "monotonic",
+    relax_step: float | None = None,
+) -> SearchResult:
+    """Minimum-error tree of depth at most ``max_depth`` by DL8.5, or by CA-DL8.5 with ``rule``.
+
+    Parameters
+    ----------
+    B, y, n_classes, max_depth, sample_weight, deadline, recorder, upper_bound
+        As :func:`satdt.dp.blossom.solve_min_error` (``B`` uint8 0/1 features, ``y`` class
+        indices, ``deadline`` a ``time.perf_counter()`` value, ``upper_bound`` the error of
+        the recorder's incumbent, which the search must beat).
+    min_support
+        Every leaf holds at least this many training rows (of positive weight): a split is
+        tried only when both sides have that many (Algorithm 1, line 16). A single leaf is
+        always allowed.
+    max_cache_mb
+        Cap on the cache of solved branches (estimated MB); when reached the cache stops
+        growing and branches not in it are recomputed (the result stays exact).
+    rule
+        ``None`` for DL8.5; one of :data:`RULES` for CA-DL8.5.
+    relax, relax_step
+        The relaxation schedule of CA-DL8.5 (:data:`SCHEDULES`) and its step δ: positions
+        (default 1) for ``discrepancy`` / ``topk`` / ``topk_star``; gain gap in bits or
+        purity (default 0.05) for ``gain`` / ``purity``.
+
+    Returns
+    -------
+    SearchResult
+        ``proven_optimal`` when the search (the last restart) cut nothing by its rule and
+        finished before the deadline; ``recorder.stats`` is a :class:`DL85Stats`.
+    """
+    B = np.ascontiguousarray(B, dtype=np.uint8)
+    y = np.asarray(y, dtype=np.int64)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    check_inputs(B, y, w, n_classes, max_depth)
+    if isinstance(min_support, bool) or not isinstance(min_support, int | np.integer):
+        raise DataError(f"min_support must be a positive integer, got {min_support!r}")
+    if min_support < 1:
+        raise DataError(f"min_support must be >= 1, got {min_support}")
+    max_cache_mb = _positive("max_cache_mb", max_cache_mb, DEFAULT_CACHE_MB)
+    if rule is not None and rule not in RULES:
+        raise DataError(f"rule must be one of {list(RULES)}, got {rule!r}")
+    if relax not in SCHEDULES:
+        raise DataError(f"relax must be one of {list(SCHEDULES)}, got {relax!r}")
+    fractional = rule in ("purity", "gain")
+    step = _positive("relax_step", relax_step, 0.05 if fractional else 1.0)
+    tol = _REL_TOL * max(1.0, float(w.sum()))
+    bound = math.inf
+    if upper_bound is not None:
+        bound = float(upper_bound) - tol
+        best = recorder.best
+        if math.isnan(bound) or best is None or best.value > float(upper_bound) + tol:
+            seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
+            raise DataError(
+                f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
+                f"the recorder holds {seen}: record that tree first (recorder.improve)"
+            )
+    prep = prepare_binary(B, y, w, n_classes)
+    N, M = prep.data.Bd.shape
+    K = int(max_depth)
+    stats = DL85Stats(
+        rows=int(B.shape[0]),
+        distinct_rows=int(N),
+        features=int(B.shape[1]),
+        features_used=int(M),
+        irreducible_error=prep.floor,
+    )
+    recorder.stats = stats
+    W = prep.data.W
+    root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
+
+    def check(value: float, nested: Any) -> Tree:
+        tree = _to_tree(nested, prep, B, y, w, n_classes)
+        error = tree.count_error()
+        if abs(error - value) > tol:
+            raise RuntimeError(
+                f"internal error: the search reports error {value} but its tree has error {error}"
+            )
+        return tree
+
+    incumbent = [bound]
+
+    def on_root(value: float, nested: Any) -> None:
+        if value < incumbent[0]:
+            incumbent[0] = value
+            recorder.improve(check(value, nested), value)
+
+    if K == 0 or M == 0 or bound <= prep.floor:
+        if root_leaf < bound and (K == 0 or M == 0):
+            on_root(root_leaf, LEAF)
+        recorder.lower_bound = min(root_leaf, bound)
+        return recorder.snapshot(proven_optimal=True)
+
+    search = _Search(prep, K, int(min_support), max_cache_mb, deadline, tol, on_root)
+    rows = np.arange(N, dtype=np.int32)
+    proven = False
+    restart = 0
+    try:
+        while True:
+            active = None
+            if rule is not None:
+                start = {"discrepancy": 0.0, "topk": 1.0, "topk_star": 1.0, "gain": 0.0}
+                base = start.get(rule, 1.0 - root_leaf / max(float(W.sum()), 1e-300) + step)
+                active = _Rule(rule, base + relaxation(relax, step, restart))
+            search.new_restart(active)
+            tic = time.perf_counter()
+            value, nested, terminal = search.node(rows, K, 0, incumbent[0], 0.0)
+            if nested is not None:
+                on_root(value, nested)
+            if rule is not None:
+                restart += 1
+                recorder.event(
+                    Restart(
+                        number=restart,
+                        rule=rule,
+                        limit=active.limit,
+                        error=recorder.best.value if recorder.best is not None else math.inf,
+                        complete=terminal,
+                        time=time.perf_counter() - tic,
+                        cache_entries=len(search.cache),
+                    )
+                )
+            if terminal or rule is None:
+                proven = terminal
+                break
+    except _TimeUp:
+        pass
+    if recorder.best is None:  # stopped before the first tree: the root as a leaf
+        on_root(root_leaf, LEAF)
+    best = recorder.best.value
+    recorder.lower_bound = best if proven else min(prep.floor, best)
+    stats.expansions = search.nodes
+    stats.nodes = search.nodes
+    stats.bottom_solves = search.bottom
+    stats.cuts = search.cuts
+    stats.cache_hits = search.hits
+    stats.cache_entries = len(search.cache)
+    stats.cache_mb = (search.bytes + search.local_bytes + search.partial_bytes) / 2**20
+    stats.cache_full = search.full
+    stats.restarts = restart
+    return recorder.snapshot(proven_optimal=proven)
+
+
+def warmup() -> None:
+    """Compile (or load from numba's cache) the shared kernels DL8.5 calls, on a tiny problem."""
+    rng = np.random.default_rng(0)
+    B = rng.integers(0, 2, size=(24, 5), dtype=np.uint8)
+    y = rng.integers(0, 3, size=24)
+    w = rng.random(24)
+    for depth in (1, 2, 3):
+        solve_min_error(B, y, 3, depth, sample_weight=w, recorder=Recorder("error"))

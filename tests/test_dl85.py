@@ -1,0 +1,254 @@
+"""DL8.5 and CA-DL8.5 (satdt.dp.dl85): brute force, proven cp4im optima, agreement with Blossom,
+the cache cap, minimum support, restarts and the time limit."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import min_error
+from test_blossom import OPTIMA, check_tree, load_cp4im, tiny_problems
+
+from satdt import OptimalTreeClassifier
+from satdt.dp import blossom, dl85
+from satdt.errors import DataError
+from satdt.result import DL85Stats, Recorder, Restart
+
+DEPTH3 = sorted({name for name, depth in OPTIMA if depth == 3}) or ["missing"]
+METHODS = ["dl85", *dl85.RULES]
+# Depth-4 optima that DL8.5 proves in well under a second.
+QUICK4 = {"anneal", "heart-cleveland", "mushroom", "primary-tumor", "soybean", "tic-tac-toe"}
+
+
+def solve(B, y, n_classes, depth, weight=None, time_limit=None, recorder=None, **options):
+    recorder = recorder or Recorder("error")
+    deadline = None if time_limit is None else time.perf_counter() + time_limit
+    result = dl85.solve_min_error(
+        B,
+        y,
+        n_classes,
+        depth,
+        sample_weight=weight,
+        deadline=deadline,
+        recorder=recorder,
+        **options,
+    )
+    return result, recorder
+
+
+def _rule(method: str) -> dict:
+    return {} if method == "dl85" else {"rule": method}
+
+
+def _brute(B, y, w, n_classes, depth, min_support=1):
+    weight = np.ones(len(y)) if w is None else w
+    return min_error(B, y, weight, n_classes, depth, min_support=min_support)
+
+
+@settings(deadline=None, max_examples=200)
+@given(tiny_problems(), st.sampled_from([1, 2, 3]), st.sampled_from([512, 1e-4]))
+def test_dl85_matches_brute_force(problem, min_support, max_cache_mb):
+    B, y, w, n_classes, depth = problem
+    result, recorder = solve(
+        B, y, n_classes, depth, weight=w, min_support=min_support, max_cache_mb=max_cache_mb
+    )
+    expected = _brute(B, y, w, n_classes, depth, min_support)
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    assert result.proven_optimal
+    assert result.lower_bound == result.objective_value
+    check_tree(result, B, y, w, depth)
+    if max_cache_mb < 1e-3 and recorder.stats.nodes > 1:
+        assert recorder.stats.cache_entries == 0
+
+
+@pytest.mark.parametrize("relax", dl85.SCHEDULES)
+@pytest.mark.parametrize("rule", dl85.RULES)
+@settings(deadline=None, max_examples=25)
+@given(problem=tiny_problems(), min_support=st.sampled_from([1, 2]))
+def test_cadl85_matches_brute_force(rule, relax, problem, min_support):
+    B, y, w, n_classes, depth = problem
+    result, recorder = solve(
+        B, y, n_classes, depth, weight=w, rule=rule, relax=relax, min_support=min_support
+    )
+    expected = _brute(B, y, w, n_classes, depth, min_support)
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    assert result.proven_optimal
+    check_tree(result, B, y, w, depth)
+    restarts = [e for e in recorder.events if isinstance(e, Restart)]
+    assert len(restarts) == recorder.stats.restarts
+    if restarts:
+        assert restarts[-1].complete and not any(r.complete for r in restarts[:-1])
+
+
+def test_min_support_leaves_hold_enough_rows():
+    B, y = load_cp4im("primary-tumor")
+    for min_support in (1, 10, 40):
+        result, _ = solve(B, y, 2, 3, min_support=min_support)
+        assert result.proven_optimal
+        tree = result.tree
+        leaves = np.flatnonzero(tree.feature < 0)
+        if len(leaves) > 1:
+            assert tree.counts[leaves].sum(axis=1).min() >= min_support
+    small = solve(B, y, 2, 3, min_support=1)[0].objective_value
+    large = solve(B, y, 2, 3, min_support=40)[0].objective_value
+    assert large >= small == OPTIMA[("primary-tumor", 3)]
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("name", DEPTH3)
+def test_cp4im_depth3_optimum(name, method):
+    if (name, 3) not in OPTIMA:
+        pytest.skip("optima.csv not found in ../shared/data/cp4im")
+    B, y = load_cp4im(name)
+    result, _ = solve(B, y, 2, 3, **_rule(method))
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[(name, 3)]
+    check_tree(result, B, y, None, 3)
+
+
+@pytest.mark.parametrize("name", DEPTH3)
+def test_cp4im_depth3_blossom_dl85_cadl85_agree(name):
+    if (name, 3) not in OPTIMA:
+        pytest.skip("optima.csv not found in ../shared/data/cp4im")
+    B, y = load_cp4im(name)
+    values = set()
+    runs = [
+        lambda r: blossom.solve_min_error(B, y, 2, 3, recorder=r),
+        lambda r: dl85.solve_min_error(B, y, 2, 3, recorder=r),
+        lambda r: dl85.solve_min_error(B, y, 2, 3, recorder=r, rule="discrepancy"),
+    ]
+    for run in runs:
+        result = run(Recorder("error"))
+        assert result.proven_optimal
+        values.add(result.objective_value)
+    assert len(values) == 1
+
+
+def _depth4_cases(slow: bool):
+    return [
+        (name, method)
+        for (name, depth) in sorted(OPTIMA)
+        if depth == 4
+        for method in ("dl85", "discrepancy", "topk_star")
+        if (name in QUICK4 and method == "dl85") != slow
+    ]
+
+
+@pytest.mark.parametrize(("name", "method"), _depth4_cases(slow=False))
+def test_cp4im_depth4_quick_optimum(name, method):
+    B, y = load_cp4im(name)
+    result, _ = solve(B, y, 2, 4, **_rule(method))
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[(name, 4)]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "method"), _depth4_cases(slow=True))
+def test_cp4im_depth4_slow_optimum(name, method):
+    B, y = load_cp4im(name)
+    result, _ = solve(B, y, 2, 4, time_limit=300, **_rule(method))
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[(name, 4)]
+
+
+def test_tiny_cache_cap_keeps_the_search_exact():
+    for name, options in [("soybean", {}), ("primary-tumor", {"rule": "discrepancy"})]:
+        B, y = load_cp4im(name)
+        result, recorder = solve(B, y, 2, 4, max_cache_mb=0.01, **options)
+        assert result.proven_optimal and result.objective_value == OPTIMA[(name, 4)]
+        assert recorder.stats.cache_full
+        assert recorder.stats.cache_mb <= 0.01
+
+
+@pytest.mark.parametrize("method", ["dl85", "discrepancy", "topk_star"])
+def test_time_limit_returns_the_best_tree_so_far(method):
+    B, y = load_cp4im("diabetes")
+    tic = time.perf_counter()
+    result, recorder = solve(B, y, 2, 6, time_limit=1.0, **_rule(method))
+    elapsed = time.perf_counter() - tic
+    assert elapsed < 1.5
+    assert not result.proven_optimal
+    assert result.lower_bound <= result.objective_value
+    check_tree(result, B, y, None, 6)
+    errors = [incumbent.value for incumbent in recorder.history]
+    assert errors == sorted(errors, reverse=True)
+    assert len(set(errors)) == len(errors)
+
+
+def test_restarts_improve_and_are_reported():
+    B, y = load_cp4im("australian-credit")
+    seen = []
+    recorder = Recorder("error", on_improve=seen.append)
+    result, _ = solve(B, y, 2, 4, recorder=recorder, rule="discrepancy")
+    assert result.proven_optimal and result.objective_value == OPTIMA[("australian-credit", 4)]
+    restarts = [e for e in result.events if isinstance(e, Restart)]
+    assert len(restarts) >= 2 and restarts[-1].complete
+    assert [r.number for r in restarts] == list(range(1, len(restarts) + 1))
+    assert restarts[0].limit == 0 and restarts[1].limit == 1
+    assert len(seen) == len(result.history) >= 2
+    assert isinstance(result.stats, DL85Stats)
+    assert result.stats.restarts == len(restarts) and result.stats.cache_hits > 0
+
+
+def test_upper_bound_at_the_optimum_proves_the_callers_tree():
+    B, y = load_cp4im("australian-credit")
+    first, _ = solve(B, y, 2, 3)
+    recorder = Recorder("error")
+    recorder.improve(first.tree, first.objective_value, mapped=True)
+    for options in ({}, {"rule": "topk"}):
+        result, _ = solve(
+            B, y, 2, 3, recorder=recorder, upper_bound=first.objective_value, **options
+        )
+        assert result.proven_optimal and len(result.history) == 1
+    with pytest.raises(DataError, match="upper_bound"):
+        solve(B, y, 2, 3, upper_bound=10.0)
+
+
+def test_schedules_and_luby():
+    assert [dl85.luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+    assert [dl85.relaxation("monotonic", 1, r) for r in range(4)] == [0, 1, 2, 3]
+    assert [dl85.relaxation("exponential", 1, r) for r in range(4)] == [0, 1, 3, 7]
+    assert [dl85.relaxation("luby", 2, r) for r in range(5)] == [0, 2, 4, 8, 10]
+
+
+def test_bad_options_are_refused():
+    B = np.array([[0], [1]], dtype=np.uint8)
+    y = np.array([0, 1])
+    for options, word in [
+        ({"min_support": 0}, "min_support"),
+        ({"max_cache_mb": -1}, "max_cache_mb"),
+        ({"rule": "beam"}, "rule"),
+        ({"rule": "topk", "relax": "fast"}, "relax"),
+        ({"rule": "gain", "relax_step": 0}, "relax_step"),
+    ]:
+        with pytest.raises(DataError, match=word):
+            solve(B, y, 2, 1, **options)
+
+
+def test_estimator_runs_cadl85_with_options():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, size=(60, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 3).astype(int)
+    model = OptimalTreeClassifier(
+        objective="error",
+        max_depth=3,
+        method="cadl85",
+        rule="gain",
+        relax="luby",
+        relax_step=10,
+        min_support=2,
+    ).fit(X, y)
+    assert model.result_.proven_optimal
+    reference = OptimalTreeClassifier(
+        objective="error", max_depth=3, method="dl85", min_support=2
+    ).fit(X, y)
+    assert model.result_.objective_value == reference.result_.objective_value
+    assert not math.isnan(model.result_.lower_bound)
+
+
+def test_warmup_runs():
+    dl85.warmup()

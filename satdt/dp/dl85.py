@@ -62,7 +62,17 @@ import numpy as np
 from ..errors import DataError
 from ..result import DL85Stats, Recorder, Restart, SearchResult
 from ..tree import Tree
-from ._counts import new_scratch, new_space, single_counts, solve_depth1, solve_depth2
+from ._counts import (
+    count_in_space,
+    eval_pairs,
+    make_space,
+    new_scratch,
+    new_space,
+    similarity_bound,
+    single_counts,
+    solve_depth1,
+    solve_depth2,
+)
 from .blossom import PreparedBinary, check_inputs, prepare_binary
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
@@ -187,6 +197,23 @@ class _Search:
         C = self.data.W.shape[1]
         self.scr = new_scratch(M, C)
         self.space = new_space(M, C, pairs=depth >= 2)
+        # Counts shared by the depth-two children of a node with three levels left (Blossom's
+        # scheme): the parent's rows once, the smaller child, the larger one by subtraction.
+        self.qs = new_space(M, C, pairs=depth >= 3)
+        self.xs = new_space(M, C, pairs=depth >= 3)
+        self.lg = new_space(M, C, pairs=False)
+        self.q_on = False
+        self.q_rows = np.zeros(0, dtype=np.int32)
+        self.q_a = -1
+        self.q_key: tuple[int, bytes] | None = None
+        self.q_seen = -1
+        self.q_children: tuple[np.ndarray, np.ndarray] = (self.q_rows, self.q_rows)
+        self.q_small = 0
+        self.q_f = -1
+        self.q_side = 0
+        self.q_counted = False
+        self.sim: list[tuple[int, float] | None] = [None, None]
+        self.similarity_cuts = 0
         self.cache: dict[tuple[int, bytes], tuple[bool, float, Any]] = {}
         self.local: dict[tuple[int, bytes, float], tuple[float, float, Any]] = {}
         self.bytes = 0.0
@@ -302,12 +329,57 @@ class _Search:
         if rem == 1:
             e, f, _ = solve_depth1(rows, self.data, self.scr)
             return float(e), (LEAF if f < 0 else (int(f), LEAF, LEAF))
-        e, f, gl, gr, _ = solve_depth2(rows, self.data, self.scr, self.space)
+        if self.q_on and (self.q_a >= 0 or self.q_seen not in (-1, self.q_f)):
+            e, f, gl, gr = self._shared_depth2(rows)
+        else:  # the node's first feature: counting its rows once would not pay yet
+            if self.q_on:
+                self.q_seen = self.q_f
+            e, f, gl, gr, _ = solve_depth2(rows, self.data, self.scr, self.space)
         if f < 0:
             return float(e), LEAF
         left = LEAF if gl < 0 else (int(gl), LEAF, LEAF)
         right = LEAF if gr < 0 else (int(gr), LEAF, LEAF)
         return float(e), (int(f), left, right)
+
+    def _parent_space(self) -> int:
+        """Count the rows of the node with three levels left once (its local features)."""
+        if self.q_a < 0:
+            self.q_a, _ = make_space(self.q_rows, self.data, self.scr, self.qs)
+        return self.q_a
+
+    def _shared_depth2(self, rows: np.ndarray) -> tuple[float, int, int, int]:
+        """Depth-two optimum of a child of the current three-level node, by subtraction.
+
+        The smaller child of the current feature is counted in the parent's local space; the
+        larger child's pair counts are the parent's minus the smaller one's (MurTree's and
+        Blossom's scheme), so each feature costs one pass over its smaller child.
+        """
+        data, scr, qs, xs = self.data, self.scr, self.qs, self.xs
+        a = self._parent_space()
+        if not self.q_counted:
+            small = self.q_children[self.q_small]
+            count_in_space(small, data, qs.loc, a, xs, scr.buf)
+            self.q_counted = True
+        if self.q_side == self.q_small:
+            e, i, il, ir, _ = eval_pairs(xs, xs.pairs, xs.pairs, False, rows.shape[0], a, scr)
+        else:
+            lg = self.lg
+            lg.single[:a, :] = qs.single[:a, :] - xs.single[:a, :]
+            lg.tot[:] = qs.tot - xs.tot
+            lg.n1[:a] = qs.n1[:a] - xs.n1[:a]
+            e, i, il, ir, _ = eval_pairs(lg, qs.pairs, xs.pairs, True, rows.shape[0], a, scr)
+        act = qs.act
+        f = int(act[i]) if i >= 0 else -1
+        gl = int(act[il]) if il >= 0 else -1
+        gr = int(act[ir]) if ir >= 0 else -1
+        return float(e), f, gl, gr
+
+    def _similarity(self, f: int, side: int) -> float:
+        """MurTree's similarity bound on f's ``side`` child from the last child solved there."""
+        last = self.sim[side]
+        if last is None or last[0] == f or self.q_a < 0:
+            return 0.0
+        return float(similarity_bound(last[1], self.qs, self.q_a, last[0], f, side))
 
     def _candidates(self, rows: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Features that split the rows (each side at least ``min_support`` training rows),
@@ -360,13 +432,6 @@ class _Search:
         """
         data = self.data
         rule = self.rule
-        cand, single = self._candidates(rows, tot)
-        gaps = None
-        if rule is not None and rule.name == "gain" and cand.size:
-            other = tot[None, :] - single
-            gain = _entropy(tot[None, :])[0] - _entropy(single) - _entropy(other)
-            weight = float(tot.sum())
-            gaps = (gain.max() - gain) / weight if weight > 0 else np.zeros(cand.size)
         part = None
         if rule is not None:
             part = self.partial.get(key)
@@ -374,16 +439,42 @@ class _Search:
                 part = {}
                 self.partial[key] = part
                 self.partial_bytes += _ENTRY_BYTES + len(key[1])
+        order = part.get(-1) if part else None
+        if order is None:  # the node's features in heuristic order (kept across restarts)
+            cand, single = self._candidates(rows, tot)
+            gaps = None
+            if rule is not None and rule.name == "gain" and cand.size:
+                other = tot[None, :] - single
+                gain = _entropy(tot[None, :])[0] - _entropy(single) - _entropy(other)
+                weight = float(tot.sum())
+                gaps = (gain.max() - gain) / weight if weight > 0 else np.zeros(cand.size)
+            if part is not None:
+                size = 8 * cand.size * (2 if gaps is not None else 1)
+                if self._room(size):
+                    part[-1] = (cand, gaps)
+                    self.partial_bytes += size
+        else:
+            cand, gaps = order
         best_tree: Any = LEAF if leaf < ub else None
         child_ub = min(ub, leaf)
         terminal = True
-        column = data.Bd[rows]
+        shared = rem == 3 and self.min_support <= 1
+        if shared:
+            if self.q_key != key:  # the parent's counts are kept while the node is the same
+                self.q_key = key
+                self.q_rows = rows
+                self.q_a = -1
+            self.q_seen = -1
+            self.sim = [None, None]
+        # all the node's columns at once when every feature will be tried; one by one under a
+        # rule, which usually tries few of them per restart
+        column = data.Bd[rows] if rule is None else None
         rirr = data.rirr
         for i in range(cand.size):
             if lb >= child_ub - self.tol:
                 break
             f = int(cand[i])
-            known = part.get(f) if part else None
+            known = part.get(f) if part else None  # (key -1 holds the order, never a feature)
             if known is not None:
                 value, tree = known
                 if tree is None and value >= child_ub:
@@ -398,11 +489,11 @@ class _Search:
             gap = 0.0 if gaps is None else float(gaps[i])
             if rule is not None and not rule.allows(state, i, depth, gap):
                 terminal = False
-                if rule.ordered and not part:
+                if rule.ordered and len(part or ()) <= 1:  # no feature known beyond
                     break
                 continue
             child_state = 0.0 if rule is None else rule.child_state(state, i, gap)
-            ones = column[:, f] != 0
+            ones = (column[:, f] if column is not None else data.Bd[rows, f]) != 0
             left = rows[~ones]
             right = rows[ones]
             irr_l = float(rirr[left].sum())
@@ -411,13 +502,41 @@ class _Search:
                 self.cuts += 1
                 self._remember(part, f, irr_l + irr_r, None)
                 continue
-            lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - irr_r, child_state)
+            if shared:
+                lb_l = max(irr_l, self._similarity(f, 0))
+                lb_r = max(irr_r, self._similarity(f, 1))
+                if lb_l + lb_r >= child_ub:
+                    self.cuts += 1
+                    self.similarity_cuts += 1
+                    self._remember(part, f, lb_l + lb_r, None)
+                    continue
+                irr_r = lb_r
+                self.q_f = f
+                self.q_children = (left, right)
+                self.q_small = 0 if left.shape[0] <= right.shape[0] else 1
+                self.q_counted = False
+                self.q_side = 0
+                self.q_on = True
+            try:
+                lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - irr_r, child_state)
+            finally:
+                self.q_on = False
+            if shared and lterm:
+                self.sim[0] = (f, lv)
             terminal &= lterm
             if lt is None:
                 if lterm:
                     self._remember(part, f, lv + irr_r, None)
                 continue
-            rv, rt, rterm = self.node(right, rem - 1, depth + 1, child_ub - lv, child_state)
+            if shared:
+                self.q_side = 1
+                self.q_on = True
+            try:
+                rv, rt, rterm = self.node(right, rem - 1, depth + 1, child_ub - lv, child_state)
+            finally:
+                self.q_on = False
+            if shared and rterm:
+                self.sim[1] = (f, rv)
             terminal &= rterm
             if lterm and rterm:
                 self._remember(part, f, lv + rv, None if rt is None else (f, lt, rt))
@@ -432,6 +551,9 @@ class _Search:
         if terminal and part is not None:
             del self.partial[key]
             self.partial_bytes -= _ENTRY_BYTES + len(key[1]) + _PART_BYTES * len(part)
+            if -1 in part:
+                self.partial_bytes -= 8 * part[-1][0].size * (2 if part[-1][1] is not None else 1)
+                self.partial_bytes += _PART_BYTES
         if best_tree is not None:
             return child_ub, best_tree, terminal
         return max(ub, lb), None, terminal
@@ -634,6 +756,7 @@ def solve_min_error(
     stats.nodes = search.nodes
     stats.bottom_solves = search.bottom
     stats.cuts = search.cuts
+    stats.similarity_cuts = search.similarity_cuts
     stats.cache_hits = search.hits
     stats.cache_entries = len(search.cache)
     stats.cache_mb = (search.bytes + search.local_bytes + search.partial_bytes) / 2**20

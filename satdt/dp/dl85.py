@@ -44,8 +44,9 @@ sequence (``luby``). The restart whose root is terminal proves the incumbent opt
 Nodes with two levels left are solved exactly under every rule (the depth-two solver sees
 every feature), so rules prune only the levels above.
 
-Anytime. Every tree better than the incumbent that the root completes goes to
-``recorder.improve``; the deadline is checked at every node (the longest step is one
+Anytime. Whenever a node on the current path improves (or finishes a left child), the best
+complete tree the path gives (:meth:`_Search._compose`: finished subtrees, the rest as
+leaves) goes to ``recorder.improve`` if it beats the incumbent; the deadline is checked at every node (the longest step is one
 depth-two solve), and on a time-out the best tree is returned, unproven, with the data's
 irreducible error as lower bound.
 """
@@ -214,6 +215,7 @@ class _Search:
         self.q_counted = False
         self.sim: list[tuple[int, float] | None] = [None, None]
         self.similarity_cuts = 0
+        self.frames: list[list[Any]] = []
         self.cache: dict[tuple[int, bytes], tuple[bool, float, Any]] = {}
         self.local: dict[tuple[int, bytes, float], tuple[float, float, Any]] = {}
         self.bytes = 0.0
@@ -258,6 +260,7 @@ class _Search:
     def new_restart(self, rule: _Rule | None) -> None:
         """Results pruned by the previous rule are forgotten; exact ones stay (Algorithm 2)."""
         self.rule = rule
+        self.frames.clear()
         self.local.clear()
         self.local_bytes = 0.0
 
@@ -450,11 +453,12 @@ class _Search:
                 gaps = (gain.max() - gain) / weight if weight > 0 else np.zeros(cand.size)
             if part is not None:
                 size = 8 * cand.size * (2 if gaps is not None else 1)
+                size += 8 * single.size
                 if self._room(size):
-                    part[-1] = (cand, gaps)
+                    part[-1] = (cand, gaps, single)
                     self.partial_bytes += size
         else:
-            cand, gaps = order
+            cand, gaps, single = order
         best_tree: Any = LEAF if leaf < ub else None
         child_ub = min(ub, leaf)
         terminal = True
@@ -470,7 +474,13 @@ class _Search:
         # rule, which usually tries few of them per restart
         column = data.Bd[rows] if rule is None else None
         rirr = data.rirr
+        # this node on the current path: its leaf, best so far, feature in progress (see
+        # _compose); frame[4] is -1 between features, 0 while the left child is searched, 1
+        # while the right one is
+        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None]
+        self.frames.append(frame)
         for i in range(cand.size):
+            frame[4] = -1
             if lb >= child_ub - self.tol:
                 break
             f = int(cand[i])
@@ -483,8 +493,8 @@ class _Search:
                     if value < child_ub:
                         child_ub = value
                         best_tree = tree
-                        if depth == 0:
-                            self.on_root(value, tree)
+                        frame[1], frame[2] = child_ub, best_tree
+                        self._compose()
                     continue
             gap = 0.0 if gaps is None else float(gaps[i])
             if rule is not None and not rule.allows(state, i, depth, gap):
@@ -517,6 +527,8 @@ class _Search:
                 self.q_counted = False
                 self.q_side = 0
                 self.q_on = True
+            frame[3], frame[4] = f, 0
+            frame[5] = _leaf(single[i]) if single is not None else _leaf(data.W[right].sum(axis=0))
             try:
                 lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - irr_r, child_state)
             finally:
@@ -528,6 +540,8 @@ class _Search:
                 if lterm:
                     self._remember(part, f, lv + irr_r, None)
                 continue
+            frame[4], frame[6], frame[7] = 1, lv, lt
+            self._compose()
             if shared:
                 self.q_side = 1
                 self.q_on = True
@@ -546,17 +560,43 @@ class _Search:
             if e < child_ub:
                 child_ub = e
                 best_tree = (f, lt, rt)
-                if depth == 0:
-                    self.on_root(e, best_tree)
+                frame[1], frame[2], frame[4] = child_ub, best_tree, -1
+                self._compose()
+        self.frames.pop()
         if terminal and part is not None:
             del self.partial[key]
             self.partial_bytes -= _ENTRY_BYTES + len(key[1]) + _PART_BYTES * len(part)
             if -1 in part:
-                self.partial_bytes -= 8 * part[-1][0].size * (2 if part[-1][1] is not None else 1)
-                self.partial_bytes += _PART_BYTES
+                cand_, gaps_, single_ = part[-1]
+                self.partial_bytes -= 8 * cand_.size * (2 if gaps_ is not None else 1)
+                self.partial_bytes -= 8 * single_.size - _PART_BYTES
         if best_tree is not None:
             return child_ub, best_tree, terminal
         return max(ub, lb), None, terminal
+
+    def _compose(self) -> None:
+        """Report the best complete tree the current path gives, if it beats the incumbent.
+
+        Walking the path up from the deepest node being expanded: a node's tree is the best of
+        its leaf, its best tree so far, and its feature in progress with the tree below (the
+        left child's tree and the right rows as a leaf, or the left child's finished tree and
+        the right child's tree so far). So DL8.5 reports trees before the root finishes its
+        first feature, as Blossom does, and CA-DL8.5 within each restart.
+        """
+        value, tree = math.inf, None
+        for leaf, best, best_tree, f, side, right_leaf, lv, lt in reversed(self.frames):
+            v, t = leaf, LEAF
+            if best_tree is not None and best < v:
+                v, t = best, best_tree
+            if side == 0 and tree is not None and value + right_leaf < v:
+                v, t = value + right_leaf, (f, tree, LEAF)
+            elif side == 1:
+                below, sub = (value, tree) if tree is not None else (right_leaf, LEAF)
+                if lv + below < v:
+                    v, t = lv + below, (f, lt, sub)
+            value, tree = v, t
+        if tree is not None:
+            self.on_root(value, tree)
 
     def _remember(self, part, f: int, value: float, tree: Any) -> None:
         """Keep what feature f is worth at a node (exact with its tree, or a lower bound)."""
@@ -567,6 +607,10 @@ class _Search:
         elif self._room(_PART_BYTES + _tree_bytes(tree)):
             part[f] = (value, tree)
             self.partial_bytes += _PART_BYTES + _tree_bytes(tree)
+
+
+def _leaf(counts: np.ndarray) -> float:
+    return float(counts.sum() - counts.max(initial=0.0))
 
 
 def _tree_bytes(tree: Any) -> int:

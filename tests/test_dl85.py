@@ -21,7 +21,17 @@ from satdt.result import DL85Stats, Recorder, Restart
 DEPTH3 = sorted({name for name, depth in OPTIMA if depth == 3}) or ["missing"]
 METHODS = ["dl85", *dl85.RULES]
 # Depth-4 optima that DL8.5 proves in well under a second.
-QUICK4 = {"anneal", "heart-cleveland", "mushroom", "primary-tumor", "soybean", "tic-tac-toe"}
+QUICK4 = {
+    "anneal",
+    "breast-wisconsin",
+    "heart-cleveland",
+    "mushroom",
+    "primary-tumor",
+    "segment",
+    "soybean",
+    "tic-tac-toe",
+    "zoo-1",
+}
 
 
 def solve(B, y, n_classes, depth, weight=None, time_limit=None, recorder=None, **options):

@@ -792,10 +792,16 @@ def solve_min_error(
                 break
     except _TimeUp:
         pass
+    finally:  # also on Ctrl-C, where the caller keeps the best tree
+        _fill_stats(stats, search, restart)
     if recorder.best is None:  # stopped before the first tree: the root as a leaf
         on_root(root_leaf, LEAF)
     best = recorder.best.value
     recorder.lower_bound = best if proven else min(prep.floor, best)
+    return recorder.snapshot(proven_optimal=proven)
+
+
+def _fill_stats(stats: DL85Stats, search: _Search, restarts: int) -> None:
     stats.expansions = search.nodes
     stats.nodes = search.nodes
     stats.bottom_solves = search.bottom
@@ -805,8 +811,7 @@ def solve_min_error(
     stats.cache_entries = len(search.cache)
     stats.cache_mb = (search.bytes + search.local_bytes + search.partial_bytes) / 2**20
     stats.cache_full = search.full
-    stats.restarts = restart
-    return recorder.snapshot(proven_optimal=proven)
+    stats.restarts = restarts
 
 
 def warmup() -> None:

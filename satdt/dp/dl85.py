@@ -12,9 +12,9 @@ left child gets the node's bound ``child_ub`` minus the right child's lower boun
 child ``child_ub`` minus the left child's error (lines 17 and 20), and a better tree lowers
 ``child_ub`` (line 25). The leaf is always an option, so a node's result is the best tree of
 depth at most the remaining depth. Nodes with two levels left (one, if ``max_depth`` is 1)
-are solved exactly by the shared depth-two solver of :mod:`satdt.dp._counts` (when
-``min_support`` is 1; with a larger support the search recurses to depth one, which is
-solved in NumPy under the support rule). Lower bounds: the irreducible error of a node's
+are solved exactly by the shared depth-two solver of :mod:`satdt.dp._counts` (with a
+larger ``min_support``, by its variant under the support rule in
+:mod:`satdt.dp._dl85_kernels`; one level left is then solved in NumPy). Lower bounds: the irreducible error of a node's
 rows (rows that agree on every feature but differ in class; Blossom's bound), raised by
 any lower bound the cache holds for the node; a node whose bound reaches its upper bound
 is not searched, and a node stops once its tree reaches its bound.
@@ -64,6 +64,7 @@ from ..errors import DataError
 from ..result import DL85Stats, Recorder, Restart, SearchResult
 from ..tree import Tree
 from ._counts import (
+    Data,
     count_in_space,
     eval_pairs,
     make_space,
@@ -74,6 +75,7 @@ from ._counts import (
     solve_depth1,
     solve_depth2,
 )
+from ._dl85_kernels import eval_pairs_support
 from .blossom import PreparedBinary, check_inputs, prepare_binary
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
@@ -203,6 +205,18 @@ class _Search:
         self.qs = new_space(M, C, pairs=depth >= 3)
         self.xs = new_space(M, C, pairs=depth >= 3)
         self.lg = new_space(M, C, pairs=False)
+        if min_support > 1 and depth >= 2:  # supports counted like a one-class weight
+            d = self.data
+            self.sup_data = Data(
+                Bd=d.Bd,
+                W=prep.count.astype(np.float64).reshape(-1, 1),
+                pure=np.zeros(d.Bd.shape[0], dtype=np.int64),
+                ones_ptr=d.ones_ptr,
+                ones=d.ones,
+                rirr=np.zeros(d.Bd.shape[0]),
+            )
+            self.sup_space = new_space(M, 1)
+            self.sup_scr = new_scratch(M, 1)
         self.q_on = False
         self.q_rows = np.zeros(0, dtype=np.int32)
         self.q_a = -1
@@ -312,8 +326,11 @@ class _Search:
             value, tree = self._bottom(rows, rem)
             self._store(key, True, value, tree)
             return value, (tree if value < ub else None), True
-        if rem == 1:
-            value, tree = self._depth1_support(rows, tot)
+        if rem <= 2:
+            if rem == 1:
+                value, tree = self._depth1_support(rows, tot)
+            else:
+                value, tree = self._depth2_support(rows)
             self._store(key, True, value, tree)
             return value, (tree if value < ub else None), True
         value, tree, terminal = self._expand(rows, rem, depth, ub, state, tot, leaf, irr, lb, key)
@@ -343,6 +360,21 @@ class _Search:
         left = LEAF if gl < 0 else (int(gl), LEAF, LEAF)
         right = LEAF if gr < 0 else (int(gr), LEAF, LEAF)
         return float(e), (int(f), left, right)
+
+    def _depth2_support(self, rows: np.ndarray) -> tuple[float, Any]:
+        """Depth-two optimum under ``min_support`` (:mod:`._dl85_kernels`)."""
+        self.bottom += 1
+        a, _ = make_space(rows, self.data, self.scr, self.space)
+        make_space(rows, self.sup_data, self.sup_scr, self.sup_space)
+        e, i, il, ir = eval_pairs_support(
+            self.space, self.sup_space, a, rows.shape[0], self.min_support, self.scr
+        )
+        if i < 0:
+            return float(e), LEAF
+        act = self.space.act
+        left = LEAF if il < 0 else (int(act[il]), LEAF, LEAF)
+        right = LEAF if ir < 0 else (int(act[ir]), LEAF, LEAF)
+        return float(e), (int(act[i]), left, right)
 
     def _parent_space(self) -> int:
         """Count the rows of the node with three levels left once (its local features)."""
@@ -821,4 +853,7 @@ def warmup() -> None:
     y = rng.integers(0, 3, size=24)
     w = rng.random(24)
     for depth in (1, 2, 3):
-        solve_min_error(B, y, 3, depth, sample_weight=w, recorder=Recorder("error"))
+        for min_support in (1, 2):
+            solve_min_error(
+                B, y, 3, depth, sample_weight=w, recorder=Recorder("error"), min_support=min_support
+            )

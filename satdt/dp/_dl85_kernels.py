@@ -1,0 +1,102 @@
+"""Numba kernels of DL8.5 (:mod:`satdt.dp.dl85`) beyond the shared ones of :mod:`._counts`.
+
+The depth-two solver of :mod:`._counts` tries every split; under DL8.5's minimum support
+(Algorithm 1, line 16 of Kiossou, Nijssen & Schaus) a split is allowed only when both of
+its sides hold at least ``min_support`` training rows. :func:`eval_pairs_support` is that
+solver with the support rule: the class weights of a node's rows come from one
+:class:`~._counts.Space`, the supports (training rows merged into each distinct row) from a
+second one counted the same way over a one-class copy of the data whose weights are the
+row counts, so both share one local feature numbering.
+"""
+
+from __future__ import annotations
+
+from numba import njit
+
+from ._counts import leaf_error
+
+
+@njit(cache=True)
+def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
+    """Best depth-two tree whose every split keeps ``min_support`` rows on each side.
+
+    ``space`` counts the class weights of the node's ``n_rows`` distinct rows over its ``a``
+    local features, ``sup`` their supports (one class); ``scr`` is a
+    :class:`~._counts.Scratch` (``best_*``, ``arg_*``, ``cand``, ``side`` overwritten).
+    Returns ``(error, i, left i, right i)`` in local indices, -1 = leaf (``left i`` splits
+    the rows without feature i, ``right i`` those with it).
+    """
+    single, tot, n1, pairs = space.single, space.tot, space.n1, space.pairs
+    ssingle, spairs = sup.single, sup.pairs
+    stot = sup.tot[0]
+    C = tot.shape[0]
+    best_left, best_right = scr.best_left, scr.best_right
+    arg_left, arg_right, cand, side = scr.arg_left, scr.arg_right, scr.cand, scr.side
+    n = 0
+    for i in range(a):
+        if 0 < n1[i] < n_rows:
+            cand[n] = i
+            n += 1
+    for x in range(n):
+        i = cand[x]
+        for c in range(C):
+            side[c] = tot[c] - single[i, c]
+        best_left[x] = leaf_error(side)
+        best_right[x] = leaf_error(single[i])
+        arg_left[x] = -1
+        arg_right[x] = -1
+    stride = a * C
+    for x in range(n):
+        i = cand[x]
+        si = ssingle[i, 0]
+        for z in range(x + 1, n):
+            j = cand[z]
+            s11 = spairs[i * a + j]
+            s10 = si - s11
+            s01 = ssingle[j, 0] - s11
+            s00 = stot - s11 - s10 - s01
+            k = i * stride + j * C
+            t11 = t10 = t01 = t00 = 0.0
+            m11 = m10 = m01 = m00 = 0.0
+            for c in range(C):
+                x11 = pairs[k + c]
+                x10 = single[i, c] - x11
+                x01 = single[j, c] - x11
+                x00 = tot[c] - x11 - x10 - x01
+                t11 += x11
+                t10 += x10
+                t01 += x01
+                t00 += x00
+                m11 = max(m11, x11)
+                m10 = max(m10, x10)
+                m01 = max(m01, x01)
+                m00 = max(m00, x00)
+            e11 = t11 - m11
+            e10 = t10 - m10
+            e01 = t01 - m01
+            e00 = t00 - m00
+            if s11 >= min_support and s10 >= min_support and e11 + e10 < best_right[x]:
+                best_right[x] = e11 + e10
+                arg_right[x] = j
+            if s01 >= min_support and s00 >= min_support and e01 + e00 < best_left[x]:
+                best_left[x] = e01 + e00
+                arg_left[x] = j
+            if s11 >= min_support and s01 >= min_support and e11 + e01 < best_right[z]:
+                best_right[z] = e11 + e01
+                arg_right[z] = i
+            if s10 >= min_support and s00 >= min_support and e10 + e00 < best_left[z]:
+                best_left[z] = e10 + e00
+                arg_left[z] = i
+    best = leaf_error(tot)
+    bi = bl = br = -1
+    for x in range(n):
+        i = cand[x]
+        if ssingle[i, 0] < min_support or stot - ssingle[i, 0] < min_support:
+            continue
+        e = best_left[x] + best_right[x]
+        if e < best:
+            best = e
+            bi = i
+            bl = arg_left[x]
+            br = arg_right[x]
+    return best, bi, bl, br

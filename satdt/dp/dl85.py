@@ -87,8 +87,6 @@ _REL_TOL = 1e-9
 _ENTRY_BYTES = 200
 # Estimated bytes per internal node of a cached tree (a 3-tuple).
 _TREE_NODE_BYTES = 72
-# Estimated bytes of one feature's record in a node's partial results (CA-DL8.5).
-_PART_BYTES = 100
 
 LEAF = -1  # a leaf in the search's nested trees; an internal node is (feature, left, right)
 
@@ -141,17 +139,18 @@ class _Rule:
         """Purity rule: a node pure enough is not expanded (Table 1, ``prune``)."""
         return self.name == "purity" and weight > 0 and 1.0 - leaf / weight >= self.limit
 
-    def allows(self, state: float, i: int, depth: int, gap: float) -> bool:
-        """Whether the i-th feature (heuristic order) of a node at ``depth`` may be tried."""
+    def mask(self, state: float, depth: int, gaps: np.ndarray | None, n: int) -> np.ndarray:
+        """Which of a node's ``n`` features (heuristic order) the rule lets it try."""
+        index = np.arange(n)
         if self.name == "discrepancy":
-            return state + i <= self.limit
+            return index <= self.limit - state + 1e-9
         if self.name == "topk":
-            return i < self.limit
+            return index < self.limit
         if self.name == "topk_star":
-            return i < max(1, int(self.limit) >> depth)
-        if self.name == "gain":
-            return state + gap <= self.limit + 1e-12
-        return True
+            return index < max(1, int(self.limit) >> depth)
+        if self.name == "gain" and gaps is not None:
+            return state + gaps <= self.limit + 1e-12
+        return np.ones(n, dtype=bool)
 
     def child_state(self, state: float, i: int, gap: float) -> float:
         if self.name == "discrepancy":
@@ -159,11 +158,6 @@ class _Rule:
         if self.name == "gain":
             return state + gap
         return 0.0
-
-    @property
-    def ordered(self) -> bool:
-        """Whether ``allows`` only gets stricter along the heuristic order (so a loop may stop)."""
-        return self.name in ("discrepancy", "topk", "topk_star")
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -234,7 +228,7 @@ class _Search:
         self.local: dict[tuple[int, bytes, float], tuple[float, float, Any]] = {}
         self.bytes = 0.0
         self.local_bytes = 0.0
-        self.partial: dict[tuple[int, bytes], dict[int, tuple[float, Any]]] = {}
+        self.partial: dict[tuple[int, bytes], tuple[Any, ...]] = {}
         self.partial_bytes = 0.0
         self.full = False
         self.rule: _Rule | None = None
@@ -460,40 +454,55 @@ class _Search:
     def _expand(self, rows, rem, depth, ub, state, tot, leaf, irr, lb, key):
         """Lines 13-29: try each feature, children left then right, under ``child_ub``.
 
-        Under a rule, what each feature is worth once both its children were terminal (its
-        exact error with its tree, or a lower bound) is kept per node across restarts
-        (``self.partial``), so a later restart skips those features' children; a feature
-        known exactly counts even when the current rule would cut it.
+        Under a rule, each node keeps across restarts (``self.partial``) its features in
+        heuristic order and what each feature is worth once both its children were terminal:
+        its exact error with its tree, or a lower bound. A later restart starts from the best
+        feature known exactly (even one the current rule cuts), skips the features whose
+        bound cannot beat it, and tries only the features the rule allows (Algorithm 2,
+        lines 16-27); the node stays terminal when every feature the rule cut is known not
+        to beat its result.
         """
         data = self.data
         rule = self.rule
-        part = None
-        if rule is not None:
-            part = self.partial.get(key)
-            if part is None and self._room(_ENTRY_BYTES + len(key[1])):
-                part = {}
-                self.partial[key] = part
-                self.partial_bytes += _ENTRY_BYTES + len(key[1])
-        order = part.get(-1) if part else None
-        if order is None:  # the node's features in heuristic order (kept across restarts)
-            cand, single = self._candidates(rows, tot)
+        rec = self.partial.get(key) if rule is not None else None
+        if rec is not None:
+            cand, gaps, single, val, exact, trees = rec
+        else:
+            cand, single = self._candidates(rows, tot)  # line 15: heuristic order
             gaps = None
             if rule is not None and rule.name == "gain" and cand.size:
                 other = tot[None, :] - single
                 gain = _entropy(tot[None, :])[0] - _entropy(single) - _entropy(other)
                 weight = float(tot.sum())
                 gaps = (gain.max() - gain) / weight if weight > 0 else np.zeros(cand.size)
-            if part is not None:
-                size = 8 * cand.size * (2 if gaps is not None else 1)
-                size += 8 * single.size
+            val = np.zeros(cand.size)  # a lower bound (exact where ``exact``) per feature
+            exact = np.zeros(cand.size, dtype=bool)
+            trees: dict[int, Any] = {}
+            if rule is not None:
+                size = _ENTRY_BYTES + len(key[1]) + cand.size * 25 + 8 * single.size
                 if self._room(size):
-                    part[-1] = (cand, gaps, single)
+                    rec = (cand, gaps, single, val, exact, trees)
+                    self.partial[key] = rec
                     self.partial_bytes += size
-        else:
-            cand, gaps, single = order
+        n = cand.size
         best_tree: Any = LEAF if leaf < ub else None
         child_ub = min(ub, leaf)
         terminal = True
+        # this node on the current path: its leaf, best so far, feature in progress (see
+        # _compose); frame[4] is -1 between features, 0 while the left child is searched, 1
+        # while the right one is
+        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None]
+        self.frames.append(frame)
+        if rec is not None and exact.any():  # the best feature known exactly, first
+            known = np.flatnonzero(exact)
+            k = int(known[np.argmin(val[known])])
+            if val[k] < child_ub:
+                child_ub = float(val[k])
+                best_tree = trees[k]
+                frame[1], frame[2] = child_ub, best_tree
+                self._compose()
+        allowed = None if rule is None else rule.mask(state, depth, gaps, n)
+        order = range(n) if allowed is None else np.flatnonzero(allowed & ~exact).tolist()
         shared = rem == 3 and self.min_support <= 1
         if shared:
             if self.q_key != key:  # the parent's counts are kept while the node is the same
@@ -506,34 +515,16 @@ class _Search:
         # rule, which usually tries few of them per restart
         column = data.Bd[rows] if rule is None else None
         rirr = data.rirr
-        # this node on the current path: its leaf, best so far, feature in progress (see
-        # _compose); frame[4] is -1 between features, 0 while the left child is searched, 1
-        # while the right one is
-        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None]
-        self.frames.append(frame)
-        for i in range(cand.size):
+        bounded = False
+        for i in order:
             frame[4] = -1
             if lb >= child_ub - self.tol:
+                bounded = True
                 break
-            f = int(cand[i])
-            known = part.get(f) if part else None  # (key -1 holds the order, never a feature)
-            if known is not None:
-                value, tree = known
-                if tree is None and value >= child_ub:
-                    continue
-                if tree is not None:
-                    if value < child_ub:
-                        child_ub = value
-                        best_tree = tree
-                        frame[1], frame[2] = child_ub, best_tree
-                        self._compose()
-                    continue
-            gap = 0.0 if gaps is None else float(gaps[i])
-            if rule is not None and not rule.allows(state, i, depth, gap):
-                terminal = False
-                if rule.ordered and len(part or ()) <= 1:  # no feature known beyond
-                    break
+            if val[i] >= child_ub:
                 continue
+            f = int(cand[i])
+            gap = 0.0 if gaps is None else float(gaps[i])
             child_state = 0.0 if rule is None else rule.child_state(state, i, gap)
             ones = (column[:, f] if column is not None else data.Bd[rows, f]) != 0
             left = rows[~ones]
@@ -542,7 +533,7 @@ class _Search:
             irr_r = float(rirr[right].sum())
             if irr_l + irr_r >= child_ub:
                 self.cuts += 1
-                self._remember(part, f, irr_l + irr_r, None)
+                val[i] = max(val[i], irr_l + irr_r)
                 continue
             if shared:
                 lb_l = max(irr_l, self._similarity(f, 0))
@@ -550,7 +541,7 @@ class _Search:
                 if lb_l + lb_r >= child_ub:
                     self.cuts += 1
                     self.similarity_cuts += 1
-                    self._remember(part, f, lb_l + lb_r, None)
+                    val[i] = max(val[i], lb_l + lb_r)
                     continue
                 irr_r = lb_r
                 self.q_f = f
@@ -560,7 +551,7 @@ class _Search:
                 self.q_side = 0
                 self.q_on = True
             frame[3], frame[4] = f, 0
-            frame[5] = _leaf(single[i]) if single is not None else _leaf(data.W[right].sum(axis=0))
+            frame[5] = _leaf(single[i])
             try:
                 lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - irr_r, child_state)
             finally:
@@ -570,7 +561,7 @@ class _Search:
             terminal &= lterm
             if lt is None:
                 if lterm:
-                    self._remember(part, f, lv + irr_r, None)
+                    val[i] = max(val[i], lv + irr_r)
                 continue
             frame[4], frame[6], frame[7] = 1, lv, lt
             self._compose()
@@ -585,7 +576,11 @@ class _Search:
                 self.sim[1] = (f, rv)
             terminal &= rterm
             if lterm and rterm:
-                self._remember(part, f, lv + rv, None if rt is None else (f, lt, rt))
+                val[i] = max(val[i], lv + rv)
+                if rt is not None and rec is not None and self._room(_TREE_NODE_BYTES * 8):
+                    exact[i] = True
+                    trees[i] = (f, lt, rt)
+                    self.partial_bytes += _tree_bytes(trees[i])
             if rt is None:
                 continue
             e = lv + rv
@@ -595,13 +590,14 @@ class _Search:
                 frame[1], frame[2], frame[4] = child_ub, best_tree, -1
                 self._compose()
         self.frames.pop()
-        if terminal and part is not None:
+        if allowed is not None and not bounded:
+            cut = ~allowed & ~exact  # features the rule cut that might beat the result
+            if (val[cut] < child_ub).any():
+                terminal = False
+        if terminal and rec is not None:
             del self.partial[key]
-            self.partial_bytes -= _ENTRY_BYTES + len(key[1]) + _PART_BYTES * len(part)
-            if -1 in part:
-                cand_, gaps_, single_ = part[-1]
-                self.partial_bytes -= 8 * cand_.size * (2 if gaps_ is not None else 1)
-                self.partial_bytes -= 8 * single_.size - _PART_BYTES
+            self.partial_bytes -= _ENTRY_BYTES + len(key[1]) + n * 25 + 8 * single.size
+            self.partial_bytes -= sum(_tree_bytes(t) for t in trees.values())
         if best_tree is not None:
             return child_ub, best_tree, terminal
         return max(ub, lb), None, terminal
@@ -629,16 +625,6 @@ class _Search:
             value, tree = v, t
         if tree is not None:
             self.on_root(value, tree)
-
-    def _remember(self, part, f: int, value: float, tree: Any) -> None:
-        """Keep what feature f is worth at a node (exact with its tree, or a lower bound)."""
-        if part is None or (f in part and part[f][1] is not None):
-            return
-        if f in part:
-            part[f] = (max(value, part[f][0]) if tree is None else value, tree)
-        elif self._room(_PART_BYTES + _tree_bytes(tree)):
-            part[f] = (value, tree)
-            self.partial_bytes += _PART_BYTES + _tree_bytes(tree)
 
 
 def _leaf(counts: np.ndarray) -> float:

@@ -100,3 +100,19 @@ def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
             bl = arg_left[x]
             br = arg_right[x]
     return best, bi, bl, br
+
+
+@njit(cache=True)
+def node_totals(rows, W, rirr, tot):
+    """Class weights of a node's rows into ``tot``; returns their irreducible error.
+
+    One pass for the two numbers every DL8.5 node starts from (its leaf error, Algorithm 1
+    line 4, and its lower bound).
+    """
+    tot[:] = 0.0
+    irr = 0.0
+    for u in rows:
+        irr += rirr[u]
+        for c in range(W.shape[1]):
+            tot[c] += W[u, c]
+    return irr

@@ -75,7 +75,7 @@ from ._counts import (
     solve_depth1,
     solve_depth2,
 )
-from ._dl85_kernels import eval_pairs_support
+from ._dl85_kernels import eval_pairs_support, node_totals
 from .blossom import PreparedBinary, check_inputs, prepare_binary
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
@@ -286,10 +286,9 @@ class _Search:
             raise _TimeUp
         self.nodes += 1
         data = self.data
-        W = data.W
-        tot = W[rows].sum(axis=0)
-        leaf = float(tot.sum() - tot.max(initial=0.0))
-        irr = float(data.rirr[rows].sum())
+        tot = np.empty(data.W.shape[1])
+        irr = float(node_totals(rows, data.W, data.rirr, tot))
+        leaf = _leaf(tot)
         if rem == 0 or leaf <= irr + self.tol:  # lines 5-6: a leaf is optimal
             return leaf, (LEAF if leaf < ub else None), True
         if irr >= ub:

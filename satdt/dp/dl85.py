@@ -14,10 +14,14 @@ child ``child_ub`` minus the left child's error (lines 17 and 20), and a better 
 depth at most the remaining depth. Nodes with two levels left (one, if ``max_depth`` is 1)
 are solved exactly by the shared depth-two solver of :mod:`satdt.dp._counts` (with a
 larger ``min_support``, by its variant under the support rule in
-:mod:`satdt.dp._dl85_kernels`; one level left is then solved in NumPy). Lower bounds: the irreducible error of a node's
-rows (rows that agree on every feature but differ in class; Blossom's bound), raised by
-any lower bound the cache holds for the node; a node whose bound reaches its upper bound
-is not searched, and a node stops once its tree reaches its bound.
+:mod:`satdt.dp._dl85_kernels`; one level left is then solved in NumPy). The depth-two
+children of a node with three levels left are counted in the parent's feature space, the
+smaller child directly and the larger by subtraction (Blossom's and MurTree's scheme).
+Lower bounds: the irreducible error of a node's rows (rows that agree on every feature but
+differ in class; Blossom's bound), raised by any lower bound the cache holds for the node
+and, for depth-two children, by MurTree's similarity bound from the child solved under the
+previous feature; a node whose bound reaches its upper bound is not searched, and a node
+stops once its tree reaches its bound.
 
 The cache (Algorithm 1, lines 9-11 and 28-29). Solved branches are stored under the key
 ``(remaining depth, the bytes of the node's sorted distinct-row indices)``; a Python dict
@@ -37,7 +41,10 @@ chosen feature's is at most the limit) or stops expanding a node (``purity``: a 
 purity ``1 - error / weight`` reaches the limit becomes a leaf). A node where the rule cut
 nothing, in it or below it, is *terminal* (lines 25-27 and 44-45): its result is exact and
 goes to the shared cache; other results are kept only for the current restart (keyed also
-by the rule's state). Each restart searches with the incumbent's error as upper bound
+by the rule's state). A non-terminal node keeps across restarts its feature order and what
+each feature proved to be worth (exactly, or a lower bound), so a restart re-expands it
+cheaply and uses a feature known exactly even when the rule now cuts it; a node whose
+cut features are all known not to beat its result is terminal too. Each restart searches with the incumbent's error as upper bound
 (line 8), so it reports only better trees, then the rule is relaxed (line 9) by the step
 ``relax_step`` times 1 (``monotonic``), 2^r (``exponential``) or the r-th term of the Luby
 sequence (``luby``). The restart whose root is terminal proves the incumbent optimal.
@@ -46,9 +53,9 @@ every feature), so rules prune only the levels above.
 
 Anytime. Whenever a node on the current path improves (or finishes a left child), the best
 complete tree the path gives (:meth:`_Search._compose`: finished subtrees, the rest as
-leaves) goes to ``recorder.improve`` if it beats the incumbent; the deadline is checked at every node (the longest step is one
-depth-two solve), and on a time-out the best tree is returned, unproven, with the data's
-irreducible error as lower bound.
+leaves) goes to ``recorder.improve`` if it beats the incumbent; the deadline is checked at
+every node (the longest step is one depth-two solve), and on a time-out the best tree is
+returned, unproven, with the data's irreducible error as lower bound.
 """
 
 from __future__ import annotations

@@ -196,6 +196,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_method_options(fit, "fit")
     _add_output_options(fit)
+    fit.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="draw the training error of the incumbents over time to FILE (.png, .pdf, .svg; needs matplotlib)",
+    )
+    fit.add_argument(
+        "--plot-log-time", action="store_true", help="with --plot: a logarithmic time axis"
+    )
 
     encode = commands.add_parser(
         "encode",
@@ -441,8 +449,28 @@ def _write(text: str, output: str | None) -> None:
         sys.stdout.write(text)
 
 
+def _plot_title(args: argparse.Namespace, model: OptimalTreeClassifier, n_rows: int) -> str:
+    """The title of a ``--plot`` curve: dataset, method and depth; final error and its proof."""
+    result = model.result_
+    method, _ = methods.resolve(model.objective, model.method, {})
+    proof = (
+        "proven optimal"
+        if result.proven_optimal
+        else f"not proven, lower bound {result.lower_bound:g}"
+    )
+    return (
+        f"{Path(args.data).name}: {method.name}, depth <= {model.max_depth}\n"
+        f"{result.objective_value:g} errors of {n_rows} rows ({proof}), {result.runtime:.2f} s"
+    )
+
+
 def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
     started = time.perf_counter()  # the time limit counts from here: reading is part of the fit
+    plot_path = getattr(args, "plot", None)
+    if plot_path:  # before the search: a missing matplotlib must not cost a long fit
+        from .plot import check_plot_target
+
+        check_plot_target(plot_path, what="--plot")
     trace = None
     if getattr(args, "trace", False):
         trace = sys.stdout if args.format == "text" and not args.output else sys.stderr
@@ -489,6 +517,17 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
         save_model(args.save, model.tree_, model.schema_, model.result_)
         if not args.quiet:
             print(f"model saved to {args.save}", file=sys.stderr)
+    if plot_path:
+        from .plot import plot_history
+
+        plot_history(
+            model.result_,
+            plot_path,
+            title=_plot_title(args, model, len(dataset.y)),
+            log_time=args.plot_log_time,
+        )
+        if not args.quiet:
+            print(f"anytime curve saved to {plot_path}", file=sys.stderr)
     return EXIT_OK
 
 

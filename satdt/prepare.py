@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -140,16 +140,31 @@ def distinct_features(B: np.ndarray) -> np.ndarray:
     return distinct_bitsets(column_bitsets(B), B.shape[0])
 
 
-def unpack_columns(bits: np.ndarray, n: int) -> np.ndarray:
-    """Column bitsets ``(k, words)`` back to a C-contiguous uint8 ``(n, k)`` matrix."""
+# Tiles of the transposition in unpack_columns: columns unpacked at a time, rows copied at a time.
+_TILE_COLUMNS, _TILE_ROWS = 256, 1024
+
+
+def unpack_columns(
+    bits: np.ndarray, n: int, on_block: Callable[[], None] | None = None
+) -> np.ndarray:
+    """Column bitsets ``(k, words)`` back to a C-contiguous uint8 ``(n, k)`` matrix.
+
+    A block of columns is unpacked at once, then copied into the matrix in row tiles (a
+    transposition tile by tile stays in the cache). ``on_block()`` is called between
+    blocks (progress, deadline).
+    """
     k = len(bits)
     B = np.empty((n, k), dtype=np.uint8)
-    step = 64
-    for start in range(0, k, step):
+    for start in range(0, k, _TILE_COLUMNS):
         block = np.unpackbits(
-            bits[start : start + step].view(np.uint8), axis=1, count=n, bitorder="little"
+            bits[start : start + _TILE_COLUMNS].view(np.uint8), axis=1, count=n, bitorder="little"
         )
-        B[:, start : start + step] = block.T
+        for row in range(0, n, _TILE_ROWS):
+            B[row : row + _TILE_ROWS, start : start + _TILE_COLUMNS] = block[
+                :, row : row + _TILE_ROWS
+            ].T
+        if on_block is not None:
+            on_block()
     return B
 
 
@@ -493,8 +508,15 @@ class Prepared:
 
         bits = binarizer.transform_bits(X, on_block)
         kept = distinct_bitsets(bits, n)
-        self.check_time("binarizing", k, k)
-        B = unpack_columns(bits[kept], n)
+        unpacked = [0]
+
+        def on_unpacked() -> None:
+            unpacked[0] += 1
+            self.check_time(
+                "unpacking binary features", unpacked[0], -(-len(kept) // _TILE_COLUMNS)
+            )
+
+        B = unpack_columns(bits[kept], n, on_unpacked)
         del bits
         if self.consistency and binarizer.max_thresholds_used_ is not None:
             self._check_binary_contradictions(B, binarizer)

@@ -41,4 +41,6 @@ class Problem:
             key = group * (int(y.max()) - low + 1) + (y - low)
             _, first = np.unique(key, return_index=True)
         first = np.sort(first)
+        if len(first) == len(y):  # every row distinct: no copy
+            return cls(B, y, n_classes, first, np.asarray(labels))
         return cls(np.ascontiguousarray(B[first]), y[first], n_classes, first, np.asarray(labels))

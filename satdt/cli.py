@@ -30,6 +30,7 @@ from .result import Event, Progress, SatCall, SearchResult
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
 _INDENTED_NODES = 2000  # JSON output of larger models is not indented
+_EXIT_RESERVE = 0.3  # seconds of --time-limit kept for writing the output and exiting
 # The objectives of each learning command.
 COMMAND_OBJECTIVES = {"infer": ("depth", "size"), "fit": ("error",)}
 # Library messages name parameters; these are the command-line flags that set them.
@@ -464,8 +465,21 @@ def _plot_title(args: argparse.Namespace, model: OptimalTreeClassifier, n_rows: 
     )
 
 
-def _learn(args: argparse.Namespace, model: OptimalTreeClassifier) -> int:
-    started = time.perf_counter()  # the time limit counts from here: reading is part of the fit
+def _process_started() -> float:
+    """The ``time.perf_counter()`` value at which this process started (Linux), else now."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            seconds_since_boot = float(uptime.read().split()[0])
+        age = seconds_since_boot - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter()
+    return time.perf_counter() - min(max(age, 0.0), 5.0)
+
+
+def _learn(args: argparse.Namespace, model: OptimalTreeClassifier, started: float) -> int:
+    """Read, fit and report; the time limit counts from ``started`` (reading included)."""
     plot_path = getattr(args, "plot", None)
     if plot_path:  # before the search: a missing matplotlib must not cost a long fit
         from .plot import check_plot_target
@@ -605,8 +619,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _encode(args)
         if args.command == "decode":
             return _decode(args)
+        # run as a command, --time-limit covers the whole command from the process start,
+        # keeping a little time for writing the model and exiting
+        started = _process_started() if argv is None else time.perf_counter()
         model = _estimator(args)
-        return _learn(args, model)
+        if argv is None and model.time_limit is not None and model.time_limit > 4 * _EXIT_RESERVE:
+            model.time_limit -= _EXIT_RESERVE
+        return _learn(args, model, started)
     except InfeasibleError as exc:
         print(f"satdt: {cli_message(str(exc))}", file=sys.stderr)
         return EXIT_INFEASIBLE

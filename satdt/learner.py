@@ -241,7 +241,8 @@ class SatdtEstimator:
                 raise
             recorder.stats.interrupted = True
             result = recorder.snapshot(proven_optimal=False)
-        self._check_model(result.tree, data, result.objective_value)
+        if result.tree is not task.checked:  # a greedy first tree was checked when recorded
+            self._check_model(result.tree, data, result.objective_value)
         self.result_ = result
         setattr(self, self._fitted_attribute, result.tree)
         if not result.proven_optimal:
@@ -307,7 +308,10 @@ class SatdtEstimator:
             or (self.max_nodes is not None and tree.n_nodes > self.max_nodes)
         ):
             return  # not admissible: the method must find its own first tree
-        data.recorder.improve(tree, OBJECTIVES[self.objective].value_of(tree, error), mapped=True)
+        value = OBJECTIVES[self.objective].value_of(tree, error)
+        if data.recorder.improve(tree, value, mapped=True) is not None:
+            self._check_model(tree, data, value)  # now, within the time limit: not again at the end
+            task.checked = tree
 
     def _check_model(self, model: Any, data: Prepared, value: float) -> None:
         """Re-check a model against the data before anyone sees it (correct before fast)."""

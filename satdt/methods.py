@@ -105,6 +105,7 @@ class Task:
     max_depth: int | None
     max_nodes: int | None
     options: dict[str, Any] = field(default_factory=dict)
+    checked: Any = None  # a model the estimator already re-checked against the data
 
     @property
     def recorder(self) -> Recorder:

@@ -210,6 +210,26 @@ prepare_binary = _prepare
 check_inputs = _check_inputs
 
 
+def bound_to_beat(upper_bound: float | None, recorder: Recorder, w: np.ndarray) -> float:
+    """The error a DP search must beat: ``upper_bound`` less a rounding tolerance (``inf`` if None).
+
+    The tree the bound comes from must already be the recorder's incumbent, since the search
+    reports only better trees.
+    """
+    if upper_bound is None:
+        return math.inf
+    tolerance = _REL_TOL * max(1.0, float(w.sum()))
+    bound = float(upper_bound) - tolerance
+    best = recorder.best
+    if math.isnan(bound) or best is None or best.value > float(upper_bound) + tolerance:
+        seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
+        raise DataError(
+            f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
+            f"the recorder holds {seen}: record that tree first (recorder.improve)"
+        )
+    return bound
+
+
 def solve_min_error(
     B: np.ndarray,
     y: np.ndarray,
@@ -269,17 +289,7 @@ def solve_min_error(
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     _check_inputs(B, y, w, n_classes, max_depth)
-    bound = math.inf
-    if upper_bound is not None:
-        tolerance = _REL_TOL * max(1.0, float(w.sum()))
-        bound = float(upper_bound) - tolerance
-        best = recorder.best
-        if math.isnan(bound) or best is None or best.value > float(upper_bound) + tolerance:
-            seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
-            raise DataError(
-                f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
-                f"the recorder holds {seen}: record that tree first (recorder.improve)"
-            )
+    bound = bound_to_beat(upper_bound, recorder, w)
     prep = _prepare(B, y, w, n_classes)
     N, M = prep.data.Bd.shape
     K = int(max_depth)

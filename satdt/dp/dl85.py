@@ -83,7 +83,7 @@ from ._counts import (
     solve_depth2,
 )
 from ._dl85_kernels import eval_pairs_support, node_totals
-from .blossom import PreparedBinary, check_inputs, prepare_binary
+from .blossom import PreparedBinary, bound_to_beat, check_inputs, prepare_binary
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
 SCHEDULES = ("monotonic", "exponential", "luby")
@@ -736,16 +736,7 @@ def solve_min_error(
     fractional = rule in ("purity", "gain")
     step = _positive("relax_step", relax_step, 0.05 if fractional else 1.0)
     tol = _REL_TOL * max(1.0, float(w.sum()))
-    bound = math.inf
-    if upper_bound is not None:
-        bound = float(upper_bound) - tol
-        best = recorder.best
-        if math.isnan(bound) or best is None or best.value > float(upper_bound) + tol:
-            seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
-            raise DataError(
-                f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
-                f"the recorder holds {seen}: record that tree first (recorder.improve)"
-            )
+    bound = bound_to_beat(upper_bound, recorder, w)
     prep = prepare_binary(B, y, w, n_classes)
     N, M = prep.data.Bd.shape
     K = int(max_depth)

@@ -28,7 +28,7 @@ skipped with a line saying why (``pip install -e ".[bench]"``). ``--plot FILE`` 
 average primal gap over time of the anytime methods per depth (matplotlib optional).
 
     python benchmarks/anytime.py                         # 5 files, depths 5 6 7, budgets 15 30 60
-    python benchmarks/anytime.py --quick                 # 4 files, depths 5 6, budgets 10 20
+    python benchmarks/anytime.py --quick                 # 4 files, depths 5 6, budgets 5 10 (about 10 min)
     python benchmarks/anytime.py --files anneal,zoo-1 --depths 5 --budgets 5 --plot curves.png
     python benchmarks/anytime.py --all --methods blossom,cadl85-discrepancy,pytrees-discrepancy
 
@@ -279,7 +279,7 @@ def main() -> None:
     files = (args.files or (QUICK_FILES if args.quick else DEFAULT_FILES)).split(",")
     depths = [int(d) for d in (args.depths or ("5,6" if args.quick else "5,6,7")).split(",")]
     budgets = sorted(
-        float(b) for b in (args.budgets or ("10,20" if args.quick else "15,30,60")).split(",")
+        float(b) for b in (args.budgets or ("5,10" if args.quick else "15,30,60")).split(",")
     )
     horizon = budgets[-1]
     methods = satdt_methods(args.all) + PEER_METHODS

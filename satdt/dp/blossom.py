@@ -43,7 +43,7 @@ _REL_TOL = 1e-9
 
 
 @dataclass(frozen=True)
-class _Prepared:
+class PreparedBinary:
     """The data as the kernels see it.
 
     ``data`` holds the distinct rows over the kept features, each kept feature flipped when
@@ -60,7 +60,7 @@ class _Prepared:
     count: np.ndarray  # int64 (N,)
 
 
-def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Prepared:
+def prepare_binary(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> PreparedBinary:
     """Merge duplicate rows into class weights; drop constant, identical and complementary features.
 
     Rows with the same features but different classes can never be separated: a distinct row
@@ -92,11 +92,13 @@ def _prepare(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> _Pr
     if keep.shape[0] < m:
         U = U[:, keep]
     data, flip = build_data(U, W, copy=False)
-    return _Prepared(data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()), count=count)
+    return PreparedBinary(
+        data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()), count=count
+    )
 
 
 def _allocate(
-    prep: _Prepared, K: int, bound: float
+    prep: PreparedBinary, K: int, bound: float
 ) -> tuple[k.State, np.ndarray, np.ndarray, Scratch, k.Bottom]:
     """State, control arrays and scratch space of one search (sizes: data, positions, depth).
 
@@ -132,7 +134,7 @@ def _allocate(
 
 def _heap_to_tree(
     inc: np.ndarray,
-    prep: _Prepared,
+    prep: PreparedBinary,
     B: np.ndarray,
     y: np.ndarray,
     w: np.ndarray,
@@ -169,7 +171,7 @@ def _heap_to_tree(
     return tree.with_counts(B, y, w)
 
 
-def _checked_tree(value: float, inc: np.ndarray, prep: _Prepared, B, y, w, n_classes) -> Tree:
+def _checked_tree(value: float, inc: np.ndarray, prep: PreparedBinary, B, y, w, n_classes) -> Tree:
     """Build the tree and check that it really has the error the search claims."""
     tree = _heap_to_tree(inc, prep, B, y, w, n_classes)
     error = tree.count_error()
@@ -180,7 +182,7 @@ def _checked_tree(value: float, inc: np.ndarray, prep: _Prepared, B, y, w, n_cla
     return tree
 
 
-def _check_inputs(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int) -> None:
+def check_inputs(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int) -> None:
     """Reject inputs the kernels cannot handle, saying the rule, the value seen and the fix."""
     n = B.shape[0] if B.ndim == 2 else -1
     if B.ndim != 2 or y.shape != (n,) or w.shape != (n,):
@@ -203,11 +205,18 @@ def _check_inputs(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, d
         raise DataError(f"max_depth must be >= 0; got {depth}")
 
 
-# The preparation and the input checks are shared with DL8.5 / CA-DL8.5 (:mod:`satdt.dp.dl85`)
-# under these public names.
-PreparedBinary = _Prepared
-prepare_binary = _prepare
-check_inputs = _check_inputs
+def start_stats(kind: type[DPStats], B: np.ndarray, prep: PreparedBinary, recorder: Recorder):
+    """A DP search's statistics (``kind``, a :class:`DPStats` subclass), set on the recorder."""
+    N, M = prep.data.Bd.shape
+    stats = kind(
+        rows=int(B.shape[0]),
+        distinct_rows=int(N),
+        features=int(B.shape[1]),
+        features_used=int(M),
+        irreducible_error=prep.floor,
+    )
+    recorder.stats = stats
+    return stats
 
 
 def bound_to_beat(upper_bound: float | None, recorder: Recorder, w: np.ndarray) -> float:
@@ -288,19 +297,12 @@ def solve_min_error(
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    _check_inputs(B, y, w, n_classes, max_depth)
+    check_inputs(B, y, w, n_classes, max_depth)
     bound = bound_to_beat(upper_bound, recorder, w)
-    prep = _prepare(B, y, w, n_classes)
-    N, M = prep.data.Bd.shape
+    prep = prepare_binary(B, y, w, n_classes)
+    M = prep.data.Bd.shape[1]
     K = int(max_depth)
-    stats = DPStats(
-        rows=int(B.shape[0]),
-        distinct_rows=int(N),
-        features=int(B.shape[1]),
-        features_used=int(M),
-        irreducible_error=prep.floor,
-    )
-    recorder.stats = stats
+    stats = start_stats(DPStats, B, prep, recorder)
     W = prep.data.W
     root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
     if K == 0 or M == 0 or bound <= prep.floor:  # a leaf is optimal, or nothing can beat bound

@@ -83,7 +83,7 @@ from ._counts import (
     solve_depth2,
 )
 from ._dl85_kernels import eval_pairs_support, node_totals
-from .blossom import PreparedBinary, bound_to_beat, check_inputs, prepare_binary
+from .blossom import PreparedBinary, bound_to_beat, check_inputs, prepare_binary, start_stats
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
 SCHEDULES = ("monotonic", "exponential", "luby")
@@ -740,14 +740,7 @@ def solve_min_error(
     prep = prepare_binary(B, y, w, n_classes)
     N, M = prep.data.Bd.shape
     K = int(max_depth)
-    stats = DL85Stats(
-        rows=int(B.shape[0]),
-        distinct_rows=int(N),
-        features=int(B.shape[1]),
-        features_used=int(M),
-        irreducible_error=prep.floor,
-    )
-    recorder.stats = stats
+    stats = start_stats(DL85Stats, B, prep, recorder)
     W = prep.data.W
     root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
 

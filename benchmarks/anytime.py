@@ -48,6 +48,8 @@ import sys
 import time
 from pathlib import Path
 
+from harness import run_worker
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "cp4im"
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
@@ -169,31 +171,8 @@ def worker(method: str, name: str, depth: int, budget: float) -> None:
 
 
 # ---------------------------------------------------------------------- driver side
-def _limit_memory(gigabytes: float):
-    def apply() -> None:
-        limit = int(gigabytes * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
-
-
 def run_one(method: str, name: str, depth: int, budget: float, mem_gb: float, env: dict) -> dict:
-    cmd = [sys.executable, __file__, "--worker", method, name, str(depth), str(budget)]
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=budget + 120,
-            env=env,
-            preexec_fn=_limit_memory(mem_gb),
-        )
-    except subprocess.TimeoutExpired:
-        return {"failed": "killed (time)"}
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-        return {"failed": f"exit {done.returncode}: {tail[:80]}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_worker(__file__, [method, name, str(depth), str(budget)], budget + 120, mem_gb, env)
 
 
 def available_peers() -> dict[str, str | None]:

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness import limit_memory, run_worker
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "cp4im"
 METHODS = ("satdt", "pystreed", "dl85", "cart")
@@ -120,14 +122,6 @@ def worker(method: str, name: str, depth: int, cap: float) -> None:
 
 
 # ---------------------------------------------------------------------- driver side
-def _limit_memory(gigabytes: float):
-    def apply() -> None:
-        limit = int(gigabytes * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-    return apply
-
-
 def _env(cache_dir: str | None = None) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
@@ -137,22 +131,7 @@ def _env(cache_dir: str | None = None) -> dict:
 
 
 def run_one(method: str, name: str, depth: int, cap: float, mem_gb: float, env: dict) -> dict:
-    cmd = [sys.executable, __file__, "--worker", method, name, str(depth), str(cap)]
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=cap + 120,
-            env=env,
-            preexec_fn=_limit_memory(mem_gb),
-        )
-    except subprocess.TimeoutExpired:
-        return {"failed": "killed (time)"}
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["?"])[-1]
-        return {"failed": f"exit {done.returncode}: {tail[:60]}"}
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_worker(__file__, [method, name, str(depth), str(cap)], cap + 120, mem_gb, env)
 
 
 def startup_times(mem_gb: float) -> tuple[float, float]:
@@ -166,7 +145,7 @@ def startup_times(mem_gb: float) -> tuple[float, float]:
                 [sys.executable, "-c", code],
                 check=True,
                 env=_env(cache),
-                preexec_fn=_limit_memory(mem_gb),
+                preexec_fn=limit_memory(mem_gb),
             )
             times.append(time.perf_counter() - tic)
     return times[0], times[1]

@@ -1,0 +1,590 @@
+"""Numba kernels of ConTree (Brita, van der Linden & Demirovic, AAAI 2025).
+
+The data are the distinct rows ``0 .. N-1`` of the design matrix: ``Rt[f, u]`` is the rank of
+row u's value among the distinct values of column f (int32, ``(m, N)``), ``W[u]`` its class
+weights (``(N, C)``), ``rw[u]`` their sum and ``rirr[u]`` its irreducible error (weight not of
+its heaviest class). A subproblem is ``order`` (int32 ``(m, n)``): its rows sorted by each
+column (ties by row id), kept sorted through splits (:func:`partition`), so no subproblem is
+ever sorted again.
+
+A split of a subproblem on column f is identified by its index k among the split points of
+``order[f]`` (the positions where the rank changes, :func:`split_points`): rows before
+position ``pos[k]`` go left; ``P[k]`` is their weight.
+
+Branch (Algorithm 1) keeps a stack of intervals of split indices ``[i..j]`` with the nearest
+evaluated indices ``u < i`` and ``v > j`` around them (``-1`` and ``K``: none);
+:func:`branch_next` prunes and picks the next split to evaluate, :func:`branch_update`
+stores its (lower bounds of) left and right errors and splits its interval. Both are called
+from Python for depths of three or more and from :func:`solve_d2` for depth two.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Pruning switches (bit flags), see ``satdt.dp.contree.PRUNING``.
+NEIGHBOURHOOD = 1
+SHRINKING = 2
+SUBINTERVAL = 4
+SIMILARITY = 8
+
+# ctl slots of a Branch state.
+TOP, HINT, CUR_I, CUR_J, CUR_U, CUR_V, CUR_W, EVALS, PRUNED = range(9)
+N_CTL = 9
+
+# out slots of solve_d2 / solve_d1: the tree found, as column and rank threshold per node.
+O_FOUND, O_F1, O_R1, O_FL, O_RL, O_FR, O_RR, O_D2SPLITS, O_EVALS = range(9)
+N_OUT = 9
+
+
+@njit(cache=True)
+def split_points(order_f, rank_f, rw, pos, P):
+    """Split points of one sorted column: ``pos[k]`` rows (of weight ``P[k]``) go left; count K."""
+    n = order_f.shape[0]
+    K = 0
+    acc = 0.0
+    for i in range(n - 1):
+        acc += rw[order_f[i]]
+        if rank_f[order_f[i + 1]] != rank_f[order_f[i]]:
+            pos[K] = i + 1
+            P[K] = acc
+            K += 1
+    return K
+
+
+@njit(cache=True)
+def partition(order, rank_f, r, left, right):
+    """Stable split of every sorted column of a subproblem: rank <= r left, the others right."""
+    m, n = order.shape
+    for g in range(m):
+        a = 0
+        b = 0
+        for k in range(n):
+            row = order[g, k]
+            if rank_f[row] <= r:
+                left[g, a] = row
+                a += 1
+            else:
+                right[g, b] = row
+                b += 1
+
+
+@njit(cache=True)
+def _first_above(P, lo, hi, x):
+    """First k in [lo..hi] with P[k] > x (P increasing), else hi + 1."""
+    a = lo
+    b = hi + 1
+    while a < b:
+        mid = (a + b) // 2
+        if P[mid] > x:
+            b = mid
+        else:
+            a = mid + 1
+    return a
+
+
+@njit(cache=True)
+def _last_below(P, lo, hi, x):
+    """Last k in [lo..hi] with P[k] < x (P increasing), else lo - 1."""
+    a = lo
+    b = hi + 1
+    while a < b:
+        mid = (a + b) // 2
+        if P[mid] < x:
+            a = mid + 1
+        else:
+            b = mid
+    return a - 1
+
+
+@njit(cache=True)
+def branch_init(stk, ctl, K, hint):
+    """Start Branch over split indices [0..K-1]; ``hint`` (or -1) is evaluated first."""
+    ctl[:] = 0
+    stk[0, 0] = 0
+    stk[0, 1] = K - 1
+    stk[0, 2] = -1
+    stk[0, 3] = K
+    ctl[TOP] = 1 if K > 0 else 0
+    ctl[HINT] = hint
+
+
+@njit(cache=True)
+def _push_pieces(stk, ctl, P, thL, thR, target, flags):
+    """Split the current interval around its evaluated index w (Eq. (9) when NEIGHBOURHOOD).
+
+    Corollary 1: a split k < w moves the weight ``P[w] - P[k]`` across, so its error is at
+    least ``theta_w - (P[w] - P[k])``; those with that bound >= target are dropped.
+    """
+    i = ctl[CUR_I]
+    j = ctl[CUR_J]
+    u = ctl[CUR_U]
+    v = ctl[CUR_V]
+    w = ctl[CUR_W]
+    a = w - 1
+    b = w + 1
+    if flags & NEIGHBOURHOOD:
+        d = thL[w] + thR[w] - target
+        if d >= 0:
+            a = _last_below(P, i, w - 1, P[w] - d)
+            b = _first_above(P, w + 1, j, P[w] + d)
+    top = ctl[TOP]
+    if b <= j:
+        stk[top, 0] = b
+        stk[top, 1] = j
+        stk[top, 2] = w
+        stk[top, 3] = v
+        top += 1
+    if i <= a:
+        stk[top, 0] = i
+        stk[top, 1] = a
+        stk[top, 2] = u
+        stk[top, 3] = w
+        top += 1
+    ctl[TOP] = top
+
+
+@njit(cache=True)
+def branch_next(stk, ctl, P, thL, thR, K, target, flags):
+    """The next split index to evaluate (Algorithm 1, lines 4-10), or -1 when Q is empty.
+
+    A split must have an error below ``target``. Popped intervals are pruned with interval
+    shrinking (Corollary 1 from both neighbours and Theorem 2, the ``P_IS`` rule) and
+    sub-interval pruning (Theorem 3, ``P_SP``), and the chosen index with the similarity
+    lower bound (Eq. (3)) from both neighbours, per side: a skipped index keeps these bounds
+    as its errors, so it still prunes its neighbourhood.
+    """
+    while ctl[TOP] > 0:
+        ctl[TOP] -= 1
+        top = ctl[TOP]
+        i = stk[top, 0]
+        j = stk[top, 1]
+        u = stk[top, 2]
+        v = stk[top, 3]
+        if flags & SHRINKING:
+            if u >= 0:
+                d = thL[u] + thR[u] - target
+                if d >= 0:
+                    if thR[u] == 0.0:  # Theorem 2: every k > u has error >= theta_u
+                        ctl[PRUNED] += j - i + 1
+                        continue
+                    i2 = _first_above(P, i, j, P[u] + d)
+                    ctl[PRUNED] += i2 - i
+                    i = i2
+            if v < K and i <= j:
+                d = thL[v] + thR[v] - target
+                if d >= 0:
+                    if thL[v] == 0.0:
+                        ctl[PRUNED] += j - i + 1
+                        continue
+                    j2 = _last_below(P, i, j, P[v] - d)
+                    ctl[PRUNED] += j - j2
+                    j = j2
+            if i > j:
+                continue
+        if flags & SUBINTERVAL:
+            lo = thL[u] if u >= 0 else 0.0
+            hi = thR[v] if v < K else 0.0
+            if lo + hi >= target:  # Theorem 3
+                ctl[PRUNED] += j - i + 1
+                continue
+        hint = ctl[HINT]
+        if i <= hint <= j:
+            w = hint
+            ctl[HINT] = -1
+        else:
+            w = (i + j) // 2
+        ctl[CUR_I] = i
+        ctl[CUR_J] = j
+        ctl[CUR_U] = u
+        ctl[CUR_V] = v
+        ctl[CUR_W] = w
+        if flags & SIMILARITY:
+            lbL = 0.0
+            lbR = 0.0
+            if u >= 0:
+                lbL = thL[u]  # the left side only grows from u to w
+                lbR = thR[u] - (P[w] - P[u])  # the right side loses P[w] - P[u]
+            if v < K:
+                lbL = max(lbL, thL[v] - (P[v] - P[w]))
+                lbR = max(lbR, thR[v])
+            if lbL + lbR >= target:
+                thL[w] = lbL
+                thR[w] = max(lbR, 0.0)
+                ctl[PRUNED] += 1
+                _push_pieces(stk, ctl, P, thL, thR, target, flags)
+                continue
+        ctl[EVALS] += 1
+        return w
+    return -1
+
+
+@njit(cache=True)
+def branch_update(stk, ctl, P, thL, thR, target, flags, tl, tr):
+    """Record the (lower bounds of the) errors of the evaluated split and split its interval."""
+    w = ctl[CUR_W]
+    thL[w] = tl
+    thR[w] = tr
+    _push_pieces(stk, ctl, P, thL, thR, target, flags)
+
+
+@njit(cache=True)
+def _leaf_error(counts, total):
+    best = 0.0
+    for c in range(counts.shape[0]):
+        if counts[c] > best:
+            best = counts[c]
+    return total - best
+
+
+@njit(cache=True)
+def _split_error(CL, FQ, nL, tot):
+    """Error of the two leaves of a split: left class weights CL, right FQ - CL."""
+    a = 0.0
+    b = 0.0
+    for c in range(CL.shape[0]):
+        x = CL[c]
+        if x > a:
+            a = x
+        z = FQ[c] - x
+        if z > b:
+            b = z
+    return (nL - a) + (tot - nL - b)
+
+
+@njit(cache=True)
+def depth_one_scan(order_f, rank_f, W, rw, FQ, tot, CL):
+    """Best single split of one sorted column: (error, split index k, rank threshold); k = -1: none."""
+    n = order_f.shape[0]
+    CL[:] = 0.0
+    nL = 0.0
+    best = np.inf
+    kbest = -1
+    rbest = -1
+    k = 0
+    C = W.shape[1]
+    for i in range(n - 1):
+        row = order_f[i]
+        for c in range(C):
+            CL[c] += W[row, c]
+        nL += rw[row]
+        r = rank_f[row]
+        if rank_f[order_f[i + 1]] != r:
+            e = _split_error(CL, FQ, nL, tot)
+            if e < best:
+                best = e
+                kbest = k
+                rbest = r
+            k += 1
+    return best, kbest, rbest
+
+
+@njit(cache=True)
+def class_totals(order0, W, rw, rirr, FQ):
+    """Class weights FQ of a subproblem; returns (total weight, irreducible error)."""
+    FQ[:] = 0.0
+    tot = 0.0
+    floor = 0.0
+    C = W.shape[1]
+    for k in range(order0.shape[0]):
+        row = order0[k]
+        for c in range(C):
+            FQ[c] += W[row, c]
+        tot += rw[row]
+        floor += rirr[row]
+    return tot, floor
+
+
+@njit(cache=True)
+def depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint, rhint):
+    """Split points of every column (``pos``, ``P``, ``Ks``) and each column's best single split."""
+    m = order.shape[0]
+    for f in range(m):
+        Ks[f] = split_points(order[f], Rt[f], rw, pos[f], P[f])
+        e, kb, rb = depth_one_scan(order[f], Rt[f], W, rw, FQ, tot, CL)
+        err[f] = e
+        hint[f] = kb
+        rhint[f] = rb
+
+
+@njit(cache=True)
+def solve_d1(order, Rt, W, rw, rirr, ub, slack, out):
+    """Minimum-error tree of depth <= 1 with error below ``ub``: its error (else ``ub``).
+
+    ``out[O_FOUND]`` says whether one was found; ``out[O_F1]``, ``out[O_R1]`` its split
+    (-1: a leaf). After each better tree, only trees better by more than ``slack`` count.
+    """
+    m = order.shape[0]
+    C = W.shape[1]
+    FQ = np.zeros(C)
+    CL = np.zeros(C)
+    tot, floor = class_totals(order[0], W, rw, rirr, FQ)
+    out[:] = -1
+    out[O_FOUND] = 0
+    best = ub
+    target = ub
+    leaf = _leaf_error(FQ, tot)
+    if leaf < target:
+        best = leaf
+        target = leaf - slack
+        out[O_FOUND] = 1
+    for f in range(m):
+        if target <= floor:
+            break
+        e, _, rb = depth_one_scan(order[f], Rt[f], W, rw, FQ, tot, CL)
+        if e < target:
+            best = e
+            target = e - slack
+            out[O_FOUND] = 1
+            out[O_F1] = f
+            out[O_R1] = rb
+    return best
+
+
+@njit(cache=True)
+def _scan_side(rk, cl, wt, order_f2, W, keep, goleft, FQ, tot, floor, best, C, CL, CR, res, f2):
+    """One side (``goleft == keep``) of D2Split over one sorted column; returns the best error.
+
+    ``CL`` holds the class weights of the side's rows seen so far, ``CR`` the others'; both
+    maxima are kept incrementally (a pure row changes one class). The left part's error
+    only grows along the column, so the scan stops once it alone reaches ``best``.
+    """
+    for c in range(C):
+        CL[c] = 0.0
+        CR[c] = FQ[c]
+    maxL = 0.0
+    maxR = 0.0
+    argR = 0
+    for c in range(C):
+        if CR[c] > maxR:
+            maxR = CR[c]
+            argR = c
+    nL = 0.0
+    last = -1
+    n = rk.shape[0]
+    for k in range(n):
+        row = order_f2[k]
+        if goleft[row] != keep:
+            continue
+        r = rk[k]
+        if r != last and last >= 0:
+            eL = nL - maxL
+            if eL >= best:
+                break
+            e = eL + (tot - nL - maxR)
+            if e < best:
+                best = e
+                res[0] = f2
+                res[1] = last
+                if best <= floor:
+                    break
+        last = r
+        c = cl[k]
+        x = wt[k]
+        nL += x
+        if c >= 0:
+            CL[c] += x
+            if CL[c] > maxL:
+                maxL = CL[c]
+            CR[c] -= x
+            if c == argR:
+                maxR = CR[c]
+                for q in range(C):
+                    if CR[q] > maxR:
+                        maxR = CR[q]
+                        argR = q
+        else:
+            for q in range(C):
+                CL[q] += W[row, q]
+                CR[q] -= W[row, q]
+            maxL = 0.0
+            maxR = -1.0
+            for q in range(C):
+                if CL[q] > maxL:
+                    maxL = CL[q]
+                if CR[q] > maxR:
+                    maxR = CR[q]
+                    argR = q
+    return best
+
+
+@njit(cache=True)
+def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQL, FQR, totL, totR, floorL, floorR, CL, CR, res):
+    """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split.
+
+    ``goleft[u]`` says on which side row u is. A pass over every sorted column f2 updates
+    the class weights of the rows seen on a side and, where the rank changes on that side,
+    the error of splitting it there. ``rk_s``, ``cl_s``, ``wt_s`` are the ranks, classes
+    (-1: a merged row of several classes, read from ``W``) and weights in each column's
+    order. Returns (left error, right error); ``res`` gets the column and rank threshold of
+    each side (-1: a leaf).
+    """
+    m = order.shape[0]
+    C = W.shape[1]
+    bestL = _leaf_error(FQL, totL)
+    bestR = _leaf_error(FQR, totR)
+    res[:] = -1
+    sub = res[2:]
+    for f2 in range(m):
+        if bestL > floorL:
+            bestL = _scan_side(
+                rk_s[f2],
+                cl_s[f2],
+                wt_s[f2],
+                order[f2],
+                W,
+                True,
+                goleft,
+                FQL,
+                totL,
+                floorL,
+                bestL,
+                C,
+                CL,
+                CR,
+                res,
+                f2,
+            )
+        if bestR > floorR:
+            bestR = _scan_side(
+                rk_s[f2],
+                cl_s[f2],
+                wt_s[f2],
+                order[f2],
+                W,
+                False,
+                goleft,
+                FQR,
+                totR,
+                floorR,
+                bestR,
+                C,
+                CL,
+                CR,
+                sub,
+                f2,
+            )
+        if bestL <= floorL and bestR <= floorR:
+            break
+    return bestL, bestR
+
+
+@njit(cache=True)
+def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
+    """Minimum-error tree of depth <= 2 with error below ``ub``: its error (else ``ub``).
+
+    Branch (Algorithm 1) over every column f1, in the order of their best single split,
+    first at that split (a good first tree), each split solved by :func:`d2split`. After
+    each better tree, only trees better by more than ``slack`` count.
+    ``cls[u]`` is row u's class (-1: several), ``goleft`` scratch of length N. ``out`` gets
+    the tree: ``O_FOUND``, the root split
+    ``O_F1``/``O_R1`` and each child's split ``O_FL``/``O_RL``, ``O_FR``/``O_RR`` (-1:
+    leaf), and counters.
+    """
+    m, n = order.shape
+    C = W.shape[1]
+    FQ = np.zeros(C)
+    CL = np.zeros(C)
+    CR = np.zeros(C)
+    FQL = np.zeros(C)
+    FQR = np.zeros(C)
+    res = np.zeros(4, dtype=np.int64)
+    tot, floor = class_totals(order[0], W, rw, rirr, FQ)
+    out[:] = -1
+    out[O_FOUND] = 0
+    out[O_D2SPLITS] = 0
+    out[O_EVALS] = 0
+    best = ub
+    target = ub
+    leaf = _leaf_error(FQ, tot)
+    if leaf < target:
+        best = leaf
+        target = leaf - slack
+        out[O_FOUND] = 1
+    if target <= floor or n < 2:
+        return best
+    pos = np.empty((m, n), dtype=np.int64)
+    P = np.empty((m, n))
+    Ks = np.empty(m, dtype=np.int64)
+    err = np.empty(m)
+    hint = np.empty(m, dtype=np.int64)
+    rhint = np.empty(m, dtype=np.int64)
+    depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint, rhint)
+    features = np.argsort(err)
+    rk_s = np.empty((m, n), dtype=np.int32)
+    cl_s = np.empty((m, n), dtype=np.int32)
+    wt_s = np.empty((m, n))
+    for f in range(m):
+        for q in range(n):
+            row = order[f, q]
+            rk_s[f, q] = Rt[f, row]
+            cl_s[f, q] = cls[row]
+            wt_s[f, q] = rw[row]
+    ctl = np.zeros(N_CTL, dtype=np.int64)
+    for q in range(m):
+        f1 = features[q]
+        K = Ks[f1]
+        if K == 0:
+            continue
+        stk = np.empty((K + 2, 4), dtype=np.int64)
+        thL = np.zeros(K)
+        thR = np.zeros(K)
+        Pf = P[f1]
+        branch_init(stk, ctl, K, hint[f1])
+        of = order[f1]
+        while True:
+            w = branch_next(stk, ctl, Pf, thL, thR, K, target, flags)
+            if w < 0:
+                break
+            cut = pos[f1, w]
+            FQL[:] = 0.0
+            totL = 0.0
+            floorL = 0.0
+            for k in range(n):
+                row = of[k]
+                if k < cut:
+                    goleft[row] = True
+                    for c in range(C):
+                        FQL[c] += W[row, c]
+                    totL += rw[row]
+                    floorL += rirr[row]
+                else:
+                    goleft[row] = False
+            for c in range(C):
+                FQR[c] = FQ[c] - FQL[c]
+            tl, tr = d2split(
+                order,
+                rk_s,
+                cl_s,
+                wt_s,
+                W,
+                goleft,
+                FQL,
+                FQR,
+                totL,
+                tot - totL,
+                floorL,
+                floor - floorL,
+                CL,
+                CR,
+                res,
+            )
+            out[O_D2SPLITS] += 1
+            if tl + tr < target:
+                best = tl + tr
+                target = best - slack
+                out[O_FOUND] = 1
+                out[O_F1] = f1
+                out[O_R1] = Rt[f1, of[cut - 1]]
+                out[O_FL] = res[0]
+                out[O_RL] = res[1]
+                out[O_FR] = res[2]
+                out[O_RR] = res[3]
+            branch_update(stk, ctl, Pf, thL, thR, target, flags, tl, tr)
+            if target <= floor:
+                break
+        out[O_EVALS] += ctl[EVALS]
+        if target <= floor:
+            break
+    return best

@@ -1,0 +1,491 @@
+"""ConTree: optimal minimum-error trees of bounded depth directly on numeric features.
+
+Brita, van der Linden & Demirovic, "Optimal classification trees for continuous feature
+data using dynamic programming with branch-and-bound" (AAAI 2025). The recursion is
+``CT(D, d) = min_f Branch(D, d, f)`` (Eq. (4)), ``Branch`` the best threshold of a column
+(Eq. (5)) and ``Split`` the sum of the two optimal subtrees (Eq. (6)), with:
+
+* per-column sorted orders of the rows, kept with each subproblem and split stably, so no
+  subproblem is sorted again (:func:`satdt.dp._contree_kernels.partition`);
+* Branch over intervals of split indices (Algorithm 1) with the similarity lower bound
+  (Eq. (3)) and the three interval prunings: neighbourhood pruning (Corollary 1, Eq. (9)),
+  interval shrinking (Theorem 2, Eq. (10)) and sub-interval pruning (Theorem 3);
+* the depth-two subroutine D2Split (Algorithm 2), which solves both depth-one children of
+  a split in one pass over the sorted data, and a whole depth-two Branch in one kernel
+  (:func:`satdt.dp._contree_kernels.solve_d2`);
+* a cache of solved subproblems keyed by (row set, remaining depth), holding the exact
+  optimum or a lower bound (the optimum is at least the upper bound a search failed under);
+* ``max_gap``: the root accepts only trees better than the incumbent by more than the gap,
+  so the result is within the gap of the optimum.
+
+Thresholds. Column c's distinct values over the whole data ``v_0 < v_1 < ...`` give the
+thresholds of :class:`satdt.binarize.Binarizer` with ``max_thresholds=None``: between
+``v_r`` and ``v_{r+1}`` the shortest decimal in ``[v_r, v_{r+1})`` near the midpoint. The
+search splits a subproblem between two consecutive values of its own rows, ``v_r`` and the
+next value present; that threshold sends the same rows left (rank <= r) as the search
+assumed, and every returned tree is checked: its recomputed error must match.
+
+Identical rows are merged first (their class weights summed), rows of weight 0 dropped.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..binarize import readable_threshold
+from ..errors import DataError, TimeUp
+from ..prepare import group_rows
+from ..result import DPStats, Recorder, SearchResult
+from ..tree import Tree
+from . import _contree_kernels as k
+
+#: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
+#: (interval shrinking, Theorem 2 and Eq. (10)), ``subinterval`` (Theorem 3), ``similarity``
+#: (the similarity lower bound of Eq. (3) on each chosen split before solving it) and
+#: ``d2split`` (depth-two subproblems by Algorithm 2 in one kernel instead of recursion).
+PRUNING = frozenset({"neighbourhood", "shrinking", "subinterval", "similarity", "d2split"})
+_FLAGS = {
+    "neighbourhood": k.NEIGHBOURHOOD,
+    "shrinking": k.SHRINKING,
+    "subinterval": k.SUBINTERVAL,
+    "similarity": k.SIMILARITY,
+}
+# Relative tolerance on errors (float weights summed in different orders), times the total
+# weight: as in Blossom, trees must beat an incumbent by more than it.
+_REL_TOL = 1e-9
+# Estimated bytes of one cache entry besides its key (tuple, floats, nested tree).
+_ENTRY_BYTES = 200
+
+
+@dataclass
+class ConTreeStats(DPStats):
+    """Counters of ConTree.
+
+    ``expansions`` counts evaluated splits at depths of three or more, ``bottom_solves`` the
+    depth-two (or depth-one) subproblems solved by a kernel, ``d2_splits`` the D2Split calls,
+    ``cuts`` the split indices pruned by the interval rules at depths of three or more.
+    ``cache_full`` says the cache reached ``max_cache_mb`` and stopped storing.
+    """
+
+    d2_splits: int = 0
+    cache_hits: int = 0
+    cache_entries: int = 0
+    cache_mb: float = 0.0
+    cache_full: bool = False
+
+
+@dataclass(frozen=True)
+class PreparedNumeric:
+    """The distinct rows as ranks: ``Rt[f, u]`` rank of row u in column f (int32, (m, N)).
+
+    ``values[f]`` are column f's distinct values; ``W`` the class weights of each distinct
+    row, ``rw`` their sums, ``rirr`` each row's irreducible error, ``floor`` their total,
+    ``cls`` each row's class when it has a single one (else -1).
+    """
+
+    Rt: np.ndarray
+    cls: np.ndarray
+    values: list[np.ndarray]
+    W: np.ndarray
+    rw: np.ndarray
+    rirr: np.ndarray
+    floor: float
+
+
+def prepare_numeric(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> PreparedNumeric:
+    """Rank every column over the whole data and merge identical rows into class weights."""
+    used = w > 0
+    if not used.all():
+        X, y, w = X[used], y[used], w[used]
+    n, m = X.shape
+    ranks = np.empty((n, m), dtype=np.int32)
+    values = []
+    for f in range(m):
+        vals, inv = np.unique(X[:, f], return_inverse=True)
+        values.append(vals)
+        ranks[:, f] = inv
+    if n:
+        first, inverse = group_rows(ranks)
+    else:
+        first, inverse = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    N = first.shape[0]
+    W = np.zeros((N, n_classes))
+    np.add.at(W, (inverse, y), w)
+    rw = W.sum(axis=1)
+    rirr = rw - W.max(axis=1, initial=0.0)
+    Rt = np.ascontiguousarray(ranks[first].T)
+    cls = np.where((W > 0).sum(axis=1) == 1, W.argmax(axis=1), -1).astype(np.int32)
+    return PreparedNumeric(
+        Rt=Rt, cls=cls, values=values, W=W, rw=rw, rirr=rirr, floor=float(rirr.sum())
+    )
+
+
+def _root_order(prep: PreparedNumeric) -> np.ndarray:
+    """The root subproblem: all distinct rows sorted by each column (ties by row id)."""
+    m, N = prep.Rt.shape
+    order = np.empty((m, N), dtype=np.int32)
+    for f in range(m):
+        order[f] = np.argsort(prep.Rt[f], kind="stable")
+    return order
+
+
+class _Search:
+    """The recursion of Eq. (4)-(6) over subproblems (sorted orders), with the cache.
+
+    ``_solve(order, d, ub)`` returns ``(value, node)``: with ``node`` not None, ``value`` is
+    the optimum of the subproblem at depth ``d`` (below ``ub``) and ``node`` its tree in rank
+    space (None-leaf or ``(column, rank, left, right)``); otherwise ``value >= ub`` is a
+    lower bound on the optimum.
+    """
+
+    def __init__(
+        self,
+        prep: PreparedNumeric,
+        flags: int,
+        d2: bool,
+        max_cache_mb: float,
+        deadline: float | None,
+        stats: ConTreeStats,
+    ) -> None:
+        self.prep = prep
+        self.flags = flags
+        self.d2 = d2
+        self.cap = max_cache_mb * 2**20
+        self.deadline = deadline
+        self.stats = stats
+        self.cache: dict[tuple[int, bytes], tuple[float, Any, bool]] = {}
+        self.cache_bytes = 0
+        N = prep.Rt.shape[1]
+        C = prep.W.shape[1]
+        self.goleft = np.zeros(N, dtype=np.bool_)
+        self.out = np.zeros(k.N_OUT, dtype=np.int64)
+        self.FQ = np.zeros(C)
+        self.CL = np.zeros(C)
+        self.on_root = None
+
+    def _store(self, key: tuple[int, bytes], value: float, node: Any, exact: bool) -> None:
+        old = self.cache.get(key)
+        if old is None:
+            size = len(key[1]) + _ENTRY_BYTES
+            if self.cache_bytes + size > self.cap:
+                self.stats.cache_full = True
+                return
+            self.cache_bytes += size
+        elif old[2] or old[0] >= value:
+            return
+        self.cache[key] = (value, node, exact)
+
+    def _kernel(self, order: np.ndarray, d: int, ub: float, slack: float) -> tuple[float, Any]:
+        p = self.prep
+        out = self.out
+        self.stats.bottom_solves += 1
+        if d == 2:
+            value = k.solve_d2(
+                order, p.Rt, p.W, p.rw, p.rirr, p.cls, ub, slack, self.flags, self.goleft, out
+            )
+            self.stats.d2_splits += int(out[k.O_D2SPLITS])
+        else:
+            value = k.solve_d1(order, p.Rt, p.W, p.rw, p.rirr, ub, slack, out)
+        if not out[k.O_FOUND]:
+            return ub, None
+        if out[k.O_F1] < 0:
+            return value, -1
+        children = []
+        for f, r in ((out[k.O_FL], out[k.O_RL]), (out[k.O_FR], out[k.O_RR])):
+            children.append(-1 if d == 1 or f < 0 else (int(f), int(r), -1, -1))
+        return value, (int(out[k.O_F1]), int(out[k.O_R1]), children[0], children[1])
+
+    def _leaf(self, order: np.ndarray, ub: float) -> tuple[float, Any]:
+        p = self.prep
+        tot, _ = k.class_totals(order[0], p.W, p.rw, p.rirr, self.FQ)
+        leaf = float(tot - self.FQ.max(initial=0.0))
+        return (leaf, -1) if leaf < ub else (ub, None)
+
+    def solve(
+        self, order: np.ndarray, d: int, ub: float, slack: float = 0.0, root: bool = False
+    ) -> tuple[float, Any]:
+        """The optimum of ``order`` at depth ``d`` if below ``ub`` (see the class docstring).
+
+        At the ``root``, a split is useful only below the best error minus ``slack`` (the
+        gap), each new best tree goes to ``on_root``, and nothing is cached.
+        """
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise TimeUp
+        if d == 0 or order.shape[1] <= 1:
+            return self._leaf(order, ub)
+        key = None if root else (d, np.sort(order[0]).tobytes())
+        if key is not None:
+            hit = self.cache.get(key)
+            if hit is not None and (hit[2] or hit[0] >= ub):
+                self.stats.cache_hits += 1
+                return (hit[0], hit[1]) if hit[0] < ub else (hit[0], None)
+        if d == 1 or (d == 2 and self.d2):
+            value, node = self._kernel(order, d, ub, slack)
+        else:
+            value, node = self._branch_all(order, d, ub, slack, root)
+        if key is not None:
+            self._store(key, value, node, node is not None)
+        return value, node
+
+    def _branch_all(self, order: np.ndarray, d: int, ub: float, slack: float, root: bool):
+        """min over columns of Branch (Eq. (4)), each by Algorithm 1 with the children by Eq. (6)."""
+        p = self.prep
+        m, n = order.shape
+        C = p.W.shape[1]
+        FQ = np.zeros(C)
+        tot, floor = k.class_totals(order[0], p.W, p.rw, p.rirr, FQ)
+        best_value, best_node = ub, None
+        leaf = float(tot - FQ.max(initial=0.0))
+        if leaf < ub:
+            best_value, best_node = leaf, -1
+            if root:
+                self.on_root(leaf, -1)
+        target = best_value - slack if best_node is not None else ub
+        if target <= floor:
+            return best_value, best_node
+        pos = np.empty((m, n), dtype=np.int64)
+        P = np.empty((m, n))
+        Ks = np.empty(m, dtype=np.int64)
+        err = np.empty(m)
+        hint = np.empty(m, dtype=np.int64)
+        rhint = np.empty(m, dtype=np.int64)
+        k.depth_one_all(order, p.Rt, p.W, p.rw, FQ, tot, self.CL, pos, P, Ks, err, hint, rhint)
+        ctl = np.zeros(k.N_CTL, dtype=np.int64)
+        for f in np.argsort(err, kind="stable"):
+            f = int(f)
+            K = int(Ks[f])
+            if K == 0:
+                continue
+            stk = np.empty((K + 2, 4), dtype=np.int64)
+            thL = np.zeros(K)
+            thR = np.zeros(K)
+            Pf = P[f]
+            k.branch_init(stk, ctl, K, int(hint[f]))
+            rank_f = p.Rt[f]
+            while True:
+                w = k.branch_next(stk, ctl, Pf, thL, thR, K, target, self.flags)
+                if w < 0:
+                    break
+                self.stats.expansions += 1
+                cut = int(pos[f, w])
+                left = np.empty((m, cut), dtype=np.int32)
+                right = np.empty((m, n - cut), dtype=np.int32)
+                r = int(rank_f[order[f, cut - 1]])
+                k.partition(order, rank_f, r, left, right)
+                # The larger side first, with the bound target; the other with target less the first's
+                # error plus the weight between w and the far end of its interval, so that if
+                # it fails, Corollary 1 prunes that whole interval (the paper's eta).
+                i, j = int(ctl[k.CUR_I]), int(ctl[k.CUR_J])
+                eta = max(Pf[w] - Pf[i], Pf[j] - Pf[w])
+                big, small = (left, right) if 2 * cut >= n else (right, left)
+                t1, n1 = self.solve(big, d - 1, target)
+                ub2 = target - t1 + eta
+                if ub2 > 0:
+                    t2, n2 = self.solve(small, d - 1, ub2)
+                else:
+                    t2, n2 = float(p.rirr[small[0]].sum()), None
+                (tl, nl), (tr, nr) = ((t1, n1), (t2, n2)) if big is left else ((t2, n2), (t1, n1))
+                if nl is not None and nr is not None and tl + tr < target:
+                    best_value, best_node = tl + tr, (f, r, nl, nr)
+                    target = best_value - slack
+                    if root:
+                        self.on_root(best_value, best_node)
+                k.branch_update(stk, ctl, Pf, thL, thR, target, self.flags, tl, tr)
+                if target <= floor:
+                    break
+            self.stats.cuts += int(ctl[k.PRUNED])
+            if target <= floor:
+                break
+        if best_node is None:
+            return ub, None
+        return best_value, best_node
+
+
+def _threshold(values: np.ndarray, r: int) -> float:
+    """The threshold between the distinct values of rank r and r + 1 (as the Binarizer's)."""
+    below, above = float(values[r]), float(values[r + 1])
+    mid = below + (above - below) / 2
+    if not mid < above:
+        mid = below
+    return float(readable_threshold(mid, below, above))
+
+
+def _to_tree(
+    node: Any, prep: PreparedNumeric, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int
+) -> Tree:
+    """A rank-space tree as a :class:`Tree` on ``X``; each leaf predicts its heaviest class."""
+
+    def nested(t: Any) -> Any:
+        if not isinstance(t, tuple):
+            return 0
+        f, r, lo, hi = t
+        return (f, _threshold(prep.values[f], r), nested(lo), nested(hi))
+
+    tree = Tree.from_nested(nested(node), classes=np.arange(n_classes)).with_counts(X, y, w)
+    leaves = np.flatnonzero(tree.left < 0)
+    tree.value[leaves] = np.argmax(tree.counts[leaves], axis=1)
+    return tree
+
+
+def _checked_tree(value: float, node: Any, prep, X, y, w, n_classes) -> Tree:
+    """Build the tree and check that it really has the error the search claims."""
+    tree = _to_tree(node, prep, X, y, w, n_classes)
+    error = tree.count_error()
+    if abs(error - value) > _REL_TOL * max(1.0, float(w.sum())):
+        raise RuntimeError(
+            f"internal error: the search reports error {value} but its tree has error {error}"
+        )
+    return tree
+
+
+def _check_inputs(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int):
+    n = X.shape[0] if X.ndim == 2 else -1
+    if X.ndim != 2 or y.shape != (n,) or w.shape != (n,):
+        raise DataError(
+            f"X must be (n, m) with y and sample_weight of length n; got X {X.shape}, "
+            f"y {y.shape}, sample_weight {w.shape}: pass arrays with one entry per row"
+        )
+    if X.size and not np.all(np.isfinite(X)):
+        raise DataError("X must hold finite numbers: impute or drop rows with NaN or inf")
+    if n and (y.min() < 0 or y.max() >= n_classes):
+        raise DataError(
+            f"class indices must lie in [0, {n_classes}); found {int(y.min())}..{int(y.max())}: "
+            "encode the labels as 0 .. n_classes - 1"
+        )
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
+    if depth < 0:
+        raise DataError(f"max_depth must be >= 0; got {depth}")
+
+
+def _flags(prune: Any) -> tuple[int, bool]:
+    switches = frozenset(prune)
+    unknown = switches - PRUNING
+    if unknown:
+        raise DataError(
+            f"unknown pruning switches {sorted(unknown)}: choose among {sorted(PRUNING)}"
+        )
+    flags = 0
+    for name, bit in _FLAGS.items():
+        if name in switches:
+            flags |= bit
+    return flags, "d2split" in switches
+
+
+def solve_min_error(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    *,
+    sample_weight: np.ndarray | None = None,
+    deadline: float | None = None,
+    recorder: Recorder,
+    upper_bound: float | None = None,
+    max_gap: float = 0.0,
+    max_cache_mb: float = 512,
+    prune: frozenset[str] | tuple[str, ...] = PRUNING,
+) -> SearchResult:
+    """Minimum-error tree of depth at most ``max_depth`` on numeric features, by ConTree.
+
+    Parameters
+    ----------
+    X
+        float64 ``(n, m)`` design matrix without NaN; a node ``(c, t)`` sends ``x[c] <= t`` left.
+    y, n_classes, max_depth, sample_weight, deadline, recorder, upper_bound
+        As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
+        maximum depth, non-negative row weights (default ones), a ``time.perf_counter()``
+        value to stop at, the recorder receiving every incumbent (and a
+        :class:`ConTreeStats`), and the error of an incumbent already on the recorder that
+        the search must beat.
+    max_gap
+        The paper's optimality gap: an absolute weight (``>= 1``) or, when below 1, a
+        fraction of the total weight. The result is within it of the optimum;
+        ``lower_bound`` is the best error less the gap, and ``proven_optimal`` needs a gap of 0.
+    max_cache_mb
+        Cap on the cache of solved subproblems (an estimate of its memory); once reached it
+        stops storing and the search stays exact.
+    prune
+        The switches of :data:`PRUNING` to use (all by default); for ablation studies.
+
+    Returns
+    -------
+    SearchResult
+        The recorder's snapshot; ``proven_optimal`` when the search completed with no gap.
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.int64)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    _check_inputs(X, y, w, n_classes, max_depth)
+    if not (max_gap >= 0):
+        raise DataError(f"max_gap must be >= 0; got {max_gap}")
+    flags, d2 = _flags(prune)
+    total = float(w.sum())
+    tol = _REL_TOL * max(1.0, total)
+    gap = float(max_gap) * total if 0 < max_gap < 1 else float(max_gap)
+    slack = max(gap, tol)
+    if upper_bound is not None:
+        best = recorder.best
+        if best is None or best.value > float(upper_bound) + tol:
+            seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
+            raise DataError(
+                f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
+                f"the recorder holds {seen}: record that tree first (recorder.improve)"
+            )
+    prep = prepare_numeric(X, y, w, n_classes)
+    m, N = prep.Rt.shape
+    stats = ConTreeStats(
+        rows=int(X.shape[0]),
+        distinct_rows=int(N),
+        features=int(m),
+        features_used=int(m),
+        irreducible_error=prep.floor,
+    )
+    recorder.stats = stats
+    order = _root_order(prep)
+    search = _Search(prep, flags, d2, max_cache_mb, deadline, stats)
+    ub = math.inf if upper_bound is None else float(upper_bound) - slack
+
+    def report(value: float, node: Any) -> None:
+        tree = _checked_tree(value, node, prep, X, y, w, n_classes)
+        if recorder.best is None or value < recorder.best.value:
+            recorder.improve(tree, value)
+
+    search.on_root = report
+    proven = False
+    try:
+        if N == 0:
+            value, node = (0.0, -1)
+        else:
+            value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
+        if node is not None:
+            report(value, node)
+        proven = True
+    except TimeUp:
+        stats.interrupted = True
+    if recorder.best is None:  # stopped before the first tree: the root as a leaf
+        leaf, node = search._leaf(order, math.inf) if N else (0.0, -1)
+        report(leaf, node)
+    stats.cache_entries = len(search.cache)
+    stats.cache_mb = search.cache_bytes / 2**20
+    best_value = recorder.best.value
+    if proven:
+        recorder.lower_bound = best_value if gap == 0 else max(best_value - gap, prep.floor)
+    else:
+        recorder.lower_bound = prep.floor
+    return recorder.snapshot(proven_optimal=proven and gap == 0)
+
+
+def warmup() -> None:
+    """Compile (or load from numba's cache) every kernel on a tiny problem."""
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 5, size=(30, 3)).astype(np.float64)
+    y = rng.integers(0, 3, size=30)
+    w = rng.random(30)
+    for depth in (1, 2, 3):
+        solve_min_error(X, y, 3, depth, sample_weight=w, recorder=Recorder("error"))

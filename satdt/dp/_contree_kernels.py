@@ -343,131 +343,116 @@ def solve_d1(order, Rt, W, rw, rirr, ub, slack, out):
 
 
 @njit(cache=True)
-def _scan_side(rk, cl, wt, order_f2, W, keep, goleft, FQ, tot, floor, best, C, CL, CR, res, f2):
-    """One side (``goleft == keep``) of D2Split over one sorted column; returns the best error.
-
-    ``CL`` holds the class weights of the side's rows seen so far, ``CR`` the others'; both
-    maxima are kept incrementally (a pure row changes one class). The left part's error
-    only grows along the column, so the scan stops once it alone reaches ``best``.
-    """
-    for c in range(C):
-        CL[c] = 0.0
-        CR[c] = FQ[c]
-    maxL = 0.0
-    maxR = 0.0
-    argR = 0
-    for c in range(C):
-        if CR[c] > maxR:
-            maxR = CR[c]
-            argR = c
-    nL = 0.0
-    last = -1
-    n = rk.shape[0]
-    for k in range(n):
-        row = order_f2[k]
-        if goleft[row] != keep:
-            continue
-        r = rk[k]
-        if r != last and last >= 0:
-            eL = nL - maxL
-            if eL >= best:
-                break
-            e = eL + (tot - nL - maxR)
-            if e < best:
-                best = e
-                res[0] = f2
-                res[1] = last
-                if best <= floor:
-                    break
-        last = r
-        c = cl[k]
-        x = wt[k]
-        nL += x
-        if c >= 0:
-            CL[c] += x
-            if CL[c] > maxL:
-                maxL = CL[c]
-            CR[c] -= x
-            if c == argR:
-                maxR = CR[c]
-                for q in range(C):
-                    if CR[q] > maxR:
-                        maxR = CR[q]
-                        argR = q
-        else:
-            for q in range(C):
-                CL[q] += W[row, q]
-                CR[q] -= W[row, q]
-            maxL = 0.0
-            maxR = -1.0
-            for q in range(C):
-                if CL[q] > maxL:
-                    maxL = CL[q]
-                if CR[q] > maxR:
-                    maxR = CR[q]
-                    argR = q
-    return best
+def _recompute_max(CB, s, C, mx, arg):
+    """Largest class weight of side s in ``CB`` (and which class), after a general update."""
+    best = -1.0
+    for q in range(C):
+        if CB[s, q] > best:
+            best = CB[s, q]
+            arg[s] = q
+    mx[s] = best
 
 
 @njit(cache=True)
-def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQL, FQR, totL, totR, floorL, floorR, CL, CR, res):
-    """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split.
+def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res):
+    """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split, in one pass.
 
-    ``goleft[u]`` says on which side row u is. A pass over every sorted column f2 updates
-    the class weights of the rows seen on a side and, where the rank changes on that side,
-    the error of splitting it there. ``rk_s``, ``cl_s``, ``wt_s`` are the ranks, classes
-    (-1: a merged row of several classes, read from ``W``) and weights in each column's
-    order. Returns (left error, right error); ``res`` gets the column and rank threshold of
-    each side (-1: a leaf).
+    Side s = 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[s]``, ``tot2[s]``,
+    ``floor2[s]`` are a side's class weights, weight and irreducible error, ``cap2[s]`` the
+    error above which its exact value does not matter. Along every sorted column f2
+    (``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1: several, read from ``W``), weights in
+    that column's order) the class weights of each side's rows seen so far (``CA``) and not
+    yet seen (``CB``) are updated, with their maxima kept incrementally (a pure row changes
+    one class), and where a side's rank changes its split error is evaluated. A side's
+    left-part error only grows along a column, so a side stops once it alone reaches the
+    side's best. Returns the two errors; each is exact if below its cap (``res[4 + s]`` = 1),
+    else it is the cap, a lower bound. ``res[2s]``, ``res[2s + 1]``: column and rank
+    threshold of side s (-1: a leaf). ``st`` is float scratch ``(4, 2, C)``.
     """
-    m = order.shape[0]
+    m, n = order.shape
     C = W.shape[1]
-    bestL = _leaf_error(FQL, totL)
-    bestR = _leaf_error(FQR, totR)
+    CA = st[0]
+    CB = st[1]
+    best = np.empty(2)
+    mxA = np.empty(2)
+    mxB = np.empty(2)
+    nA = np.empty(2)
+    last = np.empty(2, dtype=np.int64)
+    argB = np.empty(2, dtype=np.int64)
+    stop = np.empty(2, dtype=np.bool_)
     res[:] = -1
-    sub = res[2:]
+    for s in range(2):
+        leaf = _leaf_error(FQ2[s], tot2[s])
+        if leaf < cap2[s]:
+            best[s] = leaf
+            res[4 + s] = 1
+        else:
+            best[s] = cap2[s]
+            res[4 + s] = 0
     for f2 in range(m):
-        if bestL > floorL:
-            bestL = _scan_side(
-                rk_s[f2],
-                cl_s[f2],
-                wt_s[f2],
-                order[f2],
-                W,
-                True,
-                goleft,
-                FQL,
-                totL,
-                floorL,
-                bestL,
-                C,
-                CL,
-                CR,
-                res,
-                f2,
-            )
-        if bestR > floorR:
-            bestR = _scan_side(
-                rk_s[f2],
-                cl_s[f2],
-                wt_s[f2],
-                order[f2],
-                W,
-                False,
-                goleft,
-                FQR,
-                totR,
-                floorR,
-                bestR,
-                C,
-                CL,
-                CR,
-                sub,
-                f2,
-            )
-        if bestL <= floorL and bestR <= floorR:
+        done = True
+        for s in range(2):
+            stop[s] = best[s] <= floor2[s]
+            done = done and stop[s]
+        if done:
             break
-    return bestL, bestR
+        for s in range(2):
+            for c in range(C):
+                CA[s, c] = 0.0
+                CB[s, c] = FQ2[s, c]
+            mxA[s] = 0.0
+            _recompute_max(CB, s, C, mxB, argB)
+            nA[s] = 0.0
+            last[s] = -1
+        rk = rk_s[f2]
+        cl = cl_s[f2]
+        wt = wt_s[f2]
+        of2 = order[f2]
+        for k in range(n):
+            row = of2[k]
+            s = 0 if goleft[row] else 1
+            if stop[s]:
+                continue
+            r = rk[k]
+            if r != last[s]:
+                if last[s] >= 0:
+                    eA = nA[s] - mxA[s]
+                    if eA >= best[s]:
+                        stop[s] = True
+                        if stop[1 - s]:
+                            break
+                        continue
+                    e = eA + (tot2[s] - nA[s] - mxB[s])
+                    if e < best[s]:
+                        best[s] = e
+                        res[2 * s] = f2
+                        res[2 * s + 1] = last[s]
+                        res[4 + s] = 1
+                        if e <= floor2[s]:
+                            stop[s] = True
+                            if stop[1 - s]:
+                                break
+                            continue
+                last[s] = r
+            c = cl[k]
+            x = wt[k]
+            nA[s] += x
+            if c >= 0:
+                v = CA[s, c] + x
+                CA[s, c] = v
+                if v > mxA[s]:
+                    mxA[s] = v
+                CB[s, c] -= x
+                if c == argB[s]:
+                    _recompute_max(CB, s, C, mxB, argB)
+            else:
+                for q in range(C):
+                    CA[s, q] += W[row, q]
+                    CB[s, q] -= W[row, q]
+                    if CA[s, q] > mxA[s]:
+                        mxA[s] = CA[s, q]
+                _recompute_max(CB, s, C, mxB, argB)
+    return best[0], best[1]
 
 
 @njit(cache=True)
@@ -486,10 +471,12 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     C = W.shape[1]
     FQ = np.zeros(C)
     CL = np.zeros(C)
-    CR = np.zeros(C)
-    FQL = np.zeros(C)
-    FQR = np.zeros(C)
-    res = np.zeros(4, dtype=np.int64)
+    FQ2 = np.zeros((2, C))
+    tot2 = np.zeros(2)
+    floor2 = np.zeros(2)
+    cap2 = np.zeros(2)
+    st = np.zeros((2, 2, C))
+    res = np.zeros(6, dtype=np.int64)
     tot, floor = class_totals(order[0], W, rw, rirr, FQ)
     out[:] = -1
     out[O_FOUND] = 0
@@ -538,7 +525,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
             if w < 0:
                 break
             cut = pos[f1, w]
-            FQL[:] = 0.0
+            FQ2[0, :] = 0.0
             totL = 0.0
             floorL = 0.0
             for k in range(n):
@@ -546,32 +533,23 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
                 if k < cut:
                     goleft[row] = True
                     for c in range(C):
-                        FQL[c] += W[row, c]
+                        FQ2[0, c] += W[row, c]
                     totL += rw[row]
                     floorL += rirr[row]
                 else:
                     goleft[row] = False
             for c in range(C):
-                FQR[c] = FQ[c] - FQL[c]
-            tl, tr = d2split(
-                order,
-                rk_s,
-                cl_s,
-                wt_s,
-                W,
-                goleft,
-                FQL,
-                FQR,
-                totL,
-                tot - totL,
-                floorL,
-                floor - floorL,
-                CL,
-                CR,
-                res,
-            )
+                FQ2[1, c] = FQ[c] - FQ2[0, c]
+            tot2[0] = totL
+            tot2[1] = tot - totL
+            floor2[0] = floorL
+            floor2[1] = floor - floorL
+            # a side's exact error matters only while the split can still beat target
+            cap2[0] = target - floor2[1]
+            cap2[1] = target - floor2[0]
+            tl, tr = d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res)
             out[O_D2SPLITS] += 1
-            if tl + tr < target:
+            if res[4] and res[5] and tl + tr < target:
                 best = tl + tr
                 target = best - slack
                 out[O_FOUND] = 1

@@ -1,0 +1,257 @@
+"""ConTree (satdt.dp.contree): brute force, agreement with Blossom, max_gap, anytime, edge cases."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from naive import min_error
+
+from satdt.binarize import Binarizer
+from satdt.dp import blossom, contree
+from satdt.dp.greedy import greedy_numeric_tree
+from satdt.errors import DataError
+from satdt.result import Recorder
+
+REPO = Path(__file__).resolve().parents[1]
+CONTINUOUS = REPO.parent / "shared" / "data" / "continuous"
+SWITCHES = sorted(contree.PRUNING)
+
+
+def load_continuous(name: str, rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A file of the ConTree paper (label first), optionally its first ``rows`` rows, or skip."""
+    path = CONTINUOUS / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path} (the continuous files live in ../shared/data)")
+    table = np.loadtxt(path, ndmin=2, max_rows=rows)
+    return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
+
+
+def load_iris() -> tuple[np.ndarray, np.ndarray]:
+    path = REPO / "examples" / "data" / "iris.csv"
+    if not path.exists():
+        pytest.skip(f"example data not found: {path}")
+    table = np.loadtxt(path, delimiter=",", skiprows=1)
+    return np.ascontiguousarray(table[:, :-1]), table[:, -1].astype(np.int64)
+
+
+def run(X, y, n_classes, depth, weight=None, **kwargs):
+    recorder = kwargs.pop("recorder", None) or Recorder("error")
+    return contree.solve_min_error(
+        X, y, n_classes, depth, sample_weight=weight, recorder=recorder, **kwargs
+    )
+
+
+def tree_error(tree, X, y, weight=None) -> float:
+    """The weighted error of a tree, by predicting (independent of the search)."""
+    weight = np.ones(len(y)) if weight is None else weight
+    return float(weight[tree.predict_index(X) != y].sum())
+
+
+def brute_force(X, y, weight, n_classes, depth) -> float:
+    """Exhaustive search over every threshold of every column (all midpoints of the data)."""
+    if X.shape[1] == 0 or len(y) == 0:
+        return min_error(np.zeros((len(y), 0), dtype=np.uint8), y, weight, n_classes, depth)
+    B = Binarizer(max_thresholds=None).fit(X).transform(X)
+    return min_error(B, y, weight, n_classes, depth)
+
+
+@st.composite
+def tiny_numeric(draw):
+    """Tiny numeric data with many ties and repeated rows, several classes, some weights."""
+    n = draw(st.integers(1, 11))
+    m = draw(st.integers(1, 3))
+    n_classes = draw(st.integers(1, 3))
+    levels = draw(st.integers(1, 4))
+    X = np.array(
+        draw(st.lists(st.integers(0, levels), min_size=n * m, max_size=n * m)), dtype=np.float64
+    ).reshape(n, m)
+    X = X * 0.37 - 0.5  # non-integer values with exact ties
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    if draw(st.booleans()):
+        weight = np.array(
+            draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n))
+        )
+    else:
+        weight = None
+    return X, y, weight, n_classes
+
+
+@settings(deadline=None, max_examples=250)
+@given(tiny_numeric(), st.integers(0, 3), st.sampled_from([None, *SWITCHES]))
+def test_matches_brute_force(problem, depth, off):
+    X, y, weight, n_classes = problem
+    prune = contree.PRUNING - {off} if off else contree.PRUNING
+    result = run(X, y, n_classes, depth, weight, prune=prune)
+    w = np.ones(len(y)) if weight is None else weight
+    expected = brute_force(X, y, w, n_classes, depth)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    assert result.lower_bound == pytest.approx(expected, abs=1e-9)
+    assert result.tree.depth <= depth
+    assert tree_error(result.tree, X, y, w) == pytest.approx(expected, abs=1e-9)
+
+
+@settings(deadline=None, max_examples=60)
+@given(tiny_numeric(), st.integers(1, 3))
+def test_every_switch_off_matches(problem, depth):
+    X, y, weight, n_classes = problem
+    full = run(X, y, n_classes, depth, weight).objective_value
+    none = run(X, y, n_classes, depth, weight, prune=()).objective_value
+    assert none == pytest.approx(full, abs=1e-9)
+
+
+def test_thresholds_are_the_binarizer_thresholds():
+    rng = np.random.default_rng(3)
+    X = np.round(rng.random((80, 3)), 2)
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (X[:, 2] > 0.7)
+    tree = run(X, y, 2, 3).tree
+    binarizer = Binarizer(max_thresholds=None).fit(X)
+    for node in np.flatnonzero(tree.left >= 0):
+        column = tree.feature[node]
+        allowed = binarizer.threshold_[binarizer.column_ == column]
+        assert tree.threshold[node] in allowed
+
+
+@pytest.mark.parametrize(
+    "name,rows,depth",
+    [
+        ("iris", None, 2),
+        ("iris", None, 3),
+        ("bank", 300, 2),
+        ("raisin", 200, 2),
+        ("bank", 100, 3),
+        ("raisin", 80, 3),
+    ],
+)
+def test_agrees_with_blossom_quick(name, rows, depth):
+    X, y = load_iris() if name == "iris" else load_continuous(name, rows)
+    check_against_blossom(X, y, depth)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name,rows,depth",
+    [
+        ("bank", None, 2),
+        ("raisin", None, 2),
+        ("bank", 400, 3),
+        ("raisin", 250, 3),
+        ("segment", 200, 3),
+        ("page", 300, 2),
+        ("fault", 150, 2),
+        ("avila", 300, 2),
+        ("occupancy", 300, 3),
+    ],
+)
+def test_agrees_with_blossom(name, rows, depth):
+    X, y = load_continuous(name, rows)
+    check_against_blossom(X, y, depth)
+
+
+def check_against_blossom(X, y, depth):
+    n_classes = int(y.max()) + 1
+    ours = run(X, y, n_classes, depth)
+    B = Binarizer(max_thresholds=None).fit(X).transform(X)
+    theirs = blossom.solve_min_error(B, y, n_classes, depth, recorder=Recorder("error"))
+    assert ours.proven_optimal and theirs.proven_optimal
+    assert ours.objective_value == theirs.objective_value
+    assert tree_error(ours.tree, X, y) == ours.objective_value
+    assert ours.tree.depth <= depth
+
+
+@pytest.mark.parametrize("gap", [0.05, 6.0])
+def test_max_gap(gap):
+    X, y = load_continuous("raisin", 300)
+    exact = run(X, y, 2, 3)
+    result = run(X, y, 2, 3, max_gap=gap)
+    allowed = gap * len(y) if gap < 1 else gap
+    assert exact.proven_optimal
+    assert not result.proven_optimal
+    assert exact.objective_value <= result.objective_value <= exact.objective_value + allowed
+    assert result.lower_bound == pytest.approx(max(result.objective_value - allowed, 0.0))
+    assert result.lower_bound <= exact.objective_value
+    assert tree_error(result.tree, X, y) == result.objective_value
+
+
+def test_deadline_already_passed_returns_a_tree():
+    X, y = load_continuous("raisin", 300)
+    result = run(X, y, 2, 3, deadline=time.perf_counter())
+    assert not result.proven_optimal
+    assert result.stats.interrupted
+    assert tree_error(result.tree, X, y) == result.objective_value
+    assert result.lower_bound <= result.objective_value
+
+
+def test_deadline_honoured_and_improvements_reported():
+    X, y = load_continuous("page")
+    start = time.perf_counter()
+    result = run(X, y, int(y.max()) + 1, 4, deadline=start + 1.0)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 3.0
+    assert not result.proven_optimal
+    values = [incumbent.value for incumbent in result.history]
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+    for incumbent in result.history:
+        assert tree_error(incumbent.tree, X, y) == incumbent.value
+
+
+def test_upper_bound_from_a_greedy_tree():
+    X, y = load_continuous("raisin", 300)
+    greedy = greedy_numeric_tree(X, y, 2, max_depth=3)
+    recorder = Recorder("error")
+    error = tree_error(greedy, X, y)
+    recorder.improve(greedy, error)
+    result = run(X, y, 2, 3, recorder=recorder, upper_bound=error)
+    exact = run(X, y, 2, 3)
+    assert result.proven_optimal
+    assert result.objective_value == exact.objective_value
+
+
+def test_upper_bound_needs_its_tree():
+    X, y = load_continuous("raisin", 50)
+    with pytest.raises(DataError, match="upper_bound"):
+        run(X, y, 2, 2, upper_bound=3.0)
+
+
+def test_cache_cap_keeps_the_search_exact():
+    X, y = load_continuous("bank", 400)
+    full = run(X, y, 2, 4)
+    capped = run(X, y, 2, 4, max_cache_mb=0.0)
+    assert capped.objective_value == full.objective_value
+    assert capped.stats.cache_full and capped.stats.cache_entries == 0
+    assert full.stats.cache_entries > 0
+
+
+def test_duplicates_zero_weights_and_trivial_data():
+    X = np.array([[0.0, 1.0], [0.0, 1.0], [1.0, 0.0], [1.0, 0.0], [2.0, 2.0]])
+    y = np.array([0, 1, 1, 1, 0])
+    w = np.array([1.0, 2.0, 0.0, 1.0, 1.0])
+    result = run(X, y, 2, 2, w)
+    assert result.objective_value == 1.0  # the first two rows cannot be separated
+    assert result.stats.distinct_rows == 3
+    one = run(X[:1], y[:1], 2, 3)
+    assert one.objective_value == 0.0 and one.tree.n_nodes == 1
+    pure = run(X, np.zeros(5, dtype=int), 1, 3)
+    assert pure.objective_value == 0.0 and pure.proven_optimal
+
+
+def test_rejects_bad_inputs():
+    X = np.zeros((3, 2))
+    y = np.array([0, 1, 0])
+    with pytest.raises(DataError, match="unknown pruning"):
+        run(X, y, 2, 2, prune={"fast"})
+    with pytest.raises(DataError, match="finite"):
+        run(np.array([[np.nan], [1.0], [2.0]]), y, 2, 2)
+    with pytest.raises(DataError, match="class indices"):
+        run(X, np.array([0, 2, 0]), 2, 2)
+    with pytest.raises(DataError, match="max_gap"):
+        run(X, y, 2, 2, max_gap=-1.0)
+
+
+def test_warmup():
+    contree.warmup()

@@ -30,11 +30,11 @@ SUBINTERVAL = 4
 SIMILARITY = 8
 
 # ctl slots of a Branch state.
-TOP, HINT, CUR_I, CUR_J, CUR_U, CUR_V, CUR_W, EVALS, PRUNED = range(9)
-N_CTL = 9
+TOP, HINT, CUR_I, CUR_J, CUR_U, CUR_V, CUR_W, PRUNED = range(8)
+N_CTL = 8
 
 # out slots of solve_d2 / solve_d1: the tree found, as column and rank threshold per node.
-O_FOUND, O_F1, O_R1, O_FL, O_RL, O_FR, O_RR, O_D2SPLITS, O_EVALS = range(9)
+O_FOUND, O_F1, O_R1, O_FL, O_RL, O_FR, O_RR, O_D2SPLITS, O_CUTS = range(9)
 N_OUT = 9
 
 
@@ -215,7 +215,6 @@ def branch_next(stk, ctl, P, thL, thR, K, target, flags):
                 ctl[PRUNED] += 1
                 _push_pieces(stk, ctl, P, thL, thR, target, flags)
                 continue
-        ctl[EVALS] += 1
         return w
     return -1
 
@@ -297,15 +296,14 @@ def class_totals(order0, W, rw, rirr, FQ):
 
 
 @njit(cache=True)
-def depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint, rhint):
+def depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint):
     """Split points of every column (``pos``, ``P``, ``Ks``) and each column's best single split."""
     m = order.shape[0]
     for f in range(m):
         Ks[f] = split_points(order[f], Rt[f], rw, pos[f], P[f])
-        e, kb, rb = depth_one_scan(order[f], Rt[f], W, rw, FQ, tot, CL)
+        e, kb, _ = depth_one_scan(order[f], Rt[f], W, rw, FQ, tot, CL)
         err[f] = e
         hint[f] = kb
-        rhint[f] = rb
 
 
 @njit(cache=True)
@@ -481,7 +479,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     out[:] = -1
     out[O_FOUND] = 0
     out[O_D2SPLITS] = 0
-    out[O_EVALS] = 0
+    out[O_CUTS] = 0
     best = ub
     target = ub
     leaf = _leaf_error(FQ, tot)
@@ -496,8 +494,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     Ks = np.empty(m, dtype=np.int64)
     err = np.empty(m)
     hint = np.empty(m, dtype=np.int64)
-    rhint = np.empty(m, dtype=np.int64)
-    depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint, rhint)
+    depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint)
     features = np.argsort(err)
     rk_s = np.empty((m, n), dtype=np.int32)
     cl_s = np.empty((m, n), dtype=np.int32)
@@ -562,7 +559,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
             branch_update(stk, ctl, Pf, thL, thR, target, flags, tl, tr)
             if target <= floor:
                 break
-        out[O_EVALS] += ctl[EVALS]
+        out[O_CUTS] += ctl[PRUNED]
         if target <= floor:
             break
     return best

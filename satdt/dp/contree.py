@@ -43,6 +43,7 @@ from ..prepare import group_rows
 from ..result import DPStats, Recorder, SearchResult
 from ..tree import Tree
 from . import _contree_kernels as k
+from .greedy import greedy_numeric_tree
 
 #: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
 #: (interval shrinking, Theorem 2 and Eq. (10)), ``subinterval`` (Theorem 3), ``similarity``
@@ -68,7 +69,7 @@ class ConTreeStats(DPStats):
 
     ``expansions`` counts evaluated splits at depths of three or more, ``bottom_solves`` the
     depth-two (or depth-one) subproblems solved by a kernel, ``d2_splits`` the D2Split calls,
-    ``cuts`` the split indices pruned by the interval rules at depths of three or more.
+    ``cuts`` the split indices pruned by the interval rules and the similarity bound.
     ``cache_full`` says the cache reached ``max_cache_mb`` and stopped storing.
     """
 
@@ -189,6 +190,7 @@ class _Search:
                 order, p.Rt, p.W, p.rw, p.rirr, p.cls, ub, slack, self.flags, self.goleft, out
             )
             self.stats.d2_splits += int(out[k.O_D2SPLITS])
+            self.stats.cuts += int(out[k.O_CUTS])
         else:
             value = k.solve_d1(order, p.Rt, p.W, p.rw, p.rirr, ub, slack, out)
         if not out[k.O_FOUND]:
@@ -253,8 +255,7 @@ class _Search:
         Ks = np.empty(m, dtype=np.int64)
         err = np.empty(m)
         hint = np.empty(m, dtype=np.int64)
-        rhint = np.empty(m, dtype=np.int64)
-        k.depth_one_all(order, p.Rt, p.W, p.rw, FQ, tot, self.CL, pos, P, Ks, err, hint, rhint)
+        k.depth_one_all(order, p.Rt, p.W, p.rw, FQ, tot, self.CL, pos, P, Ks, err, hint)
         ctl = np.zeros(k.N_CTL, dtype=np.int64)
         for f in np.argsort(err, kind="stable"):
             f = int(f)
@@ -341,6 +342,23 @@ def _checked_tree(value: float, node: Any, prep, X, y, w, n_classes) -> Tree:
             f"internal error: the search reports error {value} but its tree has error {error}"
         )
     return tree
+
+
+def _greedy_node(tree: Tree, prep: PreparedNumeric) -> Any:
+    """A greedy tree in rank space (None if a split does not fall between two data values)."""
+
+    def walk(node: int) -> Any:
+        if tree.left[node] < 0:
+            return -1
+        f = int(tree.feature[node])
+        values = prep.values[f]
+        r = int(np.searchsorted(values, tree.threshold[node], side="right")) - 1
+        lo, hi = walk(int(tree.left[node])), walk(int(tree.right[node]))
+        if not 0 <= r < len(values) - 1 or lo is None or hi is None:
+            return None
+        return (f, r, lo, hi)
+
+    return walk(0)
 
 
 def _check_inputs(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int):
@@ -458,6 +476,17 @@ def solve_min_error(
 
     search.on_root = report
     proven = False
+    if max_depth >= 3 and N > 1:  # a greedy first tree: an incumbent at once, a bound to prune
+        greedy = greedy_numeric_tree(
+            X, y, n_classes, sample_weight=w, max_depth=max_depth, deadline=deadline
+        )
+        node = _greedy_node(greedy, prep)
+        if node is not None:
+            tree = _to_tree(node, prep, X, y, w, n_classes)
+            value = tree.count_error()
+            if value < ub:
+                report(value, node)
+                ub = value - slack
     try:
         if N == 0:
             value, node = (0.0, -1)

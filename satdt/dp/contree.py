@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,10 +139,11 @@ def _root_order(prep: PreparedNumeric) -> np.ndarray:
 class _Search:
     """The recursion of Eq. (4)-(6) over subproblems (sorted orders), with the cache.
 
-    ``_solve(order, d, ub)`` returns ``(value, node)``: with ``node`` not None, ``value`` is
+    ``solve(order, d, ub)`` returns ``(value, node)``: with ``node`` not None, ``value`` is
     the optimum of the subproblem at depth ``d`` (below ``ub``) and ``node`` its tree in rank
-    space (None-leaf or ``(column, rank, left, right)``); otherwise ``value >= ub`` is a
-    lower bound on the optimum.
+    space (``-1`` a leaf, or ``(column, rank, left, right)``, rank r sending the rows of rank
+    <= r left); otherwise ``value >= ub`` is a lower bound on the optimum. ``on_root`` gets
+    each better tree of the root search.
     """
 
     def __init__(
@@ -152,6 +154,7 @@ class _Search:
         max_cache_mb: float,
         deadline: float | None,
         stats: ConTreeStats,
+        on_root: Callable[[float, Any], None],
     ) -> None:
         self.prep = prep
         self.flags = flags
@@ -167,7 +170,7 @@ class _Search:
         self.out = np.zeros(k.N_OUT, dtype=np.int64)
         self.FQ = np.zeros(C)
         self.CL = np.zeros(C)
-        self.on_root = None
+        self.on_root = on_root
 
     def _store(self, key: tuple[int, bytes], value: float, node: Any, exact: bool) -> None:
         old = self.cache.get(key)
@@ -278,9 +281,10 @@ class _Search:
                 right = np.empty((m, n - cut), dtype=np.int32)
                 r = int(rank_f[order[f, cut - 1]])
                 k.partition(order, rank_f, r, left, right)
-                # The larger side first, with the bound target; the other with target less the first's
-                # error plus the weight between w and the far end of its interval, so that if
-                # it fails, Corollary 1 prunes that whole interval (the paper's eta).
+                # The larger side first, with the bound target; the other with target less
+                # the first's error plus the weight between w and the far end of its
+                # interval, so that if it fails, Corollary 1 prunes that whole interval (the
+                # paper's eta, Algorithm 1, lines 13-15).
                 i, j = int(ctl[k.CUR_I]), int(ctl[k.CUR_J])
                 eta = max(Pf[w] - Pf[i], Pf[j] - Pf[w])
                 big, small = (left, right) if 2 * cut >= n else (right, left)
@@ -466,7 +470,6 @@ def solve_min_error(
     )
     recorder.stats = stats
     order = _root_order(prep)
-    search = _Search(prep, flags, d2, max_cache_mb, deadline, stats)
     ub = math.inf if upper_bound is None else float(upper_bound) - slack
 
     def report(value: float, node: Any) -> None:
@@ -474,7 +477,7 @@ def solve_min_error(
         if recorder.best is None or value < recorder.best.value:
             recorder.improve(tree, value)
 
-    search.on_root = report
+    search = _Search(prep, flags, d2, max_cache_mb, deadline, stats, report)
     proven = False
     if max_depth >= 3 and N > 1:  # a greedy first tree: an incumbent at once, a bound to prune
         greedy = greedy_numeric_tree(

@@ -454,6 +454,89 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
 
 
 @njit(cache=True)
+def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, tot2, floor2, cap2, res):
+    """:func:`d2split` for two classes: ``a_s``, ``b_s`` are the class weights in each
+    column's order, and every count is a scalar (no class arrays, merged rows included).
+    """
+    m, n = order.shape
+    res[:] = -1
+    F0a = FQ2[0, 0]
+    F0b = FQ2[0, 1]
+    F1a = FQ2[1, 0]
+    F1b = FQ2[1, 1]
+    fl0 = floor2[0]
+    fl1 = floor2[1]
+    best0 = min(F0a, F0b)
+    best1 = min(F1a, F1b)
+    res[4] = 1
+    res[5] = 1
+    if best0 >= cap2[0]:
+        best0 = cap2[0]
+        res[4] = 0
+    if best1 >= cap2[1]:
+        best1 = cap2[1]
+        res[5] = 0
+    for f2 in range(m):
+        run0 = best0 > fl0
+        run1 = best1 > fl1
+        if not (run0 or run1):
+            break
+        a0 = 0.0
+        b0 = 0.0
+        a1 = 0.0
+        b1 = 0.0
+        last0 = -1
+        last1 = -1
+        of2 = order[f2]
+        rk = rk_s[f2]
+        wa = a_s[f2]
+        wb = b_s[f2]
+        for k in range(n):
+            r = rk[k]
+            if goleft[of2[k]]:
+                if not run0:
+                    continue
+                if r != last0:
+                    if last0 >= 0:
+                        eA = min(a0, b0)
+                        if eA >= best0:
+                            run0 = False
+                            if not run1:
+                                break
+                            continue
+                        e = eA + min(F0a - a0, F0b - b0)
+                        if e < best0:
+                            best0 = e
+                            res[0] = f2
+                            res[1] = last0
+                            res[4] = 1
+                    last0 = r
+                a0 += wa[k]
+                b0 += wb[k]
+            else:
+                if not run1:
+                    continue
+                if r != last1:
+                    if last1 >= 0:
+                        eA = min(a1, b1)
+                        if eA >= best1:
+                            run1 = False
+                            if not run0:
+                                break
+                            continue
+                        e = eA + min(F1a - a1, F1b - b1)
+                        if e < best1:
+                            best1 = e
+                            res[2] = f2
+                            res[3] = last1
+                            res[5] = 1
+                    last1 = r
+                a1 += wa[k]
+                b1 += wb[k]
+    return best0, best1
+
+
+@njit(cache=True)
 def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     """Minimum-error tree of depth <= 2 with error below ``ub``: its error (else ``ub``).
 
@@ -499,12 +582,22 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     rk_s = np.empty((m, n), dtype=np.int32)
     cl_s = np.empty((m, n), dtype=np.int32)
     wt_s = np.empty((m, n))
+    binary = C == 2
     for f in range(m):
         for q in range(n):
             row = order[f, q]
             rk_s[f, q] = Rt[f, row]
-            cl_s[f, q] = cls[row]
-            wt_s[f, q] = rw[row]
+            if binary:  # the two class weights
+                cl_s[f, q] = 0
+                wt_s[f, q] = W[row, 0]
+            else:
+                cl_s[f, q] = cls[row]
+                wt_s[f, q] = rw[row]
+    b_s = np.empty((m, n) if binary else (1, 1))
+    if binary:
+        for f in range(m):
+            for q in range(n):
+                b_s[f, q] = W[order[f, q], 1]
     ctl = np.zeros(N_CTL, dtype=np.int64)
     for q in range(m):
         f1 = features[q]
@@ -544,7 +637,14 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
             # a side's exact error matters only while the split can still beat target
             cap2[0] = target - floor2[1]
             cap2[1] = target - floor2[0]
-            tl, tr = d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res)
+            if binary:
+                tl, tr = d2split_binary(
+                    order, rk_s, wt_s, b_s, goleft, FQ2, tot2, floor2, cap2, res
+                )
+            else:
+                tl, tr = d2split(
+                    order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
+                )
             out[O_D2SPLITS] += 1
             if res[4] and res[5] and tl + tr < target:
                 best = tl + tr

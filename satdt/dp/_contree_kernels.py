@@ -11,7 +11,7 @@ A split of a subproblem on column f is identified by its index k among the split
 ``order[f]`` (the positions where the rank changes, :func:`split_points`): rows before
 position ``pos[k]`` go left; ``P[k]`` is their weight.
 
-Branch (Algorithm 1) keeps a stack of intervals of split indices ``[i..j]`` with the nearest
+Branch (Algorithm 1) keeps a queue Q of intervals of split indices ``[i..j]`` with the nearest
 evaluated indices ``u < i`` and ``v > j`` around them (``-1`` and ``K``: none);
 :func:`branch_next` prunes and picks the next split to evaluate, :func:`branch_update`
 stores its (lower bounds of) left and right errors and splits its interval. Both are called
@@ -30,8 +30,8 @@ SUBINTERVAL = 4
 SIMILARITY = 8
 
 # ctl slots of a Branch state.
-TOP, HINT, CUR_I, CUR_J, CUR_U, CUR_V, CUR_W, PRUNED = range(8)
-N_CTL = 8
+COUNT, HEAD, HINT, CUR_I, CUR_J, CUR_U, CUR_V, CUR_W, PRUNED = range(9)
+N_CTL = 9
 
 # out slots of solve_d2 / solve_d1: the tree found, as column and rank threshold per node.
 O_FOUND, O_F1, O_R1, O_FL, O_RL, O_FR, O_RR, O_D2SPLITS, O_CUTS = range(9)
@@ -106,7 +106,7 @@ def branch_init(stk, ctl, K, hint):
     stk[0, 1] = K - 1
     stk[0, 2] = -1
     stk[0, 3] = K
-    ctl[TOP] = 1 if K > 0 else 0
+    ctl[COUNT] = 1 if K > 0 else 0
     ctl[HINT] = hint
 
 
@@ -129,20 +129,21 @@ def _push_pieces(stk, ctl, P, thL, thR, target, flags):
         if d >= 0:
             a = _last_below(P, i, w - 1, P[w] - d)
             b = _first_above(P, w + 1, j, P[w] + d)
-    top = ctl[TOP]
-    if b <= j:
-        stk[top, 0] = b
-        stk[top, 1] = j
-        stk[top, 2] = w
-        stk[top, 3] = v
-        top += 1
     if i <= a:
-        stk[top, 0] = i
-        stk[top, 1] = a
-        stk[top, 2] = u
-        stk[top, 3] = w
-        top += 1
-    ctl[TOP] = top
+        _push(stk, ctl, i, a, u, w)
+    if b <= j:
+        _push(stk, ctl, b, j, w, v)
+
+
+@njit(cache=True)
+def _push(stk, ctl, i, j, u, v):
+    """Append the interval [i..j] between evaluated u and v to the queue Q (a ring buffer)."""
+    q = (ctl[HEAD] + ctl[COUNT]) % stk.shape[0]
+    stk[q, 0] = i
+    stk[q, 1] = j
+    stk[q, 2] = u
+    stk[q, 3] = v
+    ctl[COUNT] += 1
 
 
 @njit(cache=True)
@@ -155,13 +156,14 @@ def branch_next(stk, ctl, P, thL, thR, K, target, flags):
     lower bound (Eq. (3)) from both neighbours, per side: a skipped index keeps these bounds
     as its errors, so it still prunes its neighbourhood.
     """
-    while ctl[TOP] > 0:
-        ctl[TOP] -= 1
-        top = ctl[TOP]
-        i = stk[top, 0]
-        j = stk[top, 1]
-        u = stk[top, 2]
-        v = stk[top, 3]
+    while ctl[COUNT] > 0:
+        q = ctl[HEAD]
+        ctl[HEAD] = (q + 1) % stk.shape[0]
+        ctl[COUNT] -= 1
+        i = stk[q, 0]
+        j = stk[q, 1]
+        u = stk[q, 2]
+        v = stk[q, 3]
         if flags & SHRINKING:
             if u >= 0:
                 d = thL[u] + thR[u] - target
@@ -341,14 +343,20 @@ def solve_d1(order, Rt, W, rw, rirr, ub, slack, out):
 
 
 @njit(cache=True)
-def _recompute_max(CB, s, C, mx, arg):
-    """Largest class weight of side s in ``CB`` (and which class), after a general update."""
+def _recompute_max(CB, s, C, mx, arg, mx2):
+    """Largest class weight of side s in ``CB``, which class, and the largest of the others."""
     best = -1.0
+    second = -1.0
     for q in range(C):
-        if CB[s, q] > best:
-            best = CB[s, q]
+        x = CB[s, q]
+        if x > best:
+            second = best
+            best = x
             arg[s] = q
+        elif x > second:
+            second = x
     mx[s] = best
+    mx2[s] = second
 
 
 @njit(cache=True)
@@ -361,7 +369,8 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
     (``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1: several, read from ``W``), weights in
     that column's order) the class weights of each side's rows seen so far (``CA``) and not
     yet seen (``CB``) are updated, with their maxima kept incrementally (a pure row changes
-    one class), and where a side's rank changes its split error is evaluated. A side's
+    one class, and the runner-up bounds when the largest can change), and where a side's rank
+    changes its split error is evaluated. A side's
     left-part error only grows along a column, so a side stops once it alone reaches the
     side's best. Returns the two errors; each is exact if below its cap (``res[4 + s]`` = 1),
     else it is the cap, a lower bound. ``res[2s]``, ``res[2s + 1]``: column and rank
@@ -377,6 +386,7 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
     nA = np.empty(2)
     last = np.empty(2, dtype=np.int64)
     argB = np.empty(2, dtype=np.int64)
+    mxB2 = np.empty(2)  # at least the largest class weight in CB other than argB's
     stop = np.empty(2, dtype=np.bool_)
     res[:] = -1
     for s in range(2):
@@ -399,7 +409,7 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
                 CA[s, c] = 0.0
                 CB[s, c] = FQ2[s, c]
             mxA[s] = 0.0
-            _recompute_max(CB, s, C, mxB, argB)
+            _recompute_max(CB, s, C, mxB, argB, mxB2)
             nA[s] = 0.0
             last[s] = -1
         rk = rk_s[f2]
@@ -442,14 +452,19 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
                     mxA[s] = v
                 CB[s, c] -= x
                 if c == argB[s]:
-                    _recompute_max(CB, s, C, mxB, argB)
+                    # weights only decrease in CB: argB stays the largest while it is at
+                    # least the (stale, so too large) runner-up
+                    if CB[s, c] >= mxB2[s]:
+                        mxB[s] = CB[s, c]
+                    else:
+                        _recompute_max(CB, s, C, mxB, argB, mxB2)
             else:
                 for q in range(C):
                     CA[s, q] += W[row, q]
                     CB[s, q] -= W[row, q]
                     if CA[s, q] > mxA[s]:
                         mxA[s] = CA[s, q]
-                _recompute_max(CB, s, C, mxB, argB)
+                _recompute_max(CB, s, C, mxB, argB, mxB2)
     return best[0], best[1]
 
 

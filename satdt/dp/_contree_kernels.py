@@ -99,19 +99,19 @@ def _last_below(P, lo, hi, x):
 
 
 @njit(cache=True)
-def branch_init(stk, ctl, K, hint):
+def branch_init(queue, ctl, K, hint):
     """Start Branch over split indices [0..K-1]; ``hint`` (or -1) is evaluated first."""
     ctl[:] = 0
-    stk[0, 0] = 0
-    stk[0, 1] = K - 1
-    stk[0, 2] = -1
-    stk[0, 3] = K
+    queue[0, 0] = 0
+    queue[0, 1] = K - 1
+    queue[0, 2] = -1
+    queue[0, 3] = K
     ctl[COUNT] = 1 if K > 0 else 0
     ctl[HINT] = hint
 
 
 @njit(cache=True)
-def _push_pieces(stk, ctl, P, thL, thR, target, flags):
+def _push_pieces(queue, ctl, P, thL, thR, target, flags):
     """Split the current interval around its evaluated index w (Eq. (9) when NEIGHBOURHOOD).
 
     Corollary 1: a split k < w moves the weight ``P[w] - P[k]`` across, so its error is at
@@ -130,24 +130,24 @@ def _push_pieces(stk, ctl, P, thL, thR, target, flags):
             a = _last_below(P, i, w - 1, P[w] - d)
             b = _first_above(P, w + 1, j, P[w] + d)
     if i <= a:
-        _push(stk, ctl, i, a, u, w)
+        _push(queue, ctl, i, a, u, w)
     if b <= j:
-        _push(stk, ctl, b, j, w, v)
+        _push(queue, ctl, b, j, w, v)
 
 
 @njit(cache=True)
-def _push(stk, ctl, i, j, u, v):
+def _push(queue, ctl, i, j, u, v):
     """Append the interval [i..j] between evaluated u and v to the queue Q (a ring buffer)."""
-    q = (ctl[HEAD] + ctl[COUNT]) % stk.shape[0]
-    stk[q, 0] = i
-    stk[q, 1] = j
-    stk[q, 2] = u
-    stk[q, 3] = v
+    q = (ctl[HEAD] + ctl[COUNT]) % queue.shape[0]
+    queue[q, 0] = i
+    queue[q, 1] = j
+    queue[q, 2] = u
+    queue[q, 3] = v
     ctl[COUNT] += 1
 
 
 @njit(cache=True)
-def branch_next(stk, ctl, P, thL, thR, K, target, flags):
+def branch_next(queue, ctl, P, thL, thR, K, target, flags):
     """The next split index to evaluate (Algorithm 1, lines 4-10), or -1 when Q is empty.
 
     A split must have an error below ``target``. Popped intervals are pruned with interval
@@ -158,12 +158,12 @@ def branch_next(stk, ctl, P, thL, thR, K, target, flags):
     """
     while ctl[COUNT] > 0:
         q = ctl[HEAD]
-        ctl[HEAD] = (q + 1) % stk.shape[0]
+        ctl[HEAD] = (q + 1) % queue.shape[0]
         ctl[COUNT] -= 1
-        i = stk[q, 0]
-        j = stk[q, 1]
-        u = stk[q, 2]
-        v = stk[q, 3]
+        i = queue[q, 0]
+        j = queue[q, 1]
+        u = queue[q, 2]
+        v = queue[q, 3]
         if flags & SHRINKING:
             if u >= 0:
                 d = thL[u] + thR[u] - target
@@ -215,19 +215,19 @@ def branch_next(stk, ctl, P, thL, thR, K, target, flags):
                 thL[w] = lbL
                 thR[w] = max(lbR, 0.0)
                 ctl[PRUNED] += 1
-                _push_pieces(stk, ctl, P, thL, thR, target, flags)
+                _push_pieces(queue, ctl, P, thL, thR, target, flags)
                 continue
         return w
     return -1
 
 
 @njit(cache=True)
-def branch_update(stk, ctl, P, thL, thR, target, flags, tl, tr):
+def branch_update(queue, ctl, P, thL, thR, target, flags, tl, tr):
     """Record the (lower bounds of the) errors of the evaluated split and split its interval."""
     w = ctl[CUR_W]
     thL[w] = tl
     thR[w] = tr
-    _push_pieces(stk, ctl, P, thL, thR, target, flags)
+    _push_pieces(queue, ctl, P, thL, thR, target, flags)
 
 
 @njit(cache=True)
@@ -343,129 +343,161 @@ def solve_d1(order, Rt, W, rw, rirr, ub, slack, out):
 
 
 @njit(cache=True)
-def _recompute_max(CB, s, C, mx, arg, mx2):
-    """Largest class weight of side s in ``CB``, which class, and the largest of the others."""
+def _argmax2(F, A):
+    """Largest of F - A over the classes, which class, and the largest of the others."""
     best = -1.0
     second = -1.0
-    for q in range(C):
-        x = CB[s, q]
+    arg = 0
+    for q in range(F.shape[0]):
+        x = F[q] - A[q]
         if x > best:
             second = best
             best = x
-            arg[s] = q
+            arg = q
         elif x > second:
             second = x
-    mx[s] = best
-    mx2[s] = second
+    return best, arg, second
 
 
 @njit(cache=True)
 def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res):
     """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split, in one pass.
 
-    Side s = 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[s]``, ``tot2[s]``,
+    Side 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[s]``, ``tot2[s]``,
     ``floor2[s]`` are a side's class weights, weight and irreducible error, ``cap2[s]`` the
     error above which its exact value does not matter. Along every sorted column f2
     (``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1: several, read from ``W``), weights in
-    that column's order) the class weights of each side's rows seen so far (``CA``) and not
-    yet seen (``CB``) are updated, with their maxima kept incrementally (a pure row changes
-    one class, and the runner-up bounds when the largest can change), and where a side's rank
-    changes its split error is evaluated. A side's
-    left-part error only grows along a column, so a side stops once it alone reaches the
-    side's best. Returns the two errors; each is exact if below its cap (``res[4 + s]`` = 1),
-    else it is the cap, a lower bound. ``res[2s]``, ``res[2s + 1]``: column and rank
-    threshold of side s (-1: a leaf). ``st`` is float scratch ``(4, 2, C)``.
+    that column's order) the class weights ``A`` of each side's rows seen so far are
+    updated (the rows not yet seen weigh ``FQ2[s] - A``), with the largest of each kept
+    incrementally (a pure row changes one class; a runner-up bound says when the largest
+    remaining class can change), and where a side's rank changes its split error is
+    evaluated. The state of each side is kept in scalars (the code of the two sides is
+    written twice for that). A side's left-part error only grows along a column, so a side
+    stops once it alone reaches the side's best. Returns the two errors; each is exact if
+    below its cap (``res[4 + s]`` = 1), else it is the cap, a lower bound. ``res[2s]``,
+    ``res[2s + 1]``: column and rank threshold of side s (-1: a leaf). ``st`` is float
+    scratch ``(2, C)``.
     """
     m, n = order.shape
     C = W.shape[1]
-    CA = st[0]
-    CB = st[1]
-    best = np.empty(2)
-    mxA = np.empty(2)
-    mxB = np.empty(2)
-    nA = np.empty(2)
-    last = np.empty(2, dtype=np.int64)
-    argB = np.empty(2, dtype=np.int64)
-    mxB2 = np.empty(2)  # at least the largest class weight in CB other than argB's
-    stop = np.empty(2, dtype=np.bool_)
+    A0 = st[0]
+    A1 = st[1]
+    F0 = FQ2[0]
+    F1 = FQ2[1]
+    t0 = tot2[0]
+    t1 = tot2[1]
+    fl0 = floor2[0]
+    fl1 = floor2[1]
     res[:] = -1
-    for s in range(2):
-        leaf = _leaf_error(FQ2[s], tot2[s])
-        if leaf < cap2[s]:
-            best[s] = leaf
-            res[4 + s] = 1
-        else:
-            best[s] = cap2[s]
-            res[4 + s] = 0
+    best0 = _leaf_error(F0, t0)
+    best1 = _leaf_error(F1, t1)
+    res[4] = 1
+    res[5] = 1
+    if best0 >= cap2[0]:
+        best0 = cap2[0]
+        res[4] = 0
+    if best1 >= cap2[1]:
+        best1 = cap2[1]
+        res[5] = 0
     for f2 in range(m):
-        done = True
-        for s in range(2):
-            stop[s] = best[s] <= floor2[s]
-            done = done and stop[s]
-        if done:
+        run0 = best0 > fl0
+        run1 = best1 > fl1
+        if not (run0 or run1):
             break
-        for s in range(2):
-            for c in range(C):
-                CA[s, c] = 0.0
-                CB[s, c] = FQ2[s, c]
-            mxA[s] = 0.0
-            _recompute_max(CB, s, C, mxB, argB, mxB2)
-            nA[s] = 0.0
-            last[s] = -1
+        A0[:] = 0.0
+        A1[:] = 0.0
+        mxA0 = 0.0
+        mxA1 = 0.0
+        mxB0, argB0, sec0 = _argmax2(F0, A0)
+        mxB1, argB1, sec1 = _argmax2(F1, A1)
+        n0 = 0.0
+        n1 = 0.0
+        last0 = -1
+        last1 = -1
+        of2 = order[f2]
         rk = rk_s[f2]
         cl = cl_s[f2]
         wt = wt_s[f2]
-        of2 = order[f2]
         for k in range(n):
             row = of2[k]
-            s = 0 if goleft[row] else 1
-            if stop[s]:
-                continue
             r = rk[k]
-            if r != last[s]:
-                if last[s] >= 0:
-                    eA = nA[s] - mxA[s]
-                    if eA >= best[s]:
-                        stop[s] = True
-                        if stop[1 - s]:
-                            break
-                        continue
-                    e = eA + (tot2[s] - nA[s] - mxB[s])
-                    if e < best[s]:
-                        best[s] = e
-                        res[2 * s] = f2
-                        res[2 * s + 1] = last[s]
-                        res[4 + s] = 1
-                        if e <= floor2[s]:
-                            stop[s] = True
-                            if stop[1 - s]:
+            if goleft[row]:
+                if not run0:
+                    continue
+                if r != last0:
+                    if last0 >= 0:
+                        eA = n0 - mxA0
+                        if eA >= best0:
+                            run0 = False
+                            if not run1:
                                 break
                             continue
-                last[s] = r
-            c = cl[k]
-            x = wt[k]
-            nA[s] += x
-            if c >= 0:
-                v = CA[s, c] + x
-                CA[s, c] = v
-                if v > mxA[s]:
-                    mxA[s] = v
-                CB[s, c] -= x
-                if c == argB[s]:
-                    # weights only decrease in CB: argB stays the largest while it is at
-                    # least the (stale, so too large) runner-up
-                    if CB[s, c] >= mxB2[s]:
-                        mxB[s] = CB[s, c]
-                    else:
-                        _recompute_max(CB, s, C, mxB, argB, mxB2)
+                        e = eA + (t0 - n0 - mxB0)
+                        if e < best0:
+                            best0 = e
+                            res[0] = f2
+                            res[1] = last0
+                            res[4] = 1
+                    last0 = r
+                c = cl[k]
+                x = wt[k]
+                n0 += x
+                if c >= 0:
+                    v = A0[c] + x
+                    A0[c] = v
+                    if v > mxA0:
+                        mxA0 = v
+                    if c == argB0:
+                        b = F0[c] - v
+                        if b >= sec0:
+                            mxB0 = b
+                        else:
+                            mxB0, argB0, sec0 = _argmax2(F0, A0)
+                else:
+                    for q in range(C):
+                        A0[q] += W[row, q]
+                        if A0[q] > mxA0:
+                            mxA0 = A0[q]
+                    mxB0, argB0, sec0 = _argmax2(F0, A0)
             else:
-                for q in range(C):
-                    CA[s, q] += W[row, q]
-                    CB[s, q] -= W[row, q]
-                    if CA[s, q] > mxA[s]:
-                        mxA[s] = CA[s, q]
-                _recompute_max(CB, s, C, mxB, argB, mxB2)
-    return best[0], best[1]
+                if not run1:
+                    continue
+                if r != last1:
+                    if last1 >= 0:
+                        eA = n1 - mxA1
+                        if eA >= best1:
+                            run1 = False
+                            if not run0:
+                                break
+                            continue
+                        e = eA + (t1 - n1 - mxB1)
+                        if e < best1:
+                            best1 = e
+                            res[2] = f2
+                            res[3] = last1
+                            res[5] = 1
+                    last1 = r
+                c = cl[k]
+                x = wt[k]
+                n1 += x
+                if c >= 0:
+                    v = A1[c] + x
+                    A1[c] = v
+                    if v > mxA1:
+                        mxA1 = v
+                    if c == argB1:
+                        b = F1[c] - v
+                        if b >= sec1:
+                            mxB1 = b
+                        else:
+                            mxB1, argB1, sec1 = _argmax2(F1, A1)
+                else:
+                    for q in range(C):
+                        A1[q] += W[row, q]
+                        if A1[q] > mxA1:
+                            mxA1 = A1[q]
+                    mxB1, argB1, sec1 = _argmax2(F1, A1)
+    return best0, best1
 
 
 @njit(cache=True)
@@ -571,7 +603,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     tot2 = np.zeros(2)
     floor2 = np.zeros(2)
     cap2 = np.zeros(2)
-    st = np.zeros((2, 2, C))
+    st = np.zeros((2, C))
     res = np.zeros(6, dtype=np.int64)
     tot, floor = class_totals(order[0], W, rw, rirr, FQ)
     out[:] = -1
@@ -619,14 +651,14 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
         K = Ks[f1]
         if K == 0:
             continue
-        stk = np.empty((K + 2, 4), dtype=np.int64)
+        queue = np.empty((K + 2, 4), dtype=np.int64)
         thL = np.zeros(K)
         thR = np.zeros(K)
         Pf = P[f1]
-        branch_init(stk, ctl, K, hint[f1])
+        branch_init(queue, ctl, K, hint[f1])
         of = order[f1]
         while True:
-            w = branch_next(stk, ctl, Pf, thL, thR, K, target, flags)
+            w = branch_next(queue, ctl, Pf, thL, thR, K, target, flags)
             if w < 0:
                 break
             cut = pos[f1, w]
@@ -671,7 +703,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
                 out[O_RL] = res[1]
                 out[O_FR] = res[2]
                 out[O_RR] = res[3]
-            branch_update(stk, ctl, Pf, thL, thR, target, flags, tl, tr)
+            branch_update(queue, ctl, Pf, thL, thR, target, flags, tl, tr)
             if target <= floor:
                 break
         out[O_CUTS] += ctl[PRUNED]

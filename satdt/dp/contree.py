@@ -265,14 +265,14 @@ class _Search:
             K = int(Ks[f])
             if K == 0:
                 continue
-            stk = np.empty((K + 2, 4), dtype=np.int64)
+            queue = np.empty((K + 2, 4), dtype=np.int64)
             thL = np.zeros(K)
             thR = np.zeros(K)
             Pf = P[f]
-            k.branch_init(stk, ctl, K, int(hint[f]))
+            k.branch_init(queue, ctl, K, int(hint[f]))
             rank_f = p.Rt[f]
             while True:
-                w = k.branch_next(stk, ctl, Pf, thL, thR, K, target, self.flags)
+                w = k.branch_next(queue, ctl, Pf, thL, thR, K, target, self.flags)
                 if w < 0:
                     break
                 self.stats.expansions += 1
@@ -300,7 +300,7 @@ class _Search:
                     target = best_value - slack
                     if root:
                         self.on_root(best_value, best_node)
-                k.branch_update(stk, ctl, Pf, thL, thR, target, self.flags, tl, tr)
+                k.branch_update(queue, ctl, Pf, thL, thR, target, self.flags, tl, tr)
                 if target <= floor:
                     break
             self.stats.cuts += int(ctl[k.PRUNED])

@@ -238,6 +238,10 @@ def test_duplicates_zero_weights_and_trivial_data():
     assert one.objective_value == 0.0 and one.tree.n_nodes == 1
     pure = run(X, np.zeros(5, dtype=int), 1, 3)
     assert pure.objective_value == 0.0 and pure.proven_optimal
+    no_columns = run(np.zeros((5, 0)), np.array([0, 1, 1, 0, 1]), 2, 3)
+    assert no_columns.objective_value == 2.0 and no_columns.tree.n_nodes == 1
+    no_rows = run(np.zeros((0, 3)), np.zeros(0, dtype=int), 2, 3)
+    assert no_rows.objective_value == 0.0 and no_rows.proven_optimal
 
 
 def test_rejects_bad_inputs():

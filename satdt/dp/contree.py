@@ -491,8 +491,9 @@ def solve_min_error(
                 report(value, node)
                 ub = value - slack
     try:
-        if N == 0:
-            value, node = (0.0, -1)
+        if N == 0 or m == 0:  # nothing to split: a leaf
+            totals = prep.W.sum(axis=0)
+            value, node = float(totals.sum() - totals.max(initial=0.0)), -1
         else:
             value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
         if node is not None:
@@ -501,7 +502,7 @@ def solve_min_error(
     except TimeUp:
         stats.interrupted = True
     if recorder.best is None:  # stopped before the first tree: the root as a leaf
-        leaf, node = search._leaf(order, math.inf) if N else (0.0, -1)
+        leaf, node = search._leaf(order, math.inf) if N and m else (0.0, -1)
         report(leaf, node)
     stats.cache_entries = len(search.cache)
     stats.cache_mb = search.cache_bytes / 2**20

@@ -141,7 +141,7 @@ def test_agrees_with_blossom_quick(name, rows, depth):
         ("raisin", None, 2),
         ("bank", 400, 3),
         ("raisin", 250, 3),
-        ("segment", 200, 3),
+        ("segment", 120, 3),
         ("page", 300, 2),
         ("fault", 150, 2),
         ("avila", 300, 2),

@@ -665,16 +665,19 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
             FQ2[0, :] = 0.0
             totL = 0.0
             floorL = 0.0
-            for k in range(n):
+            for k in range(cut):
                 row = of[k]
-                if k < cut:
-                    goleft[row] = True
+                goleft[row] = True
+                c = cls[row]
+                if c >= 0:
+                    FQ2[0, c] += rw[row]
+                else:
                     for c in range(C):
                         FQ2[0, c] += W[row, c]
-                    totL += rw[row]
                     floorL += rirr[row]
-                else:
-                    goleft[row] = False
+                totL += rw[row]
+            for k in range(cut, n):
+                goleft[of[k]] = False
             for c in range(C):
                 FQ2[1, c] = FQ[c] - FQ2[0, c]
             tot2[0] = totL

@@ -18,6 +18,13 @@ data using dynamic programming with branch-and-bound" (AAAI 2025). The recursion
 * ``max_gap``: the root accepts only trees better than the incumbent by more than the gap,
   so the result is within the gap of the optimum.
 
+Anytime. At depth three or more a greedy Gini tree (:mod:`satdt.dp.greedy`) is the first
+incumbent and the first bound; then the root reports each better tree it completes. The
+deadline is looked at before every subproblem; a depth-two subproblem is one kernel call
+(well under a second on the paper's data sets), so the search stops soon after it. At
+depth four or more on large data, the first improvement over the greedy tree needs a whole
+depth-three subproblem solved.
+
 Thresholds. Column c's distinct values over the whole data ``v_0 < v_1 < ...`` give the
 thresholds of :class:`satdt.binarize.Binarizer` with ``max_thresholds=None``: between
 ``v_r`` and ``v_{r+1}`` the shortest decimal in ``[v_r, v_{r+1})`` near the midpoint. The
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -366,6 +373,7 @@ def _greedy_node(tree: Tree, prep: PreparedNumeric) -> Any:
 
 
 def _check_inputs(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int):
+    """Reject inputs the search cannot handle, saying the rule, the value seen and the fix."""
     n = X.shape[0] if X.ndim == 2 else -1
     if X.ndim != 2 or y.shape != (n,) or w.shape != (n,):
         raise DataError(
@@ -385,7 +393,8 @@ def _check_inputs(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, d
         raise DataError(f"max_depth must be >= 0; got {depth}")
 
 
-def _flags(prune: Any) -> tuple[int, bool]:
+def _flags(prune: Iterable[str]) -> tuple[int, bool]:
+    """The kernels' bit flags of the switches, and whether D2Split is on."""
     switches = frozenset(prune)
     unknown = switches - PRUNING
     if unknown:
@@ -411,7 +420,7 @@ def solve_min_error(
     upper_bound: float | None = None,
     max_gap: float = 0.0,
     max_cache_mb: float = 512,
-    prune: frozenset[str] | tuple[str, ...] = PRUNING,
+    prune: Iterable[str] = PRUNING,
 ) -> SearchResult:
     """Minimum-error tree of depth at most ``max_depth`` on numeric features, by ConTree.
 
@@ -433,7 +442,8 @@ def solve_min_error(
         Cap on the cache of solved subproblems (an estimate of its memory); once reached it
         stops storing and the search stays exact.
     prune
-        The switches of :data:`PRUNING` to use (all by default); for ablation studies.
+        The names of the switches of :data:`PRUNING` to use (all by default); for ablation
+        studies. Every combination gives the same optimum.
 
     Returns
     -------

@@ -327,6 +327,17 @@ def _leaves(model: Model) -> str:
     return "" if n_leaves is None else ("1 leaf" if n_leaves == 1 else f"{n_leaves} leaves")
 
 
+def _proof(result, sep: str) -> str:
+    """What is proven of an error: optimal, within the permitted gap, or only a lower bound."""
+    if result.proven_optimal:
+        return "proven optimal"
+    if result.gap > 0:
+        return (
+            f"within {result.gap:g} of the optimum (max_gap){sep}lower bound {result.lower_bound:g}"
+        )
+    return f"not proven{sep}lower bound {result.lower_bound:g}"
+
+
 def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     result = model.result_
     tree = result.tree
@@ -335,11 +346,7 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     if result.objective == "error":
         n = len(dataset.y)
         error = result.objective_value
-        proof = (
-            "proven optimal"
-            if result.proven_optimal
-            else f"not proven; lower bound {result.lower_bound:g}"
-        )
+        proof = _proof(result, "; ")
         if result.proven_optimal and "quantile" in preparation.binarization:
             proof += " for these binary features only"
         lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
@@ -454,11 +461,7 @@ def _plot_title(args: argparse.Namespace, model: OptimalTreeClassifier, n_rows: 
     """The title of a ``--plot`` curve: dataset, method and depth; final error and its proof."""
     result = model.result_
     method, _ = methods.resolve(model.objective, model.method, {})
-    proof = (
-        "proven optimal"
-        if result.proven_optimal
-        else f"not proven, lower bound {result.lower_bound:g}"
-    )
+    proof = _proof(result, ", ")
     return (
         f"{Path(args.data).name}: {method.name}, depth <= {model.max_depth}\n"
         f"{result.objective_value:g} errors of {n_rows} rows ({proof}), {result.runtime:.2f} s"

@@ -245,7 +245,15 @@ class SatdtEstimator:
             self._check_model(result.tree, data, result.objective_value)
         self.result_ = result
         setattr(self, self._fitted_attribute, result.tree)
-        if not result.proven_optimal:
+        if not result.proven_optimal and result.gap > 0:
+            warnings.warn(
+                f"search completed within the permitted gap (max_gap): {self.objective} "
+                f"{result.objective_value:g} is at most {result.gap:g} above the optimum "
+                f"(lower bound {result.lower_bound:g}), not proven optimal",
+                NotProvenWarning,
+                stacklevel=2,
+            )
+        elif not result.proven_optimal:
             warnings.warn(
                 f"search stopped early: returning the best model found ({self.objective} "
                 f"{result.objective_value:g}, lower bound {result.lower_bound:g}), not proven optimal",

@@ -55,12 +55,17 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class Param:
     """A parameter of a method: name, default, the values it takes, and help for people.
 
     ``choices`` (a callable, so that search modules load only when checked) lists the named
-    values besides ``"auto"``; ``positive_int`` also allows integers >= 1.
+    values besides ``"auto"``; ``positive_int`` also allows integers >= 1, ``non_negative``
+    any finite number >= 0 (integer or fractional).
     """
 
     name: str
@@ -68,6 +73,7 @@ class Param:
     help: str
     choices: Callable[[], tuple[str, ...]] | None = None
     positive_int: bool = False
+    non_negative: bool = False
     objectives: tuple[str, ...] = ()  # empty: every objective of the method
 
     @property
@@ -79,15 +85,30 @@ class Param:
 
     def check(self, value: Any) -> None:
         """Raise :class:`SatdtError` saying the rule, the value seen and the fix."""
-        if value in self.allowed() or (self.positive_int and _is_int(value) and value >= 1):
+        if isinstance(value, str) and value in self.allowed():
             return
-        extra = " or a positive integer" if self.positive_int else ""
+        if self.positive_int and _is_int(value) and value >= 1:
+            return
+        if self.non_negative and _is_number(value) and math.isfinite(value) and value >= 0:
+            return
+        extra = (
+            " or a positive integer"
+            if self.positive_int
+            else " or a number >= 0"
+            if self.non_negative
+            else ""
+        )
         raise SatdtError(f"{self.name} must be one of {list(self.allowed())}{extra}, got {value!r}")
 
     def parse(self, text: str) -> Any:
-        """A command-line word as a value (integers where allowed)."""
+        """A command-line word as a value (numbers where allowed)."""
         if self.positive_int and text.strip().isdigit():
             return int(text)
+        if self.non_negative:
+            try:
+                return float(text)
+            except ValueError:
+                return text
         return text
 
 
@@ -241,20 +262,28 @@ def _blossom_feature_cap(data: Prepared) -> int:
     return max(1, min(memory, speed))
 
 
-def _run_blossom(task: Task) -> SearchResult:
-    from .dp.blossom import solve_min_error
-
-    data = task.data
-    return solve_min_error(
-        data.binary(_blossom_feature_cap(data)).B,
+def _run_dp(
+    solve: Callable[..., SearchResult], task: Task, X: np.ndarray, **options: Any
+) -> SearchResult:
+    """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds and clock."""
+    data, best = task.data, task.recorder.best
+    return solve(
+        X,
         data.y,
         data.n_classes,
         int(task.max_depth),
         sample_weight=data.weight,
         deadline=task.deadline,
         recorder=task.recorder,
-        upper_bound=None if task.recorder.best is None else task.recorder.best.value,
+        upper_bound=None if best is None else best.value,
+        **options,
     )
+
+
+def _run_blossom(task: Task) -> SearchResult:
+    from .dp.blossom import solve_min_error
+
+    return _run_dp(solve_min_error, task, task.data.binary(_blossom_feature_cap(task.data)).B)
 
 
 def _warmup_blossom() -> None:
@@ -285,21 +314,39 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
         options.setdefault("rule", rule)
     if "relax_step" in options and options.get("rule") in ("purity", "gain"):
         options["relax_step"] = options["relax_step"] / 100  # given in hundredths
-    return solve_min_error(
-        data.binary(_blossom_feature_cap(data)).B,
-        data.y,
-        data.n_classes,
-        int(task.max_depth),
-        sample_weight=data.weight,
-        deadline=task.deadline,
-        recorder=task.recorder,
-        upper_bound=None if task.recorder.best is None else task.recorder.best.value,
-        **options,
-    )
+    return _run_dp(solve_min_error, task, data.binary(_blossom_feature_cap(data)).B, **options)
 
 
 def _run_cadl85(task: Task) -> SearchResult:
     return _run_dl85(task, rule="discrepancy")
+
+
+def _run_portfolio(task: Task) -> SearchResult:
+    from .dp.portfolio import solve_min_error
+
+    return _run_dp(solve_min_error, task, task.data.binary(_blossom_feature_cap(task.data)).B)
+
+
+def _warmup_portfolio() -> None:
+    from .dp.portfolio import warmup
+
+    warmup()
+
+
+def _report_portfolio(result: SearchResult) -> list[str]:
+    from .result import PortfolioStats
+
+    stats = result.stats
+    if not isinstance(stats, PortfolioStats):
+        return []
+    lines = [f"time: Blossom {stats.blossom_seconds:.2f} s, CA-DL8.5 {stats.dl85_seconds:.2f} s"]
+    if stats.proven_by:
+        lines.append(
+            f"optimality proven by {'Blossom' if stats.proven_by == 'blossom' else 'CA-DL8.5'}"
+        )
+    if stats.dl85_seconds > 0:
+        lines += _report_dl85(result)
+    return lines
 
 
 def _warmup_dl85() -> None:
@@ -338,6 +385,32 @@ _MAX_CACHE_MB = Param(
     "recomputed instead of stored (still exact)",
     positive_int=True,
 )
+
+
+# ---------------------------------------------------------------------- ConTree
+def _run_contree(task: Task) -> SearchResult:
+    from .dp.contree import solve_min_error
+
+    return _run_dp(solve_min_error, task, task.data.numeric(), **task.options)
+
+
+def _warmup_contree() -> None:
+    from .dp.contree import warmup
+
+    warmup()
+
+
+def _report_contree(result: SearchResult) -> list[str]:
+    from .result import ConTreeStats
+
+    stats = result.stats
+    if not isinstance(stats, ConTreeStats):
+        return []
+    return [
+        f"splits evaluated: {stats.expansions}, depth-two solves: {stats.bottom_solves}, "
+        f"cache: {stats.cache_entries} subproblems ({stats.cache_mb:.1f} MB"
+        f"{', full' if stats.cache_full else ''}), {stats.cache_hits} hits"
+    ]
 
 
 # ---------------------------------------------------------------------- the table
@@ -431,13 +504,43 @@ METHODS: dict[str, Method] = {
             warmup=_warmup_dl85,
             report=_report_dl85,
         ),
+        Method(
+            name="contree",
+            objectives=("error",),
+            input="numeric",
+            summary="DP with branch-and-bound over every threshold of the numeric columns, no "
+            "binarisation (ConTree, Brita et al.)",
+            run=_run_contree,
+            params=(
+                _MAX_CACHE_MB,
+                Param(
+                    "max_gap",
+                    "auto",
+                    "permitted gap to the optimum (default 0): an error count >= 1, or a fraction "
+                    "of the rows' weight below 1 (0.01: one per cent)",
+                    non_negative=True,
+                ),
+            ),
+            warmup=_warmup_contree,
+            report=_report_contree,
+        ),
+        Method(
+            name="portfolio",
+            objectives=("error",),
+            input="binary",
+            summary="Blossom alone for 0.5 s, then Blossom and CA-DL8.5 (top-k) in alternating "
+            "slices on one core, sharing the incumbent (what `auto` runs for `error`)",
+            run=_run_portfolio,
+            warmup=_warmup_portfolio,
+            report=_report_portfolio,
+        ),
     )
 }
 
 
 def choose_method(objective: str) -> str:
     """The method ``method="auto"`` runs for an objective."""
-    return "blossom" if OBJECTIVES[objective].kind == ERROR else "sat"
+    return "portfolio" if OBJECTIVES[objective].kind == ERROR else "sat"
 
 
 def methods_for(objectives: tuple[str, ...]) -> list[Method]:

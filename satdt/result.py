@@ -143,6 +143,38 @@ class DL85Stats(DPStats):
 
 
 @dataclass
+class ConTreeStats(DPStats):
+    """Counters of ConTree.
+
+    ``expansions`` counts evaluated splits at depths of three or more, ``bottom_solves`` the
+    depth-two (or depth-one) subproblems solved by a kernel, ``d2_splits`` the D2Split calls,
+    ``cuts`` the split indices pruned by the interval rules and the similarity bound.
+    ``cache_full`` says the cache reached ``max_cache_mb`` and stopped storing.
+    """
+
+    d2_splits: int = 0
+    cache_hits: int = 0
+    cache_entries: int = 0
+    cache_mb: float = 0.0
+    cache_full: bool = False
+
+
+@dataclass
+class PortfolioStats(DL85Stats):
+    """The portfolio of Blossom and CA-DL8.5 (``method="auto"`` for the error objective).
+
+    The inherited counters are CA-DL8.5's (Blossom's alone when it finished in its first
+    slice), ``blossom`` holds Blossom's; the seconds each search ran, and which one proved
+    the optimum (``""``: not proven).
+    """
+
+    blossom: DPStats | None = None
+    blossom_seconds: float = 0.0
+    dl85_seconds: float = 0.0
+    proven_by: str = ""
+
+
+@dataclass
 class Preparation:
     """What data preparation did: the features a search saw and how they were chosen."""
 
@@ -173,6 +205,9 @@ class SearchResult:
         A proven lower bound on the optimum (equal to ``objective_value`` when proven).
     proven_optimal
         Whether the search proved that no better tree exists.
+    gap
+        The permitted gap a search completed with (ConTree's ``max_gap``, as a weight): the
+        tree is then proven within ``gap`` of the optimum, though not optimal; 0 otherwise.
     runtime
         Wall-clock seconds.
     history
@@ -195,6 +230,7 @@ class SearchResult:
     events: tuple[Event, ...] = ()
     stats: Stats = field(default_factory=Stats)
     preparation: Preparation = field(default_factory=Preparation)
+    gap: float = 0.0
 
     @property
     def trace(self) -> tuple[SatCall, ...]:
@@ -271,6 +307,7 @@ class Recorder:
         self.history: list[Incumbent] = []
         self.events: list[Event] = []
         self.lower_bound: float = 0.0
+        self.gap = 0.0  # see SearchResult.gap
         self.stats: Stats = Stats()
         self.preparation = Preparation()
 
@@ -324,6 +361,7 @@ class Recorder:
             events=tuple(self.events),
             stats=copy.deepcopy(self.stats),
             preparation=copy.deepcopy(self.preparation),
+            gap=self.gap,
         )
 
 

@@ -175,25 +175,33 @@ def _checked_tree(value: float, inc: np.ndarray, prep: PreparedBinary, B, y, w, 
     """Build the tree and check that it really has the error the search claims."""
     tree = _heap_to_tree(inc, prep, B, y, w, n_classes)
     error = tree.count_error()
-    if abs(error - value) > _REL_TOL * max(1.0, float(w.sum())):
+    if abs(error - value) > tolerance(w):
         raise RuntimeError(
             f"internal error: the search reports error {value} but its tree has error {error}"
         )
     return tree
 
 
-def check_inputs(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int) -> None:
-    """Reject inputs the kernels cannot handle, saying the rule, the value seen and the fix."""
+def check_inputs(
+    B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, *, binary: bool = True
+) -> None:
+    """Reject inputs the kernels cannot handle, saying the rule, the value seen and the fix.
+
+    ``binary``: the features must be 0/1 (Blossom, DL8.5); else any finite numbers (ConTree).
+    """
+    name = "B" if binary else "X"
     n = B.shape[0] if B.ndim == 2 else -1
     if B.ndim != 2 or y.shape != (n,) or w.shape != (n,):
         raise DataError(
-            f"B must be (n, m) with y and sample_weight of length n; got B {B.shape}, "
+            f"{name} must be (n, m) with y and sample_weight of length n; got {name} {B.shape}, "
             f"y {y.shape}, sample_weight {w.shape}: pass arrays with one entry per row"
         )
-    if B.size and B.max() > 1:
+    if binary and B.size and B.max() > 1:
         raise DataError(
             f"B must hold 0/1 values; found {int(B.max())}: binarize the features first"
         )
+    if not binary and B.size and not np.all(np.isfinite(B)):
+        raise DataError("X must hold finite numbers: impute or drop rows with NaN or inf")
     if n and (y.min() < 0 or y.max() >= n_classes):
         raise DataError(
             f"class indices must lie in [0, {n_classes}); found {int(y.min())}..{int(y.max())}: "
@@ -219,6 +227,11 @@ def start_stats(kind: type[DPStats], B: np.ndarray, prep: PreparedBinary, record
     return stats
 
 
+def tolerance(w: np.ndarray) -> float:
+    """How much two errors may differ by float rounding alone (relative to the total weight)."""
+    return _REL_TOL * max(1.0, float(w.sum()))
+
+
 def bound_to_beat(upper_bound: float | None, recorder: Recorder, w: np.ndarray) -> float:
     """The error a DP search must beat: ``upper_bound`` less a rounding tolerance (``inf`` if None).
 
@@ -227,10 +240,10 @@ def bound_to_beat(upper_bound: float | None, recorder: Recorder, w: np.ndarray) 
     """
     if upper_bound is None:
         return math.inf
-    tolerance = _REL_TOL * max(1.0, float(w.sum()))
-    bound = float(upper_bound) - tolerance
+    tol = tolerance(w)
+    bound = float(upper_bound) - tol
     best = recorder.best
-    if math.isnan(bound) or best is None or best.value > float(upper_bound) + tolerance:
+    if math.isnan(bound) or best is None or best.value > float(upper_bound) + tol:
         seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
         raise DataError(
             f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
@@ -312,40 +325,82 @@ def solve_min_error(
         recorder.lower_bound = min(root_leaf, bound)
         return recorder.snapshot(proven_optimal=True)
 
-    state, ctl, fctl, scr, bottom = _allocate(prep, K, bound)
-    data = prep.data
-    k.start(data, state, ctl, scr)
-    inc = state.inc
-    budget = 20_000
-    proven = False
-    while True:
-        tic = time.perf_counter()
-        status = k.search(data, state, ctl, fctl, scr, bottom, budget)
-        toc = time.perf_counter()
-        if ctl[k.C_IMPROVED]:
-            ctl[k.C_IMPROVED] = 0
-            value = float(fctl[k.F_INCUMBENT])
-            recorder.improve(_checked_tree(value, inc, prep, B, y, w, n_classes), value)
-        if status == k.DONE:
-            proven = True
-            break
-        if deadline is not None and toc >= deadline:
-            break
-        rate = budget / max(toc - tic, 1e-6)
-        chunk = _CHUNK_SECONDS if deadline is None else min(_CHUNK_SECONDS, deadline - toc)
-        budget = int(min(max(rate * chunk, 1_000), 1e12))
+    run = BlossomRun(prep, K, bound, (B, y, w, n_classes), recorder, stats)
+    run.advance(deadline)
+    return run.finish()
 
-    if recorder.best is None:  # stopped before the first complete tree: the root as a leaf
-        inc[:] = -1
-        recorder.improve(_checked_tree(root_leaf, inc, prep, B, y, w, n_classes), root_leaf)
-    recorder.lower_bound = float(fctl[k.F_INCUMBENT]) if proven else prep.floor
-    stats.expansions = int(ctl[k.C_EXPAND])
-    stats.bottom_solves = int(ctl[k.C_SOLVE])
-    stats.backtracks = int(ctl[k.C_BACKTRACK])
-    stats.cuts = int(ctl[k.C_CUTS])
-    stats.similarity_cuts = int(ctl[k.C_SIM_CUTS])
-    stats.complete_trees = int(ctl[k.C_TREES])
-    return recorder.snapshot(proven_optimal=proven)
+
+class BlossomRun:
+    """One Blossom search that can be advanced in slices and resumed (for a portfolio).
+
+    The kernels keep the whole search state in arrays, so a search stopped at a slice's end
+    continues where it was. Another search sharing the recorder may find a better tree;
+    :meth:`tighten` lowers the bound Blossom prunes with, which keeps its proof valid: when
+    the space is exhausted, no tree beats the recorder's incumbent.
+    """
+
+    def __init__(self, prep: PreparedBinary, K: int, bound: float, source, recorder, stats):
+        self.prep, self.K, self.source = prep, K, source
+        self.recorder, self.stats = recorder, stats
+        self.state, self.ctl, self.fctl, self.scr, self.bottom = _allocate(prep, K, bound)
+        k.start(prep.data, self.state, self.ctl, self.scr)
+        self.budget = 20_000
+        self.proven = False
+
+    def tighten(self, value: float) -> None:
+        """Prune from now on with ``value``, the error of a tree already on the recorder."""
+        if value < self.fctl[k.F_INCUMBENT]:
+            self.fctl[k.F_INCUMBENT] = value
+            if value <= self.prep.floor:
+                self.proven = True
+
+    def advance(self, until: float | None) -> bool:
+        """Search until ``until`` (a ``time.perf_counter()`` value) or the end; True if proven."""
+        ctl, fctl = self.ctl, self.fctl
+        while not self.proven:
+            tic = time.perf_counter()
+            status = k.search(
+                self.prep.data, self.state, ctl, fctl, self.scr, self.bottom, self.budget
+            )
+            toc = time.perf_counter()
+            if ctl[k.C_IMPROVED]:
+                ctl[k.C_IMPROVED] = 0
+                value = float(fctl[k.F_INCUMBENT])
+                self.recorder.improve(self._checked(value), value)
+            if status == k.DONE:
+                self.proven = True
+                break
+            if until is not None and toc >= until:
+                break
+            rate = self.budget / max(toc - tic, 1e-6)
+            chunk = _CHUNK_SECONDS if until is None else min(_CHUNK_SECONDS, until - toc)
+            self.budget = int(min(max(rate * chunk, 1_000), 1e12))
+        return self.proven
+
+    def _checked(self, value: float) -> Tree:
+        return _checked_tree(value, self.state.inc, self.prep, *self.source)
+
+    def finish(self) -> SearchResult:
+        """The recorder's snapshot, with the root as a leaf if no tree was found yet."""
+        recorder, prep = self.recorder, self.prep
+        if recorder.best is None:  # stopped before the first complete tree: the root as a leaf
+            self.state.inc[:] = -1
+            W = prep.data.W
+            root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
+            recorder.improve(self._checked(root_leaf), root_leaf)
+        recorder.lower_bound = recorder.best.value if self.proven else prep.floor
+        self.fill_stats()
+        return recorder.snapshot(proven_optimal=self.proven)
+
+    def fill_stats(self) -> None:
+        """Copy the kernels' counters into the statistics."""
+        ctl, stats = self.ctl, self.stats
+        stats.expansions = int(ctl[k.C_EXPAND])
+        stats.bottom_solves = int(ctl[k.C_SOLVE])
+        stats.backtracks = int(ctl[k.C_BACKTRACK])
+        stats.cuts = int(ctl[k.C_CUTS])
+        stats.similarity_cuts = int(ctl[k.C_SIM_CUTS])
+        stats.complete_trees = int(ctl[k.C_TREES])
 
 
 def warmup() -> None:

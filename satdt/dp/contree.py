@@ -48,9 +48,10 @@ import numpy as np
 from ..binarize import readable_threshold
 from ..errors import DataError, TimeUp
 from ..prepare import group_rows
-from ..result import DPStats, Recorder, SearchResult
+from ..result import ConTreeStats, Recorder, SearchResult
 from ..tree import Tree
 from . import _contree_kernels as k
+from .blossom import check_inputs
 from .greedy import greedy_numeric_tree
 
 #: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
@@ -69,23 +70,6 @@ _FLAGS = {
 _REL_TOL = 1e-9
 # Estimated bytes of one cache entry besides its key (tuple, floats, nested tree).
 _ENTRY_BYTES = 200
-
-
-@dataclass
-class ConTreeStats(DPStats):
-    """Counters of ConTree.
-
-    ``expansions`` counts evaluated splits at depths of three or more, ``bottom_solves`` the
-    depth-two (or depth-one) subproblems solved by a kernel, ``d2_splits`` the D2Split calls,
-    ``cuts`` the split indices pruned by the interval rules and the similarity bound.
-    ``cache_full`` says the cache reached ``max_cache_mb`` and stopped storing.
-    """
-
-    d2_splits: int = 0
-    cache_hits: int = 0
-    cache_entries: int = 0
-    cache_mb: float = 0.0
-    cache_full: bool = False
 
 
 @dataclass(frozen=True)
@@ -372,27 +356,6 @@ def _greedy_node(tree: Tree, prep: PreparedNumeric) -> Any:
     return walk(0)
 
 
-def _check_inputs(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int):
-    """Reject inputs the search cannot handle, saying the rule, the value seen and the fix."""
-    n = X.shape[0] if X.ndim == 2 else -1
-    if X.ndim != 2 or y.shape != (n,) or w.shape != (n,):
-        raise DataError(
-            f"X must be (n, m) with y and sample_weight of length n; got X {X.shape}, "
-            f"y {y.shape}, sample_weight {w.shape}: pass arrays with one entry per row"
-        )
-    if X.size and not np.all(np.isfinite(X)):
-        raise DataError("X must hold finite numbers: impute or drop rows with NaN or inf")
-    if n and (y.min() < 0 or y.max() >= n_classes):
-        raise DataError(
-            f"class indices must lie in [0, {n_classes}); found {int(y.min())}..{int(y.max())}: "
-            "encode the labels as 0 .. n_classes - 1"
-        )
-    if not np.all(np.isfinite(w)) or (w < 0).any():
-        raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
-    if depth < 0:
-        raise DataError(f"max_depth must be >= 0; got {depth}")
-
-
 def _flags(prune: Iterable[str]) -> tuple[int, bool]:
     """The kernels' bit flags of the switches, and whether D2Split is on."""
     switches = frozenset(prune)
@@ -432,7 +395,7 @@ def solve_min_error(
         As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
         maximum depth, non-negative row weights (default ones), a ``time.perf_counter()``
         value to stop at, the recorder receiving every incumbent (and a
-        :class:`ConTreeStats`), and the error of an incumbent already on the recorder that
+        :class:`~satdt.result.ConTreeStats`), and the error of an incumbent already on the recorder that
         the search must beat.
     max_gap
         The paper's optimality gap: an absolute weight (``>= 1``) or, when below 1, a
@@ -453,7 +416,7 @@ def solve_min_error(
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    _check_inputs(X, y, w, n_classes, max_depth)
+    check_inputs(X, y, w, n_classes, max_depth, binary=False)
     if not (max_gap >= 0):
         raise DataError(f"max_gap must be >= 0; got {max_gap}")
     flags, d2 = _flags(prune)
@@ -519,6 +482,7 @@ def solve_min_error(
     best_value = recorder.best.value
     if proven:
         recorder.lower_bound = best_value if gap == 0 else max(best_value - gap, prep.floor)
+        recorder.gap = gap
     else:
         recorder.lower_bound = prep.floor
     return recorder.snapshot(proven_optimal=proven and gap == 0)

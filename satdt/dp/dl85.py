@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -83,13 +83,18 @@ from ._counts import (
     solve_depth2,
 )
 from ._dl85_kernels import eval_pairs_support, node_totals
-from .blossom import PreparedBinary, bound_to_beat, check_inputs, prepare_binary, start_stats
+from .blossom import (
+    PreparedBinary,
+    bound_to_beat,
+    check_inputs,
+    prepare_binary,
+    start_stats,
+    tolerance,
+)
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
 SCHEDULES = ("monotonic", "exponential", "luby")
 DEFAULT_CACHE_MB = 512
-# Relative tolerance on errors (float sums in different orders), times the total weight.
-_REL_TOL = 1e-9
 # Estimated bytes of one cache entry besides its key's row bytes (dict slot, tuples, floats).
 _ENTRY_BYTES = 200
 # Estimated bytes per internal node of a cached tree (a 3-tuple).
@@ -100,6 +105,22 @@ LEAF = -1  # a leaf in the search's nested trees; an internal node is (feature, 
 
 class _TimeUp(Exception):
     """The deadline passed inside the search (caught by the driver)."""
+
+
+class _CompanionProved(Exception):
+    """The search run alongside (a portfolio's companion) proved the incumbent optimal."""
+
+
+class Companion(Protocol):
+    """A search that runs in slices between DL8.5's nodes and shares the recorder.
+
+    ``every``: seconds of DL8.5 between two calls of ``pause(now)``, which runs the companion
+    for its slice and returns True when it proved the recorder's incumbent optimal.
+    """
+
+    every: float
+
+    def pause(self, now: float) -> bool: ...
 
 
 def luby(i: int) -> int:
@@ -188,6 +209,7 @@ class _Search:
         deadline: float | None,
         tol: float,
         on_root: Callable[[float, Any], None],
+        companion: Companion | None = None,
     ) -> None:
         self.prep = prep
         self.data = prep.data
@@ -195,6 +217,8 @@ class _Search:
         self.min_support = min_support
         self.cap = max_cache_mb * 2**20
         self.deadline = deadline
+        self.companion = companion
+        self.wake = self._next_wake()
         self.tol = tol
         self.on_root = on_root
         M = self.data.Bd.shape[1]
@@ -244,6 +268,21 @@ class _Search:
         self.bottom = 0
         self.cuts = 0
 
+    def _next_wake(self) -> float | None:
+        """When ``node`` must next look up: the deadline, or the companion's next slice."""
+        if self.companion is None:
+            return self.deadline
+        turn = time.perf_counter() + self.companion.every
+        return turn if self.deadline is None else min(turn, self.deadline)
+
+    def _wake(self) -> None:
+        now = time.perf_counter()
+        if self.deadline is not None and now >= self.deadline:
+            raise _TimeUp
+        if self.companion is not None and self.companion.pause(now):
+            raise _CompanionProved
+        self.wake = self._next_wake()
+
     # ------------------------------------------------------------------ cache
     def _room(self, size: float) -> bool:
         if self.bytes + self.local_bytes + self.partial_bytes + size > self.cap:
@@ -289,8 +328,8 @@ class _Search:
         (``None``), no tree below ``ub`` was found. ``terminal``: the rule cut nothing here or
         below, so a tree is this node's optimum and a failure proves ``optimum >= value``.
         """
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            raise _TimeUp
+        if self.wake is not None and time.perf_counter() >= self.wake:
+            self._wake()
         self.nodes += 1
         data = self.data
         tot = np.empty(data.W.shape[1])
@@ -691,6 +730,8 @@ def solve_min_error(
     rule: str | None = None,
     relax: str = "monotonic",
     relax_step: float | None = None,
+    prep: PreparedBinary | None = None,
+    companion: Companion | None = None,
 ) -> SearchResult:
     """Minimum-error tree of depth at most ``max_depth`` by DL8.5, or by CA-DL8.5 with ``rule``.
 
@@ -713,6 +754,12 @@ def solve_min_error(
         The relaxation schedule of CA-DL8.5 (:data:`SCHEDULES`) and its step δ: positions
         (default 1) for ``discrepancy`` / ``topk`` / ``topk_star``; gain gap in bits or
         purity (default 0.05) for ``gain`` / ``purity``.
+    prep, companion
+        For a portfolio (:mod:`satdt.dp.portfolio`): the data already prepared by
+        :func:`~satdt.dp.blossom.prepare_binary` from the same arguments, and a search run in
+        slices between this one's nodes that reports to the same recorder. Each restart
+        starts from the recorder's incumbent, whoever found it; when the companion proves
+        it optimal, so is the result.
 
     Returns
     -------
@@ -735,9 +782,10 @@ def solve_min_error(
         raise DataError(f"relax must be one of {list(SCHEDULES)}, got {relax!r}")
     fractional = rule in ("purity", "gain")
     step = _positive("relax_step", relax_step, 0.05 if fractional else 1.0)
-    tol = _REL_TOL * max(1.0, float(w.sum()))
+    tol = tolerance(w)
     bound = bound_to_beat(upper_bound, recorder, w)
-    prep = prepare_binary(B, y, w, n_classes)
+    if prep is None:
+        prep = prepare_binary(B, y, w, n_classes)
     N, M = prep.data.Bd.shape
     K = int(max_depth)
     stats = start_stats(DL85Stats, B, prep, recorder)
@@ -755,8 +803,15 @@ def solve_min_error(
 
     incumbent = [bound]
 
+    def to_beat() -> float:
+        """The bound a tree must beat: this search's best, or a companion's if lower."""
+        best = recorder.best
+        if best is not None and best.value - tol < incumbent[0]:
+            incumbent[0] = best.value - tol
+        return incumbent[0]
+
     def on_root(value: float, nested: Any) -> None:
-        if value < incumbent[0]:
+        if value < to_beat():
             incumbent[0] = value
             recorder.improve(check(value, nested), value)
 
@@ -766,7 +821,7 @@ def solve_min_error(
         recorder.lower_bound = min(root_leaf, bound)
         return recorder.snapshot(proven_optimal=True)
 
-    search = _Search(prep, K, int(min_support), max_cache_mb, deadline, tol, on_root)
+    search = _Search(prep, K, int(min_support), max_cache_mb, deadline, tol, on_root, companion)
     rows = np.arange(N, dtype=np.int32)
     proven = False
     restart = 0
@@ -779,7 +834,7 @@ def solve_min_error(
                 active = _Rule(rule, base + relaxation(relax, step, restart))
             search.new_restart(active)
             tic = time.perf_counter()
-            value, nested, terminal = search.node(rows, K, 0, incumbent[0], 0.0)
+            value, nested, terminal = search.node(rows, K, 0, to_beat(), 0.0)
             if nested is not None:
                 on_root(value, nested)
             if rule is not None:
@@ -800,6 +855,8 @@ def solve_min_error(
                 break
     except _TimeUp:
         pass
+    except _CompanionProved:
+        proven = True
     finally:  # also on Ctrl-C, where the caller keeps the best tree
         _fill_stats(stats, search, restart)
     if recorder.best is None:  # stopped before the first tree: the root as a leaf

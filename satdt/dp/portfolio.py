@@ -1,0 +1,142 @@
+"""Blossom and CA-DL8.5 on one core, sharing one incumbent (``method="portfolio"``, and ``auto``).
+
+Blossom finds good trees almost at once (it always completes the current tree first), and is
+the best anytime search under 15-30 s in Kiossou, Nijssen & Schaus (CA-DL8.5, Tables 2-3);
+CA-DL8.5's restarts under a pruning rule reach the optimum sooner on deeper trees and
+prove it through the restart that cut nothing (Algorithm 2). The portfolio runs Blossom
+alone for a first slice, then alternates: CA-DL8.5 runs, and every ``every`` seconds of it
+Blossom resumes (:class:`~satdt.dp.blossom.BlossomRun` keeps its state between slices) for
+its share of the time. Both report to the same recorder; each restart of CA-DL8.5 starts
+from the incumbent, whoever found it, and Blossom prunes with it. Both searches are
+complete, so whichever exhausts its space first proves the incumbent optimal.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..result import DPStats, PortfolioStats, Recorder, SearchResult
+from . import dl85
+from .blossom import BlossomRun, bound_to_beat, check_inputs, prepare_binary, tolerance
+
+# CA-DL8.5's rule with the lowest primal integrals besides Blossom in benchmarks/anytime.py.
+DEFAULT_RULE = "topk"
+FIRST_SLICE = 0.5  # seconds of Blossom alone: its first trees
+BLOSSOM_SHARE = 0.5  # then Blossom's fraction of the time
+EVERY = 0.05  # seconds of CA-DL8.5 between two Blossom slices
+
+
+class _BlossomSlices:
+    """Blossom as CA-DL8.5's companion: resumed between DL8.5 nodes for its share of time."""
+
+    def __init__(self, run: BlossomRun, recorder: Recorder, tol: float, deadline, share, every):
+        self.run, self.recorder, self.tol, self.deadline = run, recorder, tol, deadline
+        self.ratio = share / (1.0 - share)
+        self.every = every
+        self.resumed = time.perf_counter()
+        self.seconds = 0.0
+
+    def pause(self, now: float) -> bool:
+        best = self.recorder.best
+        if best is not None:
+            self.run.tighten(best.value - self.tol)
+        until = now + self.ratio * (now - self.resumed)
+        if self.deadline is not None:
+            until = min(until, self.deadline)
+        proven = self.run.advance(until)
+        self.resumed = time.perf_counter()
+        self.seconds += self.resumed - now
+        return proven
+
+
+def solve_min_error(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    *,
+    sample_weight: np.ndarray | None = None,
+    deadline: float | None = None,
+    recorder: Recorder,
+    upper_bound: float | None = None,
+    rule: str = DEFAULT_RULE,
+    first_slice: float = FIRST_SLICE,
+    blossom_share: float = BLOSSOM_SHARE,
+    every: float = EVERY,
+) -> SearchResult:
+    """Minimum-error tree of depth at most ``max_depth`` by Blossom and CA-DL8.5 together.
+
+    Arguments as :func:`satdt.dp.blossom.solve_min_error`; ``rule`` is CA-DL8.5's rule (its
+    default schedule), ``first_slice`` the seconds Blossom runs alone first,
+    ``blossom_share`` (in (0, 1)) Blossom's fraction of the time afterwards, ``every`` the
+    seconds of CA-DL8.5 between two Blossom slices. ``recorder.stats`` becomes a
+    :class:`~satdt.result.PortfolioStats`: CA-DL8.5's counters, Blossom's in ``blossom``,
+    the time each search had, and which one proved the optimum.
+    """
+    B = np.ascontiguousarray(B, dtype=np.uint8)
+    y = np.asarray(y, dtype=np.int64)
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    check_inputs(B, y, w, n_classes, max_depth)
+    if not 0.0 < blossom_share < 1.0:
+        raise ValueError(f"blossom_share must lie in (0, 1), got {blossom_share}")
+    tic = time.perf_counter()
+    bound = bound_to_beat(upper_bound, recorder, w)
+    prep = prepare_binary(B, y, w, n_classes)
+    K = int(max_depth)
+    tol = tolerance(w)
+    N, M = prep.data.Bd.shape
+    blossom_stats = DPStats(
+        rows=int(B.shape[0]),
+        distinct_rows=int(N),
+        features=int(B.shape[1]),
+        features_used=int(M),
+        irreducible_error=prep.floor,
+    )
+    if K == 0 or M == 0 or bound <= prep.floor:  # nothing to interleave
+        return dl85.solve_min_error(
+            B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
+            upper_bound=upper_bound, rule=rule, prep=prep,
+        )  # fmt: skip
+    run = BlossomRun(prep, K, bound, (B, y, w, n_classes), recorder, blossom_stats)
+    first = time.perf_counter() + first_slice
+    proven = run.advance(first if deadline is None else min(first, deadline))
+    blossom_seconds = time.perf_counter() - tic
+    if proven or (deadline is not None and time.perf_counter() >= deadline):
+        result = run.finish()
+        recorder.stats = PortfolioStats(
+            **vars(blossom_stats),
+            blossom=blossom_stats,
+            blossom_seconds=blossom_seconds,
+            proven_by="blossom" if proven else "",
+        )
+        return recorder.snapshot(proven_optimal=result.proven_optimal)
+    slices = _BlossomSlices(run, recorder, tol, deadline, blossom_share, every)
+    ca_tic = time.perf_counter()
+    best = recorder.best
+    result = dl85.solve_min_error(
+        B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
+        upper_bound=None if best is None else best.value, rule=rule, prep=prep,
+        companion=slices,
+    )  # fmt: skip
+    run.fill_stats()
+    ca_seconds = time.perf_counter() - ca_tic - slices.seconds
+    ca_stats = recorder.stats
+    recorder.stats = PortfolioStats(
+        **vars(ca_stats),
+        blossom=blossom_stats,
+        blossom_seconds=blossom_seconds + slices.seconds,
+        dl85_seconds=ca_seconds,
+        proven_by=("blossom" if run.proven else "cadl85") if result.proven_optimal else "",
+    )
+    recorder.lower_bound = result.lower_bound
+    return recorder.snapshot(proven_optimal=result.proven_optimal)
+
+
+def warmup() -> None:
+    """Compile (or load from numba's cache) the kernels of both searches."""
+    from .blossom import warmup as warmup_blossom
+
+    warmup_blossom()
+    dl85.warmup()

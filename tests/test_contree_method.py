@@ -1,0 +1,76 @@
+"""ConTree as a method of the table: the estimator, the command line, max_gap's reporting."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from satdt import OptimalTreeClassifier, read_csv
+from satdt.cli import main
+from satdt.errors import NotProvenWarning, SatdtError
+from satdt.result import ConTreeStats
+
+IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_contree_equals_blossom_with_every_threshold_on_iris(depth):
+    data = read_csv(IRIS)
+    fits = {
+        method: OptimalTreeClassifier(objective="error", method=method, max_depth=depth).fit(
+            data.X, data.y
+        )
+        for method in ("contree", "blossom")
+    }
+    assert isinstance(fits["contree"].result_.stats, ConTreeStats)
+    for model in fits.values():
+        assert model.result_.proven_optimal
+    errors = {m: f.result_.objective_value for m, f in fits.items()}
+    assert errors["contree"] == errors["blossom"]
+    predicted = fits["contree"].predict(data.X)
+    assert (predicted != np.asarray(data.y)).sum() == errors["contree"]
+
+
+def test_a_fractional_gap_is_reported_as_a_gap_not_a_time_out():
+    data = read_csv(IRIS)
+    model = OptimalTreeClassifier(objective="error", method="contree", max_depth=3, max_gap=0.05)
+    with pytest.warns(NotProvenWarning, match="within the permitted gap"):
+        model.fit(data.X, data.y)
+    result = model.result_
+    exact = OptimalTreeClassifier(objective="error", method="contree", max_depth=3).fit(
+        data.X, data.y
+    )
+    assert result.gap == pytest.approx(0.05 * 150)
+    assert not result.proven_optimal
+    assert exact.result_.objective_value <= result.objective_value
+    assert result.objective_value - exact.result_.objective_value <= result.gap
+    assert result.lower_bound <= exact.result_.objective_value
+
+
+def test_exact_contree_gives_no_warning():
+    data = read_csv(IRIS)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", NotProvenWarning)
+        OptimalTreeClassifier(objective="error", method="contree", max_depth=2).fit(data.X, data.y)
+
+
+@pytest.mark.parametrize("gap", [-1, float("nan"), "big", True])
+def test_bad_gaps_are_refused(gap):
+    with pytest.raises(SatdtError, match="max_gap"):
+        OptimalTreeClassifier(objective="error", method="contree", max_depth=2, max_gap=gap).fit(
+            [[0.0], [1.0]], [0, 1]
+        )
+
+
+def test_cli_fit_with_contree_and_a_gap(capsys):
+    code = main(["fit", str(IRIS), "--max-depth", "2", "--method", "contree", "--max-gap", "3"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "within 3 of the optimum (max_gap)" in out
+    code = main(["fit", str(IRIS), "--max-depth", "2", "--method", "contree"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "proven optimal" in out and "splits evaluated" in out

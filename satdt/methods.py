@@ -10,6 +10,7 @@ Search modules are imported only when a method runs, so importing this table sta
 
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -238,6 +239,15 @@ def _report_sat(result: SearchResult) -> list[str]:
     return lines
 
 
+def _warmup(dp_module: str) -> Callable[[], None]:
+    """The ``warmup`` of a module of :mod:`satdt.dp`, imported only when called."""
+
+    def run() -> None:
+        importlib.import_module(f"{__package__}.dp.{dp_module}").warmup()
+
+    return run
+
+
 # ---------------------------------------------------------------------- Blossom
 # Pair-count updates per second of the depth-two solver (measured on this kind of machine,
 # with room to spare); used to size the features so a first tree comes within half the time.
@@ -286,12 +296,6 @@ def _run_blossom(task: Task) -> SearchResult:
     return _run_dp(solve_min_error, task, task.data.binary(_blossom_feature_cap(task.data)).B)
 
 
-def _warmup_blossom() -> None:
-    from .dp.blossom import warmup
-
-    warmup()
-
-
 # ---------------------------------------------------------------------- DL8.5, CA-DL8.5
 def _dl85_rules() -> tuple[str, ...]:
     from .dp.dl85 import RULES
@@ -327,12 +331,6 @@ def _run_portfolio(task: Task) -> SearchResult:
     return _run_dp(solve_min_error, task, task.data.binary(_blossom_feature_cap(task.data)).B)
 
 
-def _warmup_portfolio() -> None:
-    from .dp.portfolio import warmup
-
-    warmup()
-
-
 def _report_portfolio(result: SearchResult) -> list[str]:
     from .result import PortfolioStats
 
@@ -347,12 +345,6 @@ def _report_portfolio(result: SearchResult) -> list[str]:
     if stats.dl85_seconds > 0:
         lines += _report_dl85(result)
     return lines
-
-
-def _warmup_dl85() -> None:
-    from .dp.dl85 import warmup
-
-    warmup()
 
 
 def _report_dl85(result: SearchResult) -> list[str]:
@@ -392,12 +384,6 @@ def _run_contree(task: Task) -> SearchResult:
     from .dp.contree import solve_min_error
 
     return _run_dp(solve_min_error, task, task.data.numeric(), **task.options)
-
-
-def _warmup_contree() -> None:
-    from .dp.contree import warmup
-
-    warmup()
 
 
 def _report_contree(result: SearchResult) -> list[str]:
@@ -456,7 +442,7 @@ METHODS: dict[str, Method] = {
             input="binary",
             summary="anytime depth-first DP with optimal depth-two subtrees (Demirovic et al.)",
             run=_run_blossom,
-            warmup=_warmup_blossom,
+            warmup=_warmup("blossom"),
         ),
         Method(
             name="dl85",
@@ -466,7 +452,7 @@ METHODS: dict[str, Method] = {
             "Aglin et al.)",
             run=_run_dl85,
             params=(_MIN_SUPPORT, _MAX_CACHE_MB),
-            warmup=_warmup_dl85,
+            warmup=_warmup("dl85"),
             report=_report_dl85,
         ),
         Method(
@@ -501,7 +487,7 @@ METHODS: dict[str, Method] = {
                     positive_int=True,
                 ),
             ),
-            warmup=_warmup_dl85,
+            warmup=_warmup("dl85"),
             report=_report_dl85,
         ),
         Method(
@@ -521,7 +507,7 @@ METHODS: dict[str, Method] = {
                     non_negative=True,
                 ),
             ),
-            warmup=_warmup_contree,
+            warmup=_warmup("contree"),
             report=_report_contree,
         ),
         Method(
@@ -531,7 +517,7 @@ METHODS: dict[str, Method] = {
             summary="Blossom alone for 0.5 s, then Blossom and CA-DL8.5 (top-k) in alternating "
             "slices on one core, sharing the incumbent (what `auto` runs for `error`)",
             run=_run_portfolio,
-            warmup=_warmup_portfolio,
+            warmup=_warmup("portfolio"),
             report=_report_portfolio,
         ),
     )

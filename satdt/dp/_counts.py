@@ -306,6 +306,32 @@ def count_in_space(rows, data, loc, a, space, buf):
 
 
 @njit(cache=True)
+def quadrant_errors(pa, pb, subtract, k, single, i, j, tot):
+    """Leaf errors of the four cells of a split on features i and j (local indices).
+
+    ``pa[k:k + C]`` (less ``pb[k:k + C]`` when ``subtract``) holds the class weights of the
+    rows having both features; ``single`` and ``tot`` give the rest by subtraction. Returns
+    ``(e11, e10, e01, e00)``, the first digit for feature i, the second for j.
+    """
+    t11 = t10 = t01 = t00 = 0.0
+    m11 = m10 = m01 = m00 = 0.0
+    for c in range(tot.shape[0]):
+        x11 = pa[k + c] - pb[k + c] if subtract else pa[k + c]
+        x10 = single[i, c] - x11
+        x01 = single[j, c] - x11
+        x00 = tot[c] - x11 - x10 - x01
+        t11 += x11
+        t10 += x10
+        t01 += x01
+        t00 += x00
+        m11 = max(m11, x11)
+        m10 = max(m10, x10)
+        m01 = max(m01, x01)
+        m00 = max(m00, x00)
+    return t11 - m11, t10 - m10, t01 - m01, t00 - m00
+
+
+@njit(cache=True)
 def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     """Best depth-two tree from counts in a local index space.
 
@@ -387,26 +413,9 @@ def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
             i = cand[x]
             for z in range(x + 1, n):
                 j = cand[z]
-                k = i * stride + j * C
-                t11 = t10 = t01 = t00 = 0.0
-                m11 = m10 = m01 = m00 = 0.0
-                for c in range(C):
-                    x11 = pa[k + c] - pb[k + c] if subtract else pa[k + c]
-                    x10 = single[i, c] - x11
-                    x01 = single[j, c] - x11
-                    x00 = tot[c] - x11 - x10 - x01
-                    t11 += x11
-                    t10 += x10
-                    t01 += x01
-                    t00 += x00
-                    m11 = max(m11, x11)
-                    m10 = max(m10, x10)
-                    m01 = max(m01, x01)
-                    m00 = max(m00, x00)
-                e11 = t11 - m11
-                e10 = t10 - m10
-                e01 = t01 - m01
-                e00 = t00 - m00
+                e11, e10, e01, e00 = quadrant_errors(
+                    pa, pb, subtract, i * stride + j * C, single, i, j, tot
+                )
                 if e11 + e10 < best_right[x]:
                     best_right[x] = e11 + e10
                     arg_right[x] = j

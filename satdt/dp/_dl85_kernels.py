@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ._counts import leaf_error
+from ._counts import leaf_error, quadrant_errors
 
 
 @njit(cache=True)
@@ -55,26 +55,9 @@ def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
             s10 = si - s11
             s01 = ssingle[j, 0] - s11
             s00 = stot - s11 - s10 - s01
-            k = i * stride + j * C
-            t11 = t10 = t01 = t00 = 0.0
-            m11 = m10 = m01 = m00 = 0.0
-            for c in range(C):
-                x11 = pairs[k + c]
-                x10 = single[i, c] - x11
-                x01 = single[j, c] - x11
-                x00 = tot[c] - x11 - x10 - x01
-                t11 += x11
-                t10 += x10
-                t01 += x01
-                t00 += x00
-                m11 = max(m11, x11)
-                m10 = max(m10, x10)
-                m01 = max(m01, x01)
-                m00 = max(m00, x00)
-            e11 = t11 - m11
-            e10 = t10 - m10
-            e01 = t01 - m01
-            e00 = t00 - m00
+            e11, e10, e01, e00 = quadrant_errors(
+                pairs, pairs, False, i * stride + j * C, single, i, j, tot
+            )
             if s11 >= min_support and s10 >= min_support and e11 + e10 < best_right[x]:
                 best_right[x] = e11 + e10
                 arg_right[x] = j

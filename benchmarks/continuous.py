@@ -419,6 +419,17 @@ def main() -> None:
         run = fit.get((m, n, d))
         return run if run and "failed" not in run else None
 
+    def over(depth: int, key: str, limit: float, unit: str) -> list[str]:
+        """Files where satdt ConTree's ``key`` at ``depth`` is not below ``limit``."""
+        misses = []
+        for name in files:
+            run = get("satdt-contree", name, depth)
+            if run is None:
+                misses.append(f"{name} (no result)")
+            elif run[key] >= limit:
+                misses.append(f"{name} ({unit.format(run[key])})")
+        return misses
+
     print(f"- same optimal errors as pycontree wherever it proves: {ok(not disagree)}")
     if 3 in depths and "pycontree" in methods:
         slow = [
@@ -445,26 +456,14 @@ def main() -> None:
                 + ok(bool(eeg) and eeg["proof"] == "yes")
                 + (f" ({eeg['time']:.2f} s)" if eeg else "")
             )
-        heavy = [
-            f"{n} ({get('satdt-contree', n, 3)['peak_mb']:.0f} MB)"
-            if get("satdt-contree", n, 3)
-            else f"{n} (no result)"
-            for n in files
-            if not (get("satdt-contree", n, 3) and get("satdt-contree", n, 3)["peak_mb"] < 500)
-        ]
+        heavy = over(3, "peak_mb", 500, "{:.0f} MB")
         print(
             "- peak memory under 500 MB at depth 3 on every file: "
             + ok(not heavy)
             + (f" (over: {', '.join(heavy)})" if heavy else "")
         )
     if 2 in depths:
-        late = [
-            f"{n} ({get('satdt-contree', n, 2)['time']:.2f} s)"
-            if get("satdt-contree", n, 2)
-            else f"{n} (no result)"
-            for n in files
-            if not (get("satdt-contree", n, 2) and get("satdt-contree", n, 2)["time"] < 0.5)
-        ]
+        late = over(2, "time", 0.5, "{:.2f} s")
         print(
             "- depth 2 under 0.5 s per file: "
             + ok(not late)

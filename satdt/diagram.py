@@ -136,7 +136,7 @@ class Diagram:
             frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
         )
         n = len(self.layer)
-        self.root = (0 if n else -1) if root is None else int(root)
+        self.root = 0 if root is None else int(root)
         self.coef = None
         if coef is not None and np.any(self.feature == LEAF):
             self.coef = np.array(coef, dtype=np.float64)

@@ -124,3 +124,94 @@ def depth2_tree_error(B: np.ndarray, W: np.ndarray, f: int, g_left: int, g_right
     if f < 0:
         return leaf(everything)
     return node(B[:, f] == 0, g_left) + node(B[:, f] == 1, g_right)
+
+
+def diagram_objective(
+    diagram, X: np.ndarray, y: np.ndarray, alpha: float, widths, sample_weight=None
+) -> float:
+    """Objective (18) of Florio et al. for a decision diagram, by routing each row one at a time.
+
+    Weighted error rate plus ``alpha * (internal nodes reachable from the root, root excluded)
+    / (sum(widths) - 1)``.
+    """
+    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    error = 0.0
+    for i in range(len(y)):
+        node = 0
+        while node >= 0:
+            if diagram.feature[node] >= 0:
+                value = X[i, diagram.feature[node]]
+            else:
+                value = float(np.dot(diagram.coef[node], X[i]))
+            node = diagram.low[node] if value <= diagram.threshold[node] else diagram.high[node]
+        error += w[i] * (-1 - node != y[i])
+    seen, stack = {0}, [0]
+    while stack:
+        u = stack.pop()
+        for v in (diagram.low[u], diagram.high[u]):
+            if v >= 0 and v not in seen:
+                seen.add(int(v))
+                stack.append(int(v))
+    n_nodes = sum(widths)
+    return error / w.sum() + (alpha * (len(seen) - 1) / (n_nodes - 1) if n_nodes > 1 else 0.0)
+
+
+def min_diagram_objective(
+    X: np.ndarray, y: np.ndarray, n_classes: int, widths, alpha: float, sample_weight=None
+) -> float:
+    """Minimum of objective (18) over all univariate diagrams of the skeleton ``widths``, by enumeration.
+
+    Nodes are visited in layer order; a node reached by an arc chooses a partition of the rows
+    reaching it (every threshold ``x[j] <= v`` at a value of the data, so all-low is included) and
+    any successors in the next layer or among the terminals (both sides may share one successor).
+    """
+    n, n_feat = X.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    first = np.concatenate(([0], np.cumsum(widths)))
+    n_nodes = int(first[-1])
+    layer_of = np.repeat(np.arange(len(widths)), widths)
+
+    def successors(u: int) -> list[int]:
+        l = layer_of[u]
+        nxt = list(range(first[l + 1], first[l + 2])) if l + 1 < len(widths) else []
+        return nxt + [-1 - k for k in range(n_classes)]
+
+    def cost(rows: int, k: int) -> float:
+        return sum(w[i] for i in range(n) if rows >> i & 1 and y[i] != k)
+
+    masks = [
+        [sum(1 << i for i in range(n) if X[i, j] <= v) for v in np.unique(X[:, j])]
+        for j in range(n_feat)
+    ]
+    rows_at = [0] * n_nodes
+    reached = [False] * n_nodes
+    reached[0] = True
+    rows_at[0] = (1 << n) - 1
+
+    def best(u: int, error: float) -> float:
+        if u == n_nodes:
+            return error / w.sum() + (
+                alpha * (sum(reached) - 1) / (n_nodes - 1) if n_nodes > 1 else 0.0
+            )
+        if not reached[u]:
+            return best(u + 1, error)
+        here = rows_at[u]
+        value = np.inf
+        for low_rows in {here & m for ms in masks for m in ms}:
+            high_rows = here & ~low_rows
+            for lo in successors(u):
+                for hi in successors(u):
+                    saved = [(v, rows_at[v], reached[v]) for v in {lo, hi} if v >= 0]
+                    extra = 0.0
+                    for v, part in ((lo, low_rows), (hi, high_rows)):
+                        if v >= 0:
+                            rows_at[v] |= part
+                            reached[v] = True
+                        else:
+                            extra += cost(part, -1 - v)
+                    value = min(value, best(u + 1, error + extra))
+                    for v, r, s in saved:
+                        rows_at[v], reached[v] = r, s
+        return value
+
+    return best(0, 0.0)

@@ -1,0 +1,1031 @@
+"""The MILP of Florio et al., "Optimal Decision Diagrams for Classification" (AAAI 2023).
+
+Formulation (1)-(18) over a skeleton of internal layers of given widths, with the paper's
+extensions: demographic parity (19) and its false-positive / false-negative variants, a cap on
+the number of active nodes (parsimony) and a minimum flow through every active node (20).
+The model is built once, solver-agnostic (:mod:`satdt.mip.solvers`), and solved with HiGHS or SCIP.
+
+Notation (the paper's): internal nodes ``0..N-1`` listed by layer (node 0 is the root), terminal
+``N+k`` for class ``k``; arcs go from a node of layer ``l`` to every node of layer ``l+1`` and to
+every terminal. Per node: hyperplane ``a_v`` in ``[-1, 1]^d`` and ``b_v`` in ``[-1, 1]``, activity
+``d_v``; per arc: ``y-``/``y+``; per row and node: flows ``w-``/``w+``; per row and arc: ``z-``/``z+``;
+per row and layer: the side ``lambda``. A row takes the *negative* side of ``v`` when
+``a_v x + eps <= b_v`` (13) and the *positive* side when ``a_v x >= b_v`` (14).
+
+Model-size reductions (all exact):
+
+* rows with identical features are merged into one row carrying its weight per class (and per
+  fairness group and class): identical rows satisfy the same constraints (13)-(14), so they take
+  the same path in every feasible solution; rows of zero weight are dropped (they enter no sum);
+* the terminal flows ``w_iv`` of (17) are substituted into (18)-(19) (they are defined by an equality);
+* the in-degree ordering (12) is stated for consecutive nodes of a layer only (it is transitive).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from satdt.errors import SatdtError
+from satdt.mip import solvers
+from satdt.mip.solvers import LinearModel
+
+SPLITS = ("univariate", "multivariate")
+FAIRNESS_KINDS = ("parity", "false_positive", "false_negative")
+_CUTOFF_SLACK = 1e-7  # a start at exactly the cutoff stays acceptable to the solver
+
+#: ``on_incumbent(diagram, objective, bound, elapsed)`` is called on every improving solution.
+IncumbentHook = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class Fairness:
+    """A fairness constraint between two groups of rows, after (19) of the paper.
+
+    Parameters
+    ----------
+    kind : {"parity", "false_positive", "false_negative"}
+        Which rate is compared: the rate of rows predicted ``positive`` (demographic parity, (19)),
+        the false-positive rate (rows of another class predicted ``positive``: predictive equality)
+        or the false-negative rate (rows of class ``positive`` predicted otherwise: equal opportunity).
+    group1, group2 : array of bool, shape (n_samples,)
+        The two groups (not necessarily disjoint), as masks over the training rows.
+    positive : int
+        The desirable class (index in ``0..n_classes-1``).
+    ratio : float
+        The ratio ``xi`` in (0, 1]; 0.8 is the four-fifths rule.
+    both_ways : bool
+        With True (the default) ``rate(g1) >= ratio * rate(g2)`` *and* ``rate(g2) >= ratio * rate(g1)``,
+        so the smaller rate is at least ``ratio`` times the larger (the four-fifths rule); with False
+        only the first inequality, which is (19) itself.
+
+    Notes
+    -----
+    The paper's (19) compares counts ``sum_{i in g1} w_iP >= xi sum_{i in g2} w_iP``; here each side
+    is divided by its group's (weighted) size, so rates are compared; for groups of equal size this
+    is (19). Counts are weighted by ``sample_weight``.
+    """
+
+    kind: str
+    group1: np.ndarray
+    group2: np.ndarray
+    positive: int = 1
+    ratio: float = 0.8
+    both_ways: bool = True
+
+
+@dataclass
+class MipOutcome:
+    """The result of :func:`solve_diagram`.
+
+    ``diagram`` is the best diagram found (in scaled units), or None when none was found;
+    ``objective`` its value of (18) (``inf`` without a diagram), ``bound`` the best lower bound,
+    ``gap`` = ``(objective - bound) / max(objective, 1e-10)``; ``status`` is ``"optimal"``,
+    ``"time_limit"`` or ``"infeasible"`` (no diagram satisfies the constraints and the cutoff).
+    """
+
+    diagram: object | None
+    objective: float
+    bound: float
+    gap: float
+    status: str
+    proven_optimal: bool
+    runtime: float
+    solver: str
+    nodes: int
+
+
+# --------------------------------------------------------------------------------------------
+# data: merged, weighted rows
+
+
+@dataclass
+class _Rows:
+    """Distinct rows: features, class weights (n, K), fairness weights (n, 2, 2) as [group][is positive]."""
+
+    X: np.ndarray
+    class_weight: np.ndarray
+    group_weight: np.ndarray
+    inverse: np.ndarray
+
+    @property
+    def weight(self) -> np.ndarray:
+        return self.class_weight.sum(axis=1)
+
+
+def _merge_rows(
+    X: np.ndarray, y: np.ndarray, n_classes: int, weight: np.ndarray, fairness: Fairness | None
+) -> _Rows:
+    """Merge identical feature vectors into weighted rows; drop rows of zero weight."""
+    keep = weight > 0
+    X, y, weight = X[keep], y[keep], weight[keep]
+    distinct, inverse = np.unique(X, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    class_weight = np.zeros((len(distinct), n_classes))
+    np.add.at(class_weight, (inverse, y), weight)
+    group_weight = np.zeros((len(distinct), 2, 2))
+    if fairness is not None:
+        is_pos = (y == fairness.positive).astype(int)
+        for g, mask in enumerate((fairness.group1, fairness.group2)):
+            member = mask[keep]
+            np.add.at(group_weight, (inverse[member], g, is_pos[member]), weight[member])
+    return _Rows(distinct, class_weight, group_weight, inverse)
+
+
+# --------------------------------------------------------------------------------------------
+# skeleton and variable layout
+
+
+class _Skeleton:
+    """Internal nodes by layer, terminals after them, and the arcs of the graph G = (V, A)."""
+
+    def __init__(self, widths: tuple[int, ...], n_classes: int) -> None:
+        self.widths = widths
+        self.n_layers = len(widths)
+        self.n_nodes = sum(widths)
+        self.n_classes = n_classes
+        self.first = np.concatenate(([0], np.cumsum(widths)))
+        self.layer = np.repeat(np.arange(self.n_layers), widths)
+        tail, head = [], []
+        for u in range(self.n_nodes):
+            successors = self.successors(u)
+            tail += [u] * len(successors)
+            head += successors
+        self.tail = np.array(tail, dtype=np.int64)
+        self.head = np.array(head, dtype=np.int64)
+
+    def successors(self, u: int) -> list[int]:
+        """delta+(u): the next layer, then the terminals, by increasing index."""
+        l = self.layer[u]
+        nxt = list(range(self.first[l + 1], self.first[l + 2])) if l + 1 < self.n_layers else []
+        return nxt + list(range(self.n_nodes, self.n_nodes + self.n_classes))
+
+    def arc(self, u: int, v: int) -> int:
+        """The index of arc (u, v)."""
+        return int(np.flatnonzero((self.tail == u) & (self.head == v))[0])
+
+
+class _Layout:
+    """Column indices of every variable block."""
+
+    def __init__(self, sk: _Skeleton, n_rows: int, n_features: int, univariate: bool) -> None:
+        N, A, D, d = sk.n_nodes, len(sk.tail), sk.n_layers, n_features
+        sizes = {
+            "a": N * d,
+            "b": N,
+            "e": N * d if univariate else 0,
+            "d": N,
+            "yneg": A,
+            "ypos": A,
+            "lam": n_rows * D,
+            "wneg": n_rows * N,
+            "wpos": n_rows * N,
+            "zneg": n_rows * A,
+            "zpos": n_rows * A,
+        }
+        shapes = {
+            "a": (N, d),
+            "b": (N,),
+            "e": (N, d) if univariate else (0,),
+            "d": (N,),
+            "yneg": (A,),
+            "ypos": (A,),
+            "lam": (n_rows, D),
+            "wneg": (n_rows, N),
+            "wpos": (n_rows, N),
+            "zneg": (n_rows, A),
+            "zpos": (n_rows, A),
+        }
+        offset = 0
+        self.block: dict[str, np.ndarray] = {}
+        for name, size in sizes.items():
+            self.block[name] = np.arange(offset, offset + size).reshape(shapes[name])
+            offset += size
+        self.n_cols = offset
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self.block[name]
+
+
+class _RowBuilder:
+    """Accumulates linear rows ``lb <= sum coef * x <= ub`` given as (row, column, coefficient) triples."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+        self.cols: list[np.ndarray] = []
+        self.vals: list[np.ndarray] = []
+        self.lb: list[np.ndarray] = []
+        self.ub: list[np.ndarray] = []
+        self.count = 0
+
+    def add(self, n_new: int, rows, cols, vals, lb, ub) -> None:
+        """Add ``n_new`` rows; ``rows`` are local indices in ``0..n_new-1``."""
+        rows, cols = (
+            np.asarray(rows, dtype=np.int64).ravel(),
+            np.asarray(cols, dtype=np.int64).ravel(),
+        )
+        self.rows.append(rows + self.count)
+        self.cols.append(cols)
+        self.vals.append(np.broadcast_to(np.asarray(vals, dtype=np.float64), rows.shape).ravel())
+        self.lb.append(np.broadcast_to(np.asarray(lb, dtype=np.float64), (n_new,)))
+        self.ub.append(np.broadcast_to(np.asarray(ub, dtype=np.float64), (n_new,)))
+        self.count += n_new
+
+    def csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        rows = np.concatenate(self.rows) if self.rows else np.zeros(0, dtype=np.int64)
+        cols = np.concatenate(self.cols) if self.cols else np.zeros(0, dtype=np.int64)
+        vals = np.concatenate(self.vals) if self.vals else np.zeros(0)
+        order = np.argsort(rows, kind="stable")
+        indptr = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=self.count))))
+        lb = np.concatenate(self.lb) if self.lb else np.zeros(0)
+        ub = np.concatenate(self.ub) if self.ub else np.zeros(0)
+        return indptr, cols[order], vals[order], lb, ub
+
+
+def _pairs(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every (i, j) pair of two index vectors, flattened."""
+    return np.repeat(left, len(right)), np.tile(right, len(left))
+
+
+# --------------------------------------------------------------------------------------------
+# the model
+
+
+@dataclass
+class _Problem:
+    """Everything needed to build, start, solve and decode one MILP."""
+
+    rows: _Rows
+    sk: _Skeleton
+    lay: _Layout
+    univariate: bool
+    alpha: float
+    epsilon: float
+    total: float
+    model: LinearModel
+
+
+def _terminal_cost(rows: _Rows, sk: _Skeleton) -> np.ndarray:
+    """phi_iv weighted: the weight of row i not of class k, per terminal k (shape n, K)."""
+    return rows.weight[:, None] - rows.class_weight
+
+
+def _build(
+    rows: _Rows,
+    sk: _Skeleton,
+    univariate: bool,
+    alpha: float,
+    epsilon: float,
+    max_nodes: int | None,
+    min_flow: float | None,
+    fairness: Fairness | None,
+) -> _Problem:
+    """Columns, rows (1)-(12), (15)-(16), switch rows (13)-(14), objective (18) and extensions."""
+    n, d = rows.X.shape
+    N, A = sk.n_nodes, len(sk.tail)
+    lay = _Layout(sk, n, d, univariate)
+    col_lb = np.zeros(lay.n_cols)
+    col_ub = np.ones(lay.n_cols)
+    col_lb[lay["a"].ravel()] = -1.0
+    col_lb[lay["b"]] = -1.0
+    integer = np.zeros(lay.n_cols, dtype=bool)
+    for name in ("e", "d", "yneg", "ypos", "lam"):
+        integer[lay[name].ravel()] = True
+    col_lb[lay["d"][0]] = 1.0  # the root is active
+    total = float(rows.weight.sum())
+    cost = np.zeros(lay.n_cols)
+    to_terminal = np.flatnonzero(sk.head >= N)
+    phi = _terminal_cost(rows, sk)[:, sk.head[to_terminal] - N] / total
+    cost[lay["zneg"][:, to_terminal].ravel()] = phi.ravel()
+    cost[lay["zpos"][:, to_terminal].ravel()] = phi.ravel()
+    if N > 1:
+        cost[lay["d"][1:]] = alpha / (N - 1)
+
+    R = _RowBuilder()
+    I = np.arange(n)
+    wn, wp, zn, zp, yn, yp, dv, lam = (
+        lay[k] for k in ("wneg", "wpos", "zneg", "zpos", "yneg", "ypos", "d", "lam")
+    )
+    # (1) flow conservation into each internal node: w+ + w- = [v = 0] or inflow
+    r_iv = I[:, None] * N + np.arange(N)[None, :]
+    into = np.flatnonzero(sk.head < N)
+    ri, ai = _pairs(I, into)
+    rows_1 = np.concatenate(
+        (r_iv.ravel(), r_iv.ravel(), ri * N + sk.head[ai], ri * N + sk.head[ai])
+    )
+    cols_1 = np.concatenate((wp.ravel(), wn.ravel(), zp[ri, ai], zn[ri, ai]))
+    vals_1 = np.concatenate((np.ones(2 * n * N), -np.ones(2 * len(ri))))
+    rhs_1 = np.zeros((n, N))
+    rhs_1[:, 0] = 1.0
+    R.add(n * N, rows_1, cols_1, vals_1, rhs_1.ravel(), rhs_1.ravel())
+    # (2)-(3) outflow of each side: w-_iu = sum_v z-_iuv, w+_iu = sum_v z+_iuv
+    ri, ai = _pairs(I, np.arange(A))
+    for w, z in ((wn, zn), (wp, zp)):
+        R.add(
+            n * N,
+            np.concatenate((r_iv.ravel(), ri * N + sk.tail[ai])),
+            np.concatenate((w.ravel(), z[ri, ai])),
+            np.concatenate((np.ones(n * N), -np.ones(len(ri)))),
+            0.0,
+            0.0,
+        )
+    # (4)-(5) one side per row and layer: sum_l w- <= 1 - lambda, sum_l w+ <= lambda
+    D = sk.n_layers
+    ri, ui = _pairs(I, np.arange(N))
+    r_il = ri * D + sk.layer[ui]
+    for w, sign, ub in ((wn, 1.0, 1.0), (wp, -1.0, 0.0)):
+        R.add(
+            n * D,
+            np.concatenate((r_il, np.arange(n * D))),
+            np.concatenate((w[ri, ui], lam.ravel())),
+            np.concatenate((np.ones(len(ri)), np.full(n * D, sign))),
+            -np.inf,
+            ub,
+        )
+    # (6) one arc per side of an active node: sum_v y+_uv = sum_v y-_uv = d_u
+    for y in (yp, yn):
+        R.add(
+            N,
+            np.concatenate((sk.tail, np.arange(N))),
+            np.concatenate((y, dv)),
+            np.concatenate((np.ones(A), -np.ones(N))),
+            0.0,
+            0.0,
+        )
+    # (7) an active non-root node has an incoming arc: d_v <= sum_u (y+_uv + y-_uv)
+    if N > 1:
+        R.add(
+            N - 1,
+            np.concatenate((np.arange(N - 1), sk.head[into] - 1, sk.head[into] - 1)),
+            np.concatenate((dv[1:], yp[into], yn[into])),
+            np.concatenate((np.ones(N - 1), -np.ones(2 * len(into)))),
+            -np.inf,
+            0.0,
+        )
+    # (8) arcs only into active nodes: y+_uv + y-_uv <= d_v (d_v = 1 for terminals)
+    internal_head = sk.head < N
+    cols_8 = np.stack((yp, yn, np.where(internal_head, dv[np.minimum(sk.head, N - 1)], -1)), axis=1)
+    vals_8 = np.where(internal_head[:, None], [1.0, 1.0, -1.0], [1.0, 1.0, 0.0])
+    keep = cols_8 >= 0
+    R.add(
+        A,
+        np.repeat(np.arange(A), 3)[keep.ravel()],
+        cols_8[keep],
+        vals_8[keep],
+        -np.inf,
+        np.where(internal_head, 0.0, 1.0),
+    )
+    # (9)-(10) flow only along chosen arcs: z+_iuv <= y+_uv, z-_iuv <= y-_uv
+    for z, y in ((zp, yp), (zn, yn)):
+        r = np.arange(n * A)
+        R.add(
+            n * A,
+            np.concatenate((r, r)),
+            np.concatenate((z.ravel(), np.tile(y, n))),
+            np.concatenate((np.ones(n * A), -np.ones(n * A))),
+            -np.inf,
+            0.0,
+        )
+    # (11) symmetry: y-_uv = 1 forbids y+_uw for every w <= v
+    r11, c11 = [], []
+    for a in range(A):
+        same = np.flatnonzero((sk.tail == sk.tail[a]) & (sk.head <= sk.head[a]))
+        r11 += [a] * (len(same) + 1)
+        c11 += [yn[a], *yp[same].tolist()]
+    R.add(A, r11, c11, 1.0, -np.inf, 1.0)
+    # (12) symmetry: weak in-degree ordering of consecutive nodes of layers 2..D-1
+    r12, c12, v12, n12 = [], [], [], 0
+    for l in range(2, D):
+        for u in range(sk.first[l], sk.first[l + 1] - 1):
+            for v, sign in ((u, 1.0), (u + 1, -1.0)):
+                arcs = np.flatnonzero(sk.head == v)
+                r12 += [n12] * (2 * len(arcs))
+                c12 += yp[arcs].tolist() + yn[arcs].tolist()
+                v12 += [sign] * (2 * len(arcs))
+            n12 += 1
+    if n12:
+        R.add(n12, r12, c12, v12, 0.0, np.inf)
+    # (15)-(16) univariate splits: one feature e_vj per node, |a_vj| <= e_vj
+    if univariate:
+        R.add(N, np.repeat(np.arange(N), d), lay["e"].ravel(), 1.0, 1.0, 1.0)
+        r = np.arange(N * d)
+        for sign, lb, ub in ((1.0, -np.inf, 0.0), (-1.0, -np.inf, 0.0)):
+            R.add(
+                N * d,
+                np.concatenate((r, r)),
+                np.concatenate((lay["a"].ravel(), lay["e"].ravel())),
+                np.concatenate((np.full(N * d, sign), -np.ones(N * d))),
+                lb,
+                ub,
+            )
+    # parsimony: sum_v d_v <= max_nodes
+    if max_nodes is not None:
+        R.add(1, np.zeros(N), dv, 1.0, -np.inf, float(max_nodes))
+    # stability (20): the weight through an active node is at least S (inflow = w+ + w- by (1))
+    if min_flow is not None and min_flow > 0:
+        weight = rows.weight
+        R.add(
+            N,
+            np.concatenate((np.tile(np.arange(N), 2 * n), np.arange(N))),
+            np.concatenate((wp.ravel(), wn.ravel(), dv)),
+            np.concatenate(
+                (np.repeat(weight, N), np.repeat(weight, N), np.full(N, -float(min_flow)))
+            ),
+            0.0,
+            np.inf,
+        )
+    if fairness is not None:
+        _add_fairness(R, rows, sk, lay, fairness)
+    indptr, indices, values, row_lb, row_ub = R.csr()
+
+    # (13)-(14) switch rows with big-M: for x in [0,1]^d, a in [-1,1]^d (|a|_1 <= 1 if univariate)
+    # |a x_i| <= s_i where s_i = max_j x_ij (univariate) or sum_j x_ij (multivariate); with |b| <= 1,
+    # (13)  a x_i - b <= -eps  needs  M_i = s_i + 1 + eps,   (14)  b - a x_i <= 0  needs  M_i = s_i + 1.
+    s = rows.X.max(axis=1) if univariate else rows.X.sum(axis=1)
+    nz_i, nz_j = np.nonzero(rows.X)
+    counts = np.bincount(nz_i, minlength=n) + 1
+    last = np.cumsum(counts) - 1
+    body = np.ones(last[-1] + 1 if n else 0, dtype=bool)
+    body[last] = False
+    sw_var, sw_count, sw_idx, sw_val, sw_rhs, sw_m = [], [], [], [], [], []
+    for v in range(N):
+        for sign, w, rhs, extra in ((1.0, wn, -epsilon, epsilon), (-1.0, wp, 0.0, 0.0)):
+            idx = np.empty(len(body), dtype=np.int64)
+            val = np.empty(len(body))
+            idx[body] = lay["a"][v][nz_j]
+            val[body] = sign * rows.X[nz_i, nz_j]
+            idx[last] = lay["b"][v]
+            val[last] = -sign
+            sw_var.append(w[:, v])
+            sw_count.append(counts)
+            sw_idx.append(idx)
+            sw_val.append(val)
+            sw_rhs.append(np.full(n, rhs))
+            sw_m.append(s + 1.0 + extra)
+    model = LinearModel(
+        col_lb,
+        col_ub,
+        integer,
+        cost,
+        indptr,
+        indices,
+        values,
+        row_lb,
+        row_ub,
+        np.concatenate(sw_var),
+        np.concatenate(([0], np.cumsum(np.concatenate(sw_count)))),
+        np.concatenate(sw_idx),
+        np.concatenate(sw_val),
+        np.concatenate(sw_rhs),
+        np.concatenate(sw_m),
+    )
+    return _Problem(rows, sk, lay, univariate, alpha, epsilon, total, model)
+
+
+def _add_fairness(
+    R: _RowBuilder, rows: _Rows, sk: _Skeleton, lay: _Layout, fairness: Fairness
+) -> None:
+    """Fairness (19) on rates: ``rate(g1) >= xi rate(g2)`` (and the reverse when ``both_ways``).
+
+    The flow of row i into the positive terminal is ``F_i = sum_u z+_iuP + z-_iuP`` ((17) substituted);
+    each rate is ``c0 + sum_i c_i F_i``: parity ``sum_{g} F_i / |g|``, false positives
+    ``sum_{g, c_i != P} F_i / |g, c_i != P|``, false negatives ``1 - sum_{g, c_i = P} F_i / |g, c_i = P|``.
+    """
+    gw = rows.group_weight
+    if fairness.kind == "parity":
+        member = gw.sum(axis=2)
+    elif fairness.kind == "false_positive":
+        member = gw[:, :, 0]
+    else:
+        member = gw[:, :, 1]
+    size = member.sum(axis=0)
+    base = {
+        "parity": "rows",
+        "false_positive": "rows of another class",
+        "false_negative": "rows of the positive class",
+    }
+    for g in range(2):
+        if size[g] <= 0:
+            raise SatdtError(
+                f"fairness kind={fairness.kind!r} needs group{g + 1} to hold {base[fairness.kind]} "
+                f"(positive={fairness.positive}) with positive weight; it holds none: choose other groups"
+            )
+    sign = -1.0 if fairness.kind == "false_negative" else 1.0
+    c0 = 1.0 if fairness.kind == "false_negative" else 0.0
+    coef = sign * member / size  # (n, 2)
+    arcs = np.flatnonzero(sk.head == sk.n_nodes + fairness.positive)
+    n = len(rows.X)
+    ri, ai = _pairs(np.arange(n), arcs)
+    directions = [(0, 1), (1, 0)] if fairness.both_ways else [(0, 1)]
+    for g, h in directions:
+        c = coef[:, g] - fairness.ratio * coef[:, h]
+        R.add(
+            1,
+            np.zeros(2 * len(ri)),
+            np.concatenate((lay["zpos"][ri, ai], lay["zneg"][ri, ai])),
+            np.concatenate((c[ri], c[ri])),
+            fairness.ratio * c0 - c0,
+            np.inf,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# diagrams <-> solutions
+
+
+@dataclass
+class _Arrays:
+    """A decoded diagram as plain arrays (the fields of :class:`satdt.diagram.Diagram`)."""
+
+    layer: np.ndarray
+    feature: np.ndarray
+    threshold: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    coef: np.ndarray | None
+
+
+def _paths(arrays, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Route rows: (reaches node, goes low at node) of shape (n, n_nodes) and the terminal class per row.
+
+    ``arrays`` has the fields of :class:`_Arrays` (a Diagram will do); successors of node u are > u.
+    """
+    n, n_nodes = len(X), len(arrays.feature)
+    current = np.zeros(n, dtype=np.int64)
+    reach = np.zeros((n, n_nodes), dtype=bool)
+    went_low = np.zeros((n, n_nodes), dtype=bool)
+    for u in range(n_nodes):
+        here = np.flatnonzero(current == u)
+        if len(here) == 0:
+            continue
+        j = arrays.feature[u]
+        value = X[here, j] if j >= 0 else X[here] @ np.asarray(arrays.coef)[u]
+        test = value <= arrays.threshold[u]
+        reach[here, u] = True
+        went_low[here, u] = test
+        current[here] = np.where(test, arrays.low[u], arrays.high[u])
+    return reach, went_low, -1 - current
+
+
+def _univariate_cut(
+    values_low: np.ndarray, values_high: np.ndarray, column: np.ndarray
+) -> float | None:
+    """The midpoint threshold separating two sides of a node, or None if they overlap.
+
+    With one side empty the rows go low and the threshold is the midpoint between their largest
+    value and the next larger value of the feature in the training data (or that value itself).
+    """
+    if len(values_low) and len(values_high):
+        lo, hi = values_low.max(), values_high.min()
+        return None if lo >= hi else (lo + hi) / 2
+    lo = values_low.max()
+    above = column[column > lo]
+    return (lo + above.min()) / 2 if len(above) else float(lo)
+
+
+def _decode(prob: _Problem, x: np.ndarray) -> tuple[_Arrays, float]:
+    """The diagram of a MILP solution in scaled units and its objective (18), recomputed on the data.
+
+    Univariate nodes are oriented so that ``low`` is the ``x[feature] <= t`` side, ``t`` snapped to
+    the midpoint between the sides' training values. Raises RuntimeError if the diagram does not
+    route every row as the MILP's flows do (an internal error).
+    """
+    sk, lay, X = prob.sk, prob.lay, prob.rows.X
+    N = sk.n_nodes
+    active = np.flatnonzero(x[lay["d"]] > 0.5)
+    new = np.full(N, -1)
+    new[active] = np.arange(len(active))
+
+    def successor(u: int, y: np.ndarray) -> int:
+        v = sk.head[(sk.tail == u) & (x[y] > 0.5)][0]
+        return int(new[v]) if v < N else -1 - int(v - N)
+
+    on_neg = x[lay["wneg"]] > 0.5
+    on_pos = x[lay["wpos"]] > 0.5
+    m = len(active)
+    out = _Arrays(
+        sk.layer[active].copy(),
+        np.full(m, -1),
+        np.zeros(m),
+        np.zeros(m, dtype=np.int64),
+        np.zeros(m, dtype=np.int64),
+        None if prob.univariate else x[lay["a"]][active],
+    )
+    for k, u in enumerate(active):
+        neg, pos = successor(u, lay["yneg"]), successor(u, lay["ypos"])
+        if not prob.univariate:
+            out.threshold[k] = x[lay["b"][u]] - prob.epsilon / 2
+            out.low[k], out.high[k] = neg, pos
+            continue
+        j = int(np.argmax(x[lay["e"][u]]))
+        column = X[:, j]
+        vneg, vpos = column[on_neg[:, u]], column[on_pos[:, u]]
+        out.feature[k] = j
+        if len(vneg) == 0 and len(vpos) == 0:
+            out.threshold[k], out.low[k], out.high[k] = 0.5, neg, pos
+            continue
+        for low_values, high_values, low, high in ((vneg, vpos, neg, pos), (vpos, vneg, pos, neg)):
+            if len(low_values) == 0:
+                continue
+            t = _univariate_cut(low_values, high_values, column)
+            if t is not None:
+                out.threshold[k], out.low[k], out.high[k] = t, low, high
+                break
+        else:
+            raise RuntimeError(
+                f"internal error: the MILP sends overlapping values of feature {j} to both sides of node {u}"
+            )
+    _, _, terminal = _paths(out, X)
+    arcs = np.flatnonzero(sk.head >= N)
+    flow = x[lay["zneg"]][:, arcs] + x[lay["zpos"]][:, arcs]
+    milp_terminal = sk.head[arcs][np.argmax(flow, axis=1)] - N
+    wrong = np.flatnonzero(terminal != milp_terminal)
+    if len(wrong):
+        raise RuntimeError(
+            f"internal error: the decoded diagram sends row {wrong[0]} to class {terminal[wrong[0]]}, "
+            f"the MILP to class {milp_terminal[wrong[0]]}"
+        )
+    return out, _objective(prob, terminal, len(active))
+
+
+def _objective(prob: _Problem, terminal: np.ndarray, n_active: int) -> float:
+    """Objective (18): weighted error rate plus alpha times the share of non-root skeleton nodes used."""
+    rows = prob.rows
+    error = (
+        float((rows.weight - rows.class_weight[np.arange(len(terminal)), terminal]).sum())
+        / prob.total
+    )
+    N = prob.sk.n_nodes
+    return error + (prob.alpha * (n_active - 1) / (N - 1) if N > 1 else 0.0)
+
+
+class _Unrepresentable(Exception):
+    """A start diagram that is not a feasible solution of this MILP (the reason is the message)."""
+
+
+def _encode_start(prob: _Problem, start) -> np.ndarray:
+    """A full MILP solution equal to the diagram ``start`` (its flows computed on the rows).
+
+    Nodes unreachable from the root are dropped; layers of width >= 3 are ordered by in-degree
+    (12); each node's hyperplane is oriented so its negative successor has the smaller index (11);
+    a node with ``low == high`` becomes a constant split whose unused side points to a terminal.
+    """
+    sk, lay, X = prob.sk, prob.lay, prob.rows.X
+    N, K, eps = sk.n_nodes, sk.n_classes, prob.epsilon
+    feature, low, high = np.asarray(start.feature), np.asarray(start.low), np.asarray(start.high)
+    layer = np.asarray(start.layer)
+    if start.n_features != X.shape[1] or len(start.classes) != K:
+        raise _Unrepresentable("its number of features or classes differs from the data's")
+    if prob.univariate and np.any(feature < 0):
+        raise _Unrepresentable("it has multivariate nodes but split='univariate'")
+    reach, went_low, _ = _paths(start, X)
+    n_nodes = len(feature)
+    reachable = np.zeros(n_nodes, dtype=bool)
+    reachable[0] = n_nodes > 0
+    for u in range(n_nodes):
+        if reachable[u]:
+            for v in (low[u], high[u]):
+                if v >= 0:
+                    if layer[v] != layer[u] + 1:
+                        raise _Unrepresentable(f"node {u} links to node {v}, not in the next layer")
+                    reachable[v] = True
+    if n_nodes == 0 or layer[0] != 0:
+        raise _Unrepresentable("it has no root node")
+    indegree = np.zeros(n_nodes, dtype=np.int64)
+    for u in np.flatnonzero(reachable):
+        for v in {int(low[u]), int(high[u])}:
+            if v >= 0:
+                indegree[v] += 1
+    slot = np.full(n_nodes, -1)
+    for l in range(int(layer[reachable].max()) + 1):
+        nodes = np.flatnonzero(reachable & (layer == l))
+        if l >= sk.n_layers or len(nodes) > sk.widths[l]:
+            raise _Unrepresentable(
+                f"its layer {l} has {len(nodes)} nodes, more than the skeleton's {sk.widths[l] if l < sk.n_layers else 0}"
+            )
+        if l >= 2:
+            nodes = nodes[np.argsort(-indegree[nodes], kind="stable")]
+        slot[nodes] = sk.first[l] + np.arange(len(nodes))
+
+    def target(v: int) -> int:
+        return int(slot[v]) if v >= 0 else N + (-1 - int(v))
+
+    x = np.zeros(lay.n_cols)
+    coef = None if start.coef is None else np.asarray(start.coef, dtype=np.float64)
+    for u in np.flatnonzero(reachable):
+        s = slot[u]
+        tl, th = target(low[u]), target(high[u])
+        direction = np.zeros(X.shape[1])
+        j = int(feature[u]) if feature[u] >= 0 else 0
+        rows_low = np.flatnonzero(reach[:, u] & went_low[:, u])
+        rows_high = np.flatnonzero(reach[:, u] & ~went_low[:, u])
+        if tl == th:  # a constant split: every row to the one successor
+            neg_rows, pos_rows = (
+                (np.flatnonzero(reach[:, u]), rows_high[:0])
+                if tl < N + K - 1
+                else (rows_low[:0], np.flatnonzero(reach[:, u]))
+            )
+            neg_t, pos_t = (tl, N + K - 1) if tl < N + K - 1 else (N, tl)
+            b = 1.0 if tl < N + K - 1 else 0.0
+        else:
+            if feature[u] >= 0:
+                direction[j] = 1.0
+            else:
+                direction = coef[u] / max(np.abs(coef[u]).max(), 1e-12)
+            if tl < th:
+                neg_rows, pos_rows, neg_t, pos_t = rows_low, rows_high, tl, th
+            else:
+                neg_rows, pos_rows, neg_t, pos_t, direction = (
+                    rows_high,
+                    rows_low,
+                    th,
+                    tl,
+                    -direction,
+                )
+            b = (
+                (X[pos_rows] @ direction).min()
+                if len(pos_rows)
+                else ((X[neg_rows] @ direction).max() + eps if len(neg_rows) else 0.0)
+            )
+            if abs(b) > 1:
+                direction, b = direction / abs(b), float(np.sign(b))
+        if len(neg_rows) and (X[neg_rows] @ direction).max() + eps > b + 1e-9:
+            raise _Unrepresentable(f"node {u} separates values closer than epsilon={eps}")
+        x[lay["d"][s]] = 1.0
+        x[lay["yneg"][sk.arc(s, neg_t)]] = 1.0
+        x[lay["ypos"][sk.arc(s, pos_t)]] = 1.0
+        x[lay["a"][s]] = direction
+        x[lay["b"][s]] = b
+        if prob.univariate:
+            x[lay["e"][s, j]] = 1.0
+        x[lay["wneg"][neg_rows, s]] = 1.0
+        x[lay["wpos"][pos_rows, s]] = 1.0
+        x[lay["zneg"][neg_rows, sk.arc(s, neg_t)]] = 1.0
+        x[lay["zpos"][pos_rows, sk.arc(s, pos_t)]] = 1.0
+        x[lay["lam"][pos_rows, layer[u]]] = 1.0
+    worst = prob.model.violation(x)
+    if worst > 1e-6:
+        raise _Unrepresentable(f"it violates a constraint of the MILP by {worst:.3g}")
+    return x
+
+
+def _to_diagram(arrays: _Arrays, n_features: int, n_classes: int):
+    """A :class:`satdt.diagram.Diagram` from decoded arrays (classes are ``0..n_classes-1``)."""
+    from satdt.diagram import Diagram
+
+    return Diagram(
+        arrays.layer,
+        arrays.feature,
+        arrays.threshold,
+        arrays.low,
+        arrays.high,
+        coef=arrays.coef,
+        n_features=n_features,
+        classes=np.arange(n_classes),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# entry point
+
+
+def _check(
+    X,
+    y,
+    n_classes,
+    widths,
+    alpha,
+    split,
+    sample_weight,
+    solver,
+    max_nodes,
+    min_flow,
+    fairness,
+    epsilon,
+):
+    """Validated (X, y, weights, widths); raises SatdtError naming the parameter."""
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.ndim != 2 or len(X) == 0 or len(y) != len(X):
+        raise SatdtError(
+            f"X must be a non-empty 2-D array with one label per row; got shapes {X.shape} and {y.shape}"
+        )
+    if not np.all(np.isfinite(X)) or X.min() < 0.0 or X.max() > 1.0:
+        raise SatdtError(
+            "X must be min-max scaled into [0, 1] (the MILP's big-M values rely on it); scale the features first"
+        )
+    if (
+        n_classes < 2
+        or not np.issubdtype(y.dtype, np.integer)
+        or y.min() < 0
+        or y.max() >= n_classes
+    ):
+        raise SatdtError(
+            f"y must hold class indices in 0..n_classes-1 with n_classes >= 2; got n_classes={n_classes}"
+        )
+    widths = tuple(int(w) for w in widths)
+    if not widths or widths[0] != 1 or min(widths) < 1:
+        raise SatdtError(
+            f"widths must list positive layer widths starting with 1 (the root); got {widths}"
+        )
+    if split not in SPLITS:
+        raise SatdtError(f"split must be one of {SPLITS}; got {split!r}")
+    if solver not in solvers.SOLVERS:
+        raise SatdtError(f"solver must be one of {solvers.SOLVERS}; got {solver!r}")
+    if alpha < 0 or epsilon <= 0:
+        raise SatdtError(
+            f"alpha must be >= 0 and epsilon > 0; got alpha={alpha}, epsilon={epsilon}"
+        )
+    weight = (
+        np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    )
+    if weight.shape != y.shape or np.any(weight < 0) or weight.sum() <= 0:
+        raise SatdtError("sample_weight must hold one non-negative weight per row, not all zero")
+    if max_nodes is not None and max_nodes < 1:
+        raise SatdtError(
+            f"max_nodes counts active internal nodes including the root, so it must be >= 1; got {max_nodes}"
+        )
+    if min_flow is not None and min_flow < 0:
+        raise SatdtError(f"min_flow must be >= 0; got {min_flow}")
+    if fairness is not None:
+        if fairness.kind not in FAIRNESS_KINDS:
+            raise SatdtError(
+                f"fairness kind must be one of {FAIRNESS_KINDS}; got {fairness.kind!r}"
+            )
+        for mask in (fairness.group1, fairness.group2):
+            if np.asarray(mask).shape != y.shape or np.asarray(mask).dtype != bool:
+                raise SatdtError("fairness groups must be boolean masks with one entry per row")
+        if not 0 < fairness.ratio <= 1 or not 0 <= fairness.positive < n_classes:
+            raise SatdtError(
+                f"fairness ratio must lie in (0, 1] and positive in 0..n_classes-1; got {fairness.ratio}, {fairness.positive}"
+            )
+    return X, y.astype(np.int64), weight, widths
+
+
+def solve_diagram(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    widths: tuple[int, ...],
+    *,
+    alpha: float = 0.01,
+    split: str = "univariate",
+    sample_weight: np.ndarray | None = None,
+    solver: str = "highs",
+    time_limit: float | None = None,
+    deadline: float | None = None,
+    start=None,
+    cutoff: float | None = None,
+    max_nodes: int | None = None,
+    min_flow: float | None = None,
+    fairness: Fairness | None = None,
+    epsilon: float = 1e-4,
+    threads: int = 1,
+    on_incumbent: IncumbentHook | None = None,
+    log: bool = False,
+) -> MipOutcome:
+    """An optimal decision diagram of skeleton ``widths`` by the MILP (1)-(18) of Florio et al.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Features min-max scaled into [0, 1].
+    y : array of int, shape (n_samples,)
+        Class indices in ``0..n_classes-1``.
+    n_classes : int
+        Number of terminals (>= 2).
+    widths : tuple of int
+        The skeleton: width of each internal layer, the first being 1 (the root).
+    alpha : float
+        Weight of the node count in objective (18): weighted error rate plus
+        ``alpha * (active non-root nodes) / (internal nodes - 1)``; it lies in [0, 1 + alpha].
+    split : {"univariate", "multivariate"}
+        Univariate splits add (15)-(16); multivariate splits are hyperplanes ``a x <= b``.
+    sample_weight : array, optional
+        Non-negative row weights (errors, group rates and ``min_flow`` count weights).
+    solver : {"highs", "scip"}
+        HiGHS (``highspy``, big-M rows) or SCIP (``pyscipopt``, big-M rows).
+    time_limit, deadline : float, optional
+        Seconds from the call, and/or a ``time.perf_counter()`` value; the earlier one applies.
+    start : Diagram, optional
+        A diagram on the same scaled data: a MIP start, and its objective a cutoff. A start
+        the MILP cannot represent (too many nodes per layer, skipped layers, values closer
+        than ``epsilon`` split apart, violated extensions) is ignored with a warning.
+    cutoff : float, optional
+        Only diagrams of objective at most ``cutoff`` are sought (status "infeasible" if none).
+    max_nodes : int, optional
+        Parsimony: at most this many active internal nodes, the root included.
+    min_flow : float, optional
+        Stability (20): every active internal node is reached by a weight of at least ``min_flow``.
+    fairness : Fairness, optional
+        Fairness constraint (19) or a false-positive / false-negative variant (see :class:`Fairness`).
+    epsilon : float
+        The strictness gap of (13): negative side ``a x + epsilon <= b``.
+    threads : int
+        Threads for HiGHS (SCIP is sequential).
+    on_incumbent : callable, optional
+        ``on_incumbent(diagram, objective, bound, elapsed)`` on every improving solution
+        (HiGHS ``cbMipImprovingSolution``, SCIP's BESTSOLFOUND event).
+    log : bool
+        Show the solver's log.
+
+    Returns
+    -------
+    MipOutcome
+        The diagram in scaled units (classes ``0..n_classes-1``), its objective recomputed on the data,
+        the bound, gap, status, runtime, solver name and branch-and-bound nodes.
+
+    Notes
+    -----
+    The big-M values of (13)-(14): with ``x`` in [0, 1]^d, ``a`` in [-1, 1]^d and ``b`` in [-1, 1],
+    ``|a x_i| <= s_i`` where ``s_i = max_j x_ij`` for univariate splits ((15)-(16) leave one
+    non-zero ``|a_j| <= 1``) and ``s_i = sum_j x_ij`` for multivariate ones; hence
+    ``M_i = s_i + 1 + epsilon`` for (13) and ``M_i = s_i + 1`` for (14) (at most 2 + epsilon and
+    d + 1 + epsilon). The flows ``w`` stay continuous as in the paper: they are integral at every
+    integral ``lambda`` and ``y`` (Theorem 1), so big-M rows on a continuous ``w`` are exact.
+    """
+    began = time.perf_counter()
+    X, y, weight, widths = _check(
+        X,
+        y,
+        n_classes,
+        widths,
+        alpha,
+        split,
+        sample_weight,
+        solver,
+        max_nodes,
+        min_flow,
+        fairness,
+        epsilon,
+    )
+    solvers.require(solver)
+    end = np.inf if time_limit is None else began + time_limit
+    if deadline is not None:
+        end = min(end, deadline)
+    rows = _merge_rows(X, y, n_classes, weight, fairness)
+    sk = _Skeleton(widths, n_classes)
+    prob = _build(rows, sk, split == "univariate", alpha, epsilon, max_nodes, min_flow, fairness)
+    x_start, start_objective = None, np.inf
+    if start is not None:
+        try:
+            x_start = _encode_start(prob, start)
+            start_objective = float(prob.model.cost @ x_start)
+        except _Unrepresentable as reason:
+            warnings.warn(f"the start diagram is ignored: {reason}", stacklevel=2)
+    limit = min(np.inf if cutoff is None else cutoff, start_objective)
+    best = [np.inf]
+
+    def report(x: np.ndarray, objective: float, bound: float) -> None:
+        if objective >= best[0] - 1e-12:
+            return
+        try:
+            arrays, value = _decode(prob, x)
+        except (RuntimeError, IndexError):
+            return  # an intermediate solution off by tolerances; the final one is checked strictly
+        best[0] = objective
+        on_incumbent(
+            _to_diagram(arrays, X.shape[1], n_classes), value, bound, time.perf_counter() - began
+        )
+
+    raw = solvers.solve(
+        prob.model,
+        solver,
+        time_limit=end - time.perf_counter(),
+        start=x_start,
+        cutoff=None if np.isinf(limit) else limit + _CUTOFF_SLACK,
+        threads=threads,
+        on_solution=None if on_incumbent is None else report,
+        log=log,
+    )
+    status = raw.status
+    if raw.x is not None:
+        arrays, objective = _decode(prob, raw.x)
+        if abs(objective - raw.objective) > 1e-5:
+            raise RuntimeError(
+                f"internal error: the decoded diagram scores {objective}, the MILP {raw.objective}"
+            )
+        diagram = _to_diagram(arrays, X.shape[1], n_classes)
+    elif x_start is not None:
+        diagram, objective = start, start_objective
+        if status == "infeasible":
+            status = "optimal"  # nothing beats the start's cutoff
+    else:
+        diagram, objective = None, np.inf
+    bound = objective if status == "optimal" else min(raw.bound, objective)
+    gap = 0.0 if status == "optimal" else (objective - bound) / max(abs(objective), 1e-10)
+    return MipOutcome(
+        diagram,
+        objective,
+        bound,
+        gap,
+        status,
+        status == "optimal",
+        time.perf_counter() - began,
+        solver,
+        raw.nodes,
+    )

@@ -1,0 +1,325 @@
+"""A small adapter layer between a solver-agnostic MILP and HiGHS (``highspy``) or SCIP (``pyscipopt``).
+
+A :class:`LinearModel` holds columns (bounds, integrality, costs), linear rows in CSR form and
+*switch* rows ``x[var] = 1  =>  row(x) <= rhs`` (the indicator constraints (13)-(14) of Florio et
+al., AAAI 2023), each with a valid big-M. HiGHS has no indicator constraints, so every switch row
+becomes ``row(x) + M x[var] <= rhs + M``; SCIP can take them as indicator constraints
+(``addConsIndicator``, which needs a binary indicator variable) or as the same big-M rows.
+
+Both solvers are optional and imported inside the functions that use them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from satdt.errors import SatdtError
+
+SOLVERS = ("highs", "scip")
+_MODULES = {"highs": "highspy", "scip": "pyscipopt"}
+
+#: ``on_solution(x, objective, bound)`` receives each improving solution in the original space.
+SolutionHook = Callable[[np.ndarray, float, float], None]
+
+
+@dataclass
+class LinearModel:
+    """A minimisation MILP with switch (indicator) rows.
+
+    Rows are ``row_lb <= A x <= row_ub`` with ``A`` in CSR form (``indptr``, ``indices``,
+    ``values``); switch row ``k`` is ``x[sw_var[k]] = 1  =>  S_k x <= sw_rhs[k]`` with ``S`` in
+    CSR form and ``sw_big_m[k]`` an upper bound of ``S_k x - sw_rhs[k]`` over the column bounds.
+    """
+
+    col_lb: np.ndarray
+    col_ub: np.ndarray
+    integer: np.ndarray
+    cost: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    values: np.ndarray
+    row_lb: np.ndarray
+    row_ub: np.ndarray
+    sw_var: np.ndarray
+    sw_indptr: np.ndarray
+    sw_indices: np.ndarray
+    sw_values: np.ndarray
+    sw_rhs: np.ndarray
+    sw_big_m: np.ndarray
+
+    @property
+    def n_cols(self) -> int:
+        return len(self.col_lb)
+
+    def big_m_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All rows, switch rows written ``S_k x + M_k x[var_k] <= rhs_k + M_k`` (CSR and bounds)."""
+        n_sw = len(self.sw_var)
+        lengths = np.diff(self.sw_indptr) + 1
+        sw_indptr = np.concatenate(([0], np.cumsum(lengths)))
+        sw_indices = np.empty(sw_indptr[-1], dtype=np.int64)
+        sw_values = np.empty(sw_indptr[-1])
+        last = sw_indptr[1:] - 1
+        body = np.ones(sw_indptr[-1], dtype=bool)
+        body[last] = False
+        sw_indices[body] = self.sw_indices
+        sw_values[body] = self.sw_values
+        sw_indices[last] = self.sw_var
+        sw_values[last] = self.sw_big_m
+        indptr = np.concatenate((self.indptr, self.indptr[-1] + sw_indptr[1:]))
+        indices = np.concatenate((self.indices, sw_indices))
+        values = np.concatenate((self.values, sw_values))
+        row_lb = np.concatenate((self.row_lb, np.full(n_sw, -np.inf)))
+        row_ub = np.concatenate((self.row_ub, self.sw_rhs + self.sw_big_m))
+        return indptr, indices, values, row_lb, row_ub
+
+    def violation(self, x: np.ndarray) -> float:
+        """Largest violation of a bound, a row, integrality or a switch row by ``x``."""
+        worst = max(np.max(self.col_lb - x, initial=0.0), np.max(x - self.col_ub, initial=0.0))
+        frac = np.abs(x[self.integer] - np.round(x[self.integer]))
+        worst = max(worst, np.max(frac, initial=0.0))
+        activity = (
+            np.add.reduceat(self.values * x[self.indices], self.indptr[:-1])
+            if len(self.values)
+            else np.zeros(0)
+        )
+        activity[np.diff(self.indptr) == 0] = 0.0
+        worst = max(
+            worst,
+            np.max(self.row_lb - activity, initial=0.0),
+            np.max(activity - self.row_ub, initial=0.0),
+        )
+        sw = (
+            np.add.reduceat(self.sw_values * x[self.sw_indices], self.sw_indptr[:-1])
+            if len(self.sw_values)
+            else np.zeros(0)
+        )
+        on = x[self.sw_var] > 0.5
+        return max(worst, np.max((sw - self.sw_rhs)[on], initial=0.0))
+
+
+@dataclass
+class RawResult:
+    """What a solver returns: status ``optimal`` / ``time_limit`` / ``infeasible`` / ``other``."""
+
+    status: str
+    x: np.ndarray | None
+    objective: float
+    bound: float
+    nodes: int
+    runtime: float
+
+
+def require(solver: str):
+    """Import and return the module of ``solver`` ("highs" or "scip"), or raise :class:`SatdtError`."""
+    if solver not in SOLVERS:
+        raise SatdtError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    name = _MODULES[solver]
+    try:
+        return __import__(name)
+    except ImportError as error:
+        raise SatdtError(
+            f"solver={solver!r} needs the optional package {name!r}, which is not installed: "
+            'pip install -e ".[diagrams]"'
+        ) from error
+
+
+def solve(
+    model: LinearModel,
+    solver: str,
+    *,
+    time_limit: float,
+    start: np.ndarray | None,
+    cutoff: float | None,
+    threads: int,
+    on_solution: SolutionHook | None,
+    log: bool,
+    indicators: bool = False,
+) -> RawResult:
+    """Solve ``model`` with ``solver``; ``start`` is a full feasible MIP start, ``cutoff`` an objective limit.
+
+    ``indicators`` (SCIP only) passes switch rows as indicator constraints instead of big-M rows.
+    """
+    module = require(solver)
+    if solver == "highs":
+        return _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution, log)
+    return _solve_scip(module, model, time_limit, start, cutoff, on_solution, log, indicators)
+
+
+def _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution, log) -> RawResult:
+    """HiGHS: big-M rows, ``objective_bound`` as cutoff, ``cbMipImprovingSolution`` for incumbents."""
+    h = module.Highs()
+    h.setOptionValue("output_flag", bool(log))
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("time_limit", float(max(time_limit, 0.01)))
+    h.setOptionValue("mip_rel_gap", 0.0)
+    h.setOptionValue("mip_abs_gap", 1e-7)
+    if cutoff is not None:
+        h.setOptionValue("objective_bound", float(cutoff))
+    indptr, indices, values, row_lb, row_ub = model.big_m_rows()
+    inf = h.inf
+    h.passModel(
+        model.n_cols,
+        len(row_lb),
+        len(values),
+        int(module.MatrixFormat.kRowwise),
+        int(module.ObjSense.kMinimize),
+        0.0,
+        model.cost.astype(np.float64),
+        np.maximum(model.col_lb, -inf).astype(np.float64),
+        np.minimum(model.col_ub, inf).astype(np.float64),
+        np.maximum(row_lb, -inf).astype(np.float64),
+        np.minimum(row_ub, inf).astype(np.float64),
+        indptr.astype(np.int32),
+        indices.astype(np.int32),
+        values.astype(np.float64),
+        model.integer.astype(np.int32),
+    )
+    if start is not None:
+        solution = module.HighsSolution()
+        solution.col_value = start.astype(np.float64)
+        solution.value_valid = True
+        h.setSolution(solution)
+    if on_solution is not None:
+
+        def improving(event) -> None:
+            out = event.data_out
+            on_solution(
+                np.array(out.mip_solution),
+                float(out.objective_function_value),
+                float(out.mip_dual_bound),
+            )
+
+        h.cbMipImprovingSolution.subscribe(improving)
+    began = time.perf_counter()
+    h.run()
+    runtime = time.perf_counter() - began
+    status = h.getModelStatus()
+    kinds = module.HighsModelStatus
+    info = h.getInfo()
+    has_solution = info.primal_solution_status == 2
+    x = np.array(h.getSolution().col_value) if has_solution else None
+    if status == kinds.kOptimal:
+        name = "optimal"
+    elif status == kinds.kTimeLimit:
+        name = "time_limit"
+    elif status in (kinds.kInfeasible, kinds.kObjectiveBound):
+        name = "optimal" if has_solution else "infeasible"
+    else:
+        name = "other"
+    objective = float(info.objective_function_value) if has_solution else np.inf
+    bound = float(info.mip_dual_bound)
+    if name == "optimal":
+        bound = objective
+    return RawResult(name, x, objective, bound, int(info.mip_node_count), runtime)
+
+
+def _solve_scip(
+    module, model, time_limit, start, cutoff, on_solution, log, indicators
+) -> RawResult:
+    """SCIP: indicator constraints or big-M rows, ``setObjlimit`` as cutoff, a BESTSOLFOUND event handler."""
+    m = module.Model()
+    m.hideOutput(not log)
+    m.setParam("limits/time", float(min(max(time_limit, 0.01), 1e20)))
+    m.setParam("limits/gap", 0.0)
+    m.setParam("limits/absgap", 1e-7)
+    binary_switch = np.zeros(model.n_cols, dtype=bool)
+    if indicators:
+        binary_switch[model.sw_var] = True
+    columns = []
+    for j in range(model.n_cols):
+        lb = None if np.isinf(model.col_lb[j]) else float(model.col_lb[j])
+        ub = None if np.isinf(model.col_ub[j]) else float(model.col_ub[j])
+        vtype = (
+            "B"
+            if (model.integer[j] or binary_switch[j]) and lb == 0.0 and ub == 1.0
+            else ("I" if model.integer[j] else "C")
+        )
+        columns.append(m.addVar(lb=lb, ub=ub, vtype=vtype, obj=float(model.cost[j])))
+    expr_type = module.Expr
+    term = module.scip.Term
+
+    def linear(lo: int, hi: int, indices: np.ndarray, values: np.ndarray):
+        return expr_type(
+            {
+                term(columns[k]): float(v)
+                for k, v in zip(indices[lo:hi].tolist(), values[lo:hi].tolist(), strict=True)
+            }
+        )
+
+    if indicators:
+        indptr, indices, values, row_lb, row_ub = (
+            model.indptr,
+            model.indices,
+            model.values,
+            model.row_lb,
+            model.row_ub,
+        )
+        for k in range(len(model.sw_var)):
+            body = linear(
+                model.sw_indptr[k], model.sw_indptr[k + 1], model.sw_indices, model.sw_values
+            )
+            m.addConsIndicator(body <= float(model.sw_rhs[k]), columns[model.sw_var[k]])
+    else:
+        indptr, indices, values, row_lb, row_ub = model.big_m_rows()
+    for r in range(len(row_lb)):
+        body = linear(indptr[r], indptr[r + 1], indices, values)
+        lo, hi = row_lb[r], row_ub[r]
+        if lo == hi:
+            m.addCons(body == float(lo))
+        elif np.isinf(lo):
+            m.addCons(body <= float(hi))
+        elif np.isinf(hi):
+            m.addCons(body >= float(lo))
+        else:
+            m.addCons(float(lo) <= (body <= float(hi)))
+    if cutoff is not None:
+        m.setObjlimit(float(cutoff))
+    if start is not None:
+        sol = m.createSol()
+        for var, value in zip(columns, start.tolist(), strict=True):
+            m.setSolVal(sol, var, value)
+        m.addSol(sol)
+    if on_solution is not None:
+        m.includeEventhdlr(
+            _scip_handler(module, columns, on_solution),
+            "satdt_incumbent",
+            "reports improving solutions",
+        )
+    began = time.perf_counter()
+    m.optimize()
+    runtime = time.perf_counter() - began
+    status = m.getStatus()
+    has_solution = m.getNSols() > 0
+    x = None
+    objective = np.inf
+    if has_solution:
+        best = m.getBestSol()
+        x = np.array([m.getSolVal(best, var) for var in columns])
+        objective = float(m.getSolObjVal(best))
+    name = {"optimal": "optimal", "timelimit": "time_limit", "infeasible": "infeasible"}.get(
+        status, "other"
+    )
+    bound = objective if name == "optimal" else float(m.getDualbound())
+    return RawResult(name, x, objective, bound, int(m.getNNodes()), runtime)
+
+
+def _scip_handler(module, columns: list, on_solution: SolutionHook):
+    """An event handler calling ``on_solution`` on every BESTSOLFOUND event of SCIP."""
+
+    class Incumbents(module.Eventhdlr):
+        def eventinit(self) -> None:
+            self.model.catchEvent(module.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+
+        def eventexit(self) -> None:
+            self.model.dropEvent(module.SCIP_EVENTTYPE.BESTSOLFOUND, self)
+
+        def eventexec(self, event) -> None:
+            best = self.model.getBestSol()
+            x = np.array([self.model.getSolVal(best, var) for var in columns])
+            on_solution(x, float(self.model.getSolObjVal(best)), float(self.model.getDualbound()))
+
+    return Incumbents()

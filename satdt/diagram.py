@@ -69,7 +69,8 @@ class Diagram:
         ``-1 - k`` for the terminal of class index ``k``.
     coef
         ``(n_nodes, n_features)`` hyperplanes of the multivariate nodes (rows of univariate
-        nodes are ignored and stored as zeros); ``None`` when every node is univariate.
+        nodes are ignored and stored as zeros); ``None`` when every node is univariate (and
+        stored as ``None`` then, even if given).
     n_features
         Number of design-matrix columns the diagram reads.
     classes

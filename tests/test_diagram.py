@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from satdt.diagram import Diagram, DiagramError
 from satdt.errors import SatdtError
+from satdt.model import Model
 from satdt.tree import Tree
 
 
@@ -139,6 +140,13 @@ def test_predict_proba_rows_sum_to_one() -> None:
         assert proba.shape == (100, 3)
         assert np.allclose(proba.sum(axis=1), 1.0)
     assert np.array_equal(diagram.predict_proba(X).argmax(axis=1), diagram.terminal(X))
+
+
+def test_follows_the_model_protocol() -> None:
+    diagram = random_diagram(np.random.default_rng(2), (1, 2), 2, 2)
+    assert isinstance(diagram, Model) and diagram.kind == "diagram"
+    X = np.random.default_rng(3).random((20, 2))
+    assert np.array_equal(diagram.predict_index(X), diagram.terminal(X))
 
 
 def test_with_counts_adds_up() -> None:

@@ -6,9 +6,12 @@ information gain over the rows reaching it. The two flows leaving each node of l
 are then routed: a flow whose errors, sent to its majority class, cost no more than one node
 does in objective (18) goes to that class terminal (a long arc); the others are greedily
 merged, pair by pair, down to ``widths[l + 1]`` groups, each group becoming a node of layer
-``l + 1``. Flows leaving the last layer go to the terminal of their majority class. The
+``l + 1``. The nodes of the last layer split too (they are internal nodes of the skeleton, as
+in the MILP), and the flows leaving them go to the terminal of their majority class. The
 construction restarts with a random ``feature_fraction`` of the features at each split while
-time remains, and every diagram is pruned bottom-up; the best by objective (18) is kept.
+time remains. Every diagram is pruned bottom-up: a node whose successors are both terminals
+is replaced by its majority terminal when objective (18) does not get worse (the paper prunes
+when it improves; on a tie the smaller diagram is kept). The best by objective (18) is kept.
 
 Greedy merging (the paper's "merge the pair of flows that least decreases the information
 gain"): the entropy mass of a flow with class weights ``c`` is ``M(c) = W H(c / W)`` with

@@ -136,23 +136,18 @@ class Diagram:
         self.indicator = (
             frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
         )
-        n = len(self.layer)
         self.root = 0 if root is None else int(root)
-        self.coef = None
-        if coef is not None and np.any(self.feature == LEAF):
-            self.coef = np.array(coef, dtype=np.float64)
-            if self.coef.shape == (n, self.n_features):
-                self.coef[self.feature != LEAF] = 0.0
-        elif coef is None and np.any(self.feature == LEAF):
-            raise DiagramError(
-                "a multivariate node (feature -1) needs its hyperplane: pass coef, an array of "
-                f"shape (n_nodes, n_features) = ({n}, {self.n_features}); got coef=None"
-            )
+        self.coef = None if coef is None else np.array(coef, dtype=np.float64)
         self.counts = None if counts is None else np.asarray(counts, dtype=np.float64)
         self.terminal_counts = (
             None if terminal_counts is None else np.asarray(terminal_counts, dtype=np.float64)
         )
         self._validate()
+        if self.coef is not None:  # canonical form: zero rows for univariate nodes, or None
+            univariate = self.feature != LEAF
+            self.coef = None if univariate.all() else self.coef
+            if self.coef is not None:
+                self.coef[univariate] = 0.0
 
     # ------------------------------------------------------------------ validation
     def _validate(self) -> None:
@@ -228,6 +223,11 @@ class Diagram:
                         f"{-1 - s}, but there are {n_classes} classes; terminals are -1 - k for "
                         f"k in [0, {n_classes})"
                     )
+        if self.coef is None and np.any(self.feature == LEAF):
+            raise DiagramError(
+                "a multivariate node (feature -1) needs its hyperplane: pass coef, an array of "
+                f"shape (n_nodes, n_features) = ({n}, {d}); got coef=None"
+            )
         if self.coef is not None:
             if self.coef.shape != (n, d):
                 raise DiagramError(
@@ -289,15 +289,10 @@ class Diagram:
         largest feature tested. Tree counts (when recorded) become node counts, and each
         terminal gets the counts of the leaves of its class.
         """
-        if n_features is None:
-            used = tree.feature[tree.feature != LEAF]
-            n_features = (
-                len(tree.feature_names)
-                if tree.feature_names is not None
-                else int(used.max()) + 1
-                if len(used)
-                else 0
-            )
+        if n_features is None and tree.feature_names is not None:
+            n_features = len(tree.feature_names)
+        elif n_features is None:
+            n_features = int(tree.feature.max()) + 1  # leaves hold -1
         leaves = np.flatnonzero(tree.feature == LEAF)
         known = bool(np.any(tree.counts))
         terminal_counts = None
@@ -320,7 +315,7 @@ class Diagram:
                 depth[tree.left[i]] = depth[tree.right[i]] = depth[i] + 1
         internal = np.flatnonzero(tree.feature != LEAF)
         internal = internal[np.argsort(depth[internal], kind="stable")]
-        index = np.full(tree.n_nodes, 0, dtype=np.int64)
+        index = np.zeros(tree.n_nodes, dtype=np.int64)
         index[internal] = np.arange(len(internal))
         index[leaves] = -1 - tree.value[leaves]
         return cls(
@@ -335,10 +330,10 @@ class Diagram:
         )
 
     def copy(self) -> Diagram:
-        return self._with()
+        return self.replace()
 
-    def _with(self, **changes: Any) -> Diagram:
-        """A copy with some constructor arguments replaced."""
+    def replace(self, **changes: Any) -> Diagram:
+        """A validated copy with some constructor arguments replaced (e.g. ``feature_names``)."""
         args: dict[str, Any] = {
             "layer": self.layer.copy(),
             "feature": self.feature.copy(),
@@ -513,7 +508,7 @@ class Diagram:
                 column[inside] * k + y[inside], weights=weight[inside], minlength=n * k
             )
         terminal_flat = np.bincount((-1 - path[:, -1]) * k + y, weights=weight, minlength=k * k)
-        return self._with(counts=flat.reshape(n, k), terminal_counts=terminal_flat.reshape(k, k))
+        return self.replace(counts=flat.reshape(n, k), terminal_counts=terminal_flat.reshape(k, k))
 
     # ------------------------------------------------------------------ transformation
     def simplify(self, X: np.ndarray | None = None) -> Diagram:
@@ -585,7 +580,7 @@ class Diagram:
         if self.counts is not None:
             counts = np.array([self.counts[merged[i]].sum(axis=0) for i in nodes])
             counts = counts.reshape(len(nodes), self.n_classes)
-        return self._with(
+        return self.replace(
             layer=np.unique(self.layer[nodes], return_inverse=True)[1],
             feature=self.feature[nodes],
             threshold=self.threshold[nodes],
@@ -621,7 +616,7 @@ class Diagram:
             coef = self.coef / scale
             multi = np.flatnonzero(self.feature == LEAF)
             threshold[multi] += coef[multi] @ lo
-        return self._with(threshold=threshold, coef=coef)
+        return self.replace(threshold=threshold, coef=coef)
 
     # ------------------------------------------------------------------ export
     def _feature_name(self, feature: int) -> str:

@@ -168,9 +168,9 @@ def test_with_counts_adds_up() -> None:
 def test_json_round_trip_is_exact(multivariate: bool) -> None:
     rng = np.random.default_rng(5)
     diagram = random_diagram(rng, (1, 2, 2), 3, 3, multivariate)
-    diagram = diagram._with(threshold=rng.random(5) / 3, feature_names=["a", "b c", 'd"e'])
+    diagram = diagram.replace(threshold=rng.random(5) / 3, feature_names=["a", "b c", 'd"e'])
     if multivariate:
-        diagram = diagram._with(coef=rng.normal(size=(5, 3)))
+        diagram = diagram.replace(coef=rng.normal(size=(5, 3)))
     X = rng.random((60, 3))
     diagram = diagram.with_counts(X, rng.integers(3, size=60), rng.random(60) / 7)
     data = json.loads(diagram.to_json())
@@ -200,10 +200,10 @@ def test_equality_sees_every_field() -> None:
     rng = np.random.default_rng(6)
     diagram = random_diagram(rng, (1, 2), 2, 2)
     assert diagram == diagram.copy()
-    assert diagram != diagram._with(threshold=diagram.threshold + 1)
-    assert diagram != diagram._with(feature_names=["p", "q"])
-    assert diagram != diagram._with(classes=["x", "y"])
-    assert diagram != diagram._with(counts=np.zeros((3, 2)))
+    assert diagram != diagram.replace(threshold=diagram.threshold + 1)
+    assert diagram != diagram.replace(feature_names=["p", "q"])
+    assert diagram != diagram.replace(classes=["x", "y"])
+    assert diagram != diagram.replace(counts=np.zeros((3, 2)))
     assert "Diagram(" in repr(diagram) and "widths=(1, 2)" in repr(diagram)
 
 
@@ -319,6 +319,8 @@ def test_export_text_readable_conditions() -> None:
     assert "n1.0: colour != red" in text
     assert "yes -> class lo" in text and "no  -> class hi" in text
     assert diagram.coef[1].tolist() == [0.0, 0.0, 0.0]  # univariate rows are ignored
+    univariate = build(coef=np.ones((3, 2)))
+    assert univariate.coef is None and univariate == build()
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -355,7 +357,7 @@ def test_unscale_maps_back_to_original_units(multivariate: bool) -> None:
     lo, hi = X.min(axis=0), X.max(axis=0)
     scaled = (X - lo) / np.where(hi > lo, hi - lo, 1.0)
     diagram = random_diagram(rng, (1, 2, 2), 3, 2, multivariate)
-    diagram = diagram._with(threshold=rng.random(5))
+    diagram = diagram.replace(threshold=rng.random(5))
     original = diagram.unscale(lo, hi)
     same = original.terminal(X) == diagram.terminal(scaled)
     assert same.mean() > 0.99  # rows within rounding of a threshold may flip
@@ -394,6 +396,7 @@ def build(**changes):
         ({"feature": [0, -1, 0]}, "needs its hyperplane"),
         ({"feature": [0, -1, 0], "coef": np.zeros((3, 3))}, "coef must have shape"),
         ({"low": [1, -1]}, "one entry per internal node"),
+        ({"feature": [0, -1], "coef": np.zeros((3, 2))}, "one entry per internal node"),
         ({"feature_names": ["a"]}, "feature_names"),
         ({"counts": np.zeros((2, 2))}, "counts must have shape"),
         ({"terminal_counts": np.zeros((3, 2))}, "terminal_counts must have shape"),

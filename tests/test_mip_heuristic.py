@@ -235,6 +235,7 @@ def test_multivariate_starts_from_univariate_splits() -> None:
         ({"split": "oblique"}, "split"),
         ({"feature_fraction": 0.0}, "feature_fraction"),
         ({"n_classes": 2}, "class indices"),
+        ({"y": np.full(120, 0.5)}, "class indices"),
         ({"sample_weight": -np.ones(120)}, "sample_weight"),
         ({"y": np.zeros(3, dtype=int)}, "one label per row"),
     ],

@@ -197,7 +197,7 @@ class _Builder:
         groups = [_Group([], self.Yw[root_rows].sum(axis=0))]
         group_rows = [root_rows]
         root = -1 - int(np.argmax(groups[0].counts))
-        for level, _ in enumerate(self.widths):
+        for level in range(len(self.widths)):
             flows: list[_Flow] = []
             for group, rows in zip(groups, group_rows, strict=True):
                 if stop is not None and time.perf_counter() >= stop:
@@ -269,8 +269,8 @@ class _Builder:
     def diagram(self, root: int, n_classes: int) -> Diagram:
         """The pruned diagram, nodes of each layer sorted by decreasing in-degree."""
         d = self.X.shape[1]
-        kept = self.prune() if root == 0 else np.zeros(0, dtype=bool)
-        if root != 0 or not kept[0]:
+        kept = self.prune() if root == 0 else None
+        if kept is None or not kept[0]:
             counts = self.Yw.sum(axis=0)
             return Diagram.single_terminal(
                 int(np.argmax(counts)), n_features=d, classes=np.arange(n_classes)
@@ -312,7 +312,11 @@ def _check(
             f"X must be 2-D and y hold one label per row; got X of shape {X.shape} and y of "
             f"shape {y.shape}"
         )
-    if n_classes < 1 or (len(y) and (y.min() < 0 or y.max() >= n_classes)):
+    if (
+        n_classes < 1
+        or not np.all(np.mod(y, 1) == 0)
+        or (len(y) and (y.min() < 0 or y.max() >= n_classes))
+    ):
         raise SatdtError(
             f"labels must be class indices in [0, n_classes={n_classes}); encode them first"
         )

@@ -175,6 +175,22 @@ def test_merging_flows_saves_a_node() -> None:
     fits_skeleton(diagram, (1, 2, 1))
 
 
+@pytest.mark.parametrize("min_gap", [0.0, 1e-4, 0.05])
+def test_split_sides_are_min_gap_apart(min_gap: float) -> None:
+    rng = np.random.default_rng(9)
+    X = np.round(rng.random((300, 3)), 5)  # many values closer than 1e-4
+    y = ((X[:, 0] > 0.3) ^ (X[:, 1] > 0.6)).astype(int)
+    diagram = construct(X, y, 2, (1, 2, 2, 2), alpha=0.0, max_starts=10, min_gap=min_gap)
+    fits_skeleton(diagram, (1, 2, 2, 2))
+    path = diagram.apply(X)
+    for node in range(diagram.n_nodes):
+        here = np.any(path == node, axis=1)
+        column = X[here, diagram.feature[node]]
+        low = column <= diagram.threshold[node]
+        assert low.any() and (~low).any()
+        assert column[~low].min() - column[low].max() >= min_gap
+
+
 def test_pure_data_gives_a_single_terminal() -> None:
     X = np.random.default_rng(2).random((30, 2))
     diagram = construct(X, np.full(30, 2), 3, (1, 2), alpha=0.0)
@@ -234,6 +250,7 @@ def test_multivariate_starts_from_univariate_splits() -> None:
         ({"alpha": -1.0}, "alpha"),
         ({"split": "oblique"}, "split"),
         ({"feature_fraction": 0.0}, "feature_fraction"),
+        ({"min_gap": -1.0}, "min_gap"),
         ({"n_classes": 2}, "class indices"),
         ({"y": np.full(120, 0.5)}, "class indices"),
         ({"sample_weight": -np.ones(120)}, "sample_weight"),

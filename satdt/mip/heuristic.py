@@ -25,6 +25,8 @@ terminal.
 Everything works on features min-max scaled to [0, 1] (as the MILP does); thresholds are
 midpoints between consecutive distinct values of a feature over all rows, so no row lies on a
 threshold and ``x <= t`` splits the rows reaching a node exactly as the chosen split does.
+The two sides of a split are at least ``min_gap`` apart (the MILP's ``epsilon``), so the
+diagram is a valid MILP start.
 """
 
 from __future__ import annotations
@@ -84,13 +86,14 @@ def _mass(counts: np.ndarray) -> np.ndarray:
 
 
 def _best_split(
-    X: np.ndarray, Yw: np.ndarray, rows: np.ndarray, features: np.ndarray
+    X: np.ndarray, Yw: np.ndarray, rows: np.ndarray, features: np.ndarray, min_gap: float
 ) -> tuple[int, float] | None:
     """The univariate split of ``rows`` of largest information gain over ``features``.
 
     ``(feature, value)``: rows with ``x[feature] <= value`` go low, ``value`` being one of
     theirs; ``None`` when every candidate feature is constant on the rows. Ties go to the
-    first feature in ``features``, then to the smallest value.
+    first feature in ``features``, then to the smallest value. Only values at least
+    ``min_gap`` below the next value of the rows are candidates.
     """
     m = len(rows)
     if m < 2:
@@ -106,7 +109,8 @@ def _best_split(
         ordered = np.take_along_axis(values, order, axis=0)
         left = np.cumsum(Y[order], axis=0)[:-1]  # (m - 1, features, classes)
         cost = _mass(left) + _mass(total - left)
-        cost = np.where(ordered[1:] > ordered[:-1], cost, np.inf).T  # (features, m - 1)
+        gap = ordered[1:] - ordered[:-1]
+        cost = np.where((gap > 0) & (gap >= min_gap), cost, np.inf).T  # (features, m - 1)
         flat = int(np.argmin(cost))
         j, p = divmod(flat, m - 1)
         if cost[j, p] < best_cost:
@@ -159,8 +163,10 @@ def _merge(flows: list[_Flow], width: int) -> tuple[list[_Group], list[_Flow]]:
 class _Builder:
     """One top-down construction in the skeleton; nodes in arrays, then pruned."""
 
-    def __init__(self, X: np.ndarray, Yw: np.ndarray, widths: Sequence[int], alpha: float):
-        self.X, self.Yw, self.widths = X, Yw, list(widths)
+    def __init__(
+        self, X: np.ndarray, Yw: np.ndarray, widths: Sequence[int], alpha: float, min_gap: float
+    ):
+        self.X, self.Yw, self.widths, self.min_gap = X, Yw, list(widths), min_gap
         self.values = [np.unique(column) for column in X.T]
         size = sum(widths)
         total = float(Yw.sum())
@@ -205,10 +211,10 @@ class _Builder:
                 features = everything
                 if rng is not None and n_sampled < d:
                     features = np.sort(rng.choice(d, n_sampled, replace=False))
-                split = _best_split(self.X, self.Yw, rows, features)
+                split = _best_split(self.X, self.Yw, rows, features, self.min_gap)
                 if split is None and len(features) < d:
-                    split = _best_split(self.X, self.Yw, rows, everything)
-                if split is None:  # identical rows: the group ends at its majority class
+                    split = _best_split(self.X, self.Yw, rows, everything, self.min_gap)
+                if split is None:  # rows too alike to split: the group ends at its majority class
                     self._point(group.flows, -1 - int(np.argmax(group.counts)))
                     continue
                 node = len(self.layer)
@@ -304,6 +310,7 @@ def _check(
     sample_weight: np.ndarray | None,
     split: str,
     feature_fraction: float,
+    min_gap: float,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
@@ -329,6 +336,8 @@ def _check(
         raise SatdtError(f"alpha must be at least 0; got {alpha}")
     if split not in SPLITS:
         raise SatdtError(f"split must be one of {SPLITS}; got {split!r}")
+    if not min_gap >= 0:
+        raise SatdtError(f"min_gap must be at least 0; got {min_gap}")
     if not 0 < feature_fraction <= 1:
         raise SatdtError(f"feature_fraction must be in (0, 1]; got {feature_fraction}")
     weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
@@ -354,6 +363,7 @@ def construct(
     seed: int = 0,
     deadline: float | None = None,
     max_starts: int | None = 200,
+    min_gap: float = 1e-4,
     on_improve: Callable[[Diagram, float], None] | None = None,
 ) -> Diagram:
     """A good diagram in the skeleton ``widths``, by objective (18): the MILP's warm start.
@@ -388,6 +398,9 @@ def construct(
         best diagram so far, at worst the majority class, is returned).
     max_starts
         At most this many constructions (``None``: only time limits them).
+    min_gap
+        Split only between values at least this far apart, so that the diagram is a valid
+        start for the MILP whose constraint (13) uses ``epsilon = min_gap`` (0: any values).
     on_improve
         Called with each new best diagram and its objective value.
 
@@ -398,7 +411,9 @@ def construct(
         layer or to terminals, classes ``0 .. n_classes - 1``, thresholds in scaled units,
         counts of ``(X, y)`` recorded. A single terminal when no split pays for itself.
     """
-    X, y, weight = _check(X, y, n_classes, widths, alpha, sample_weight, split, feature_fraction)
+    X, y, weight = _check(
+        X, y, n_classes, widths, alpha, sample_weight, split, feature_fraction, min_gap
+    )
     started = time.perf_counter()
     budget_end = started + max(0.0, float(time_budget))
     restarts_end = budget_end if deadline is None else min(deadline, budget_end)
@@ -424,7 +439,7 @@ def construct(
         stop = deadline if start == 0 else restarts_end
         if stop is not None and time.perf_counter() >= stop:
             break
-        builder = _Builder(X, Yw, widths, alpha)
+        builder = _Builder(X, Yw, widths, alpha, min_gap)
         try:
             root = builder.build(rng if start > 0 else None, n_sampled, stop)
         except _Stop:

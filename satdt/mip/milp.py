@@ -676,16 +676,26 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
     """
     sk, lay, X = prob.sk, prob.lay, prob.rows.X
     N, K, eps = sk.n_nodes, sk.n_classes, prob.epsilon
-    feature, low, high = np.asarray(start.feature), np.asarray(start.low), np.asarray(start.high)
-    layer = np.asarray(start.layer)
     if start.n_features != X.shape[1] or len(start.classes) != K:
         raise _Unrepresentable("its number of features or classes differs from the data's")
+    if len(start.layer) == 0:  # a single terminal: the root sends every row to it
+        root = int(start.root)
+        start = _Arrays(
+            np.zeros(1, dtype=np.int64),
+            np.zeros(1, dtype=np.int64),
+            np.ones(1),
+            np.array([root]),
+            np.array([root]),
+            None,
+        )
+    feature, low, high = np.asarray(start.feature), np.asarray(start.low), np.asarray(start.high)
+    layer = np.asarray(start.layer)
     if prob.univariate and np.any(feature < 0):
         raise _Unrepresentable("it has multivariate nodes but split='univariate'")
     reach, went_low, _ = _paths(start, X)
     n_nodes = len(feature)
     reachable = np.zeros(n_nodes, dtype=bool)
-    reachable[0] = n_nodes > 0
+    reachable[0] = True
     for u in range(n_nodes):
         if reachable[u]:
             for v in (low[u], high[u]):
@@ -693,8 +703,6 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
                     if layer[v] != layer[u] + 1:
                         raise _Unrepresentable(f"node {u} links to node {v}, not in the next layer")
                     reachable[v] = True
-    if n_nodes == 0 or layer[0] != 0:
-        raise _Unrepresentable("it has no root node")
     indegree = np.zeros(n_nodes, dtype=np.int64)
     for u in np.flatnonzero(reachable):
         for v in {int(low[u]), int(high[u])}:
@@ -715,6 +723,8 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
         return int(slot[v]) if v >= 0 else N + (-1 - int(v))
 
     x = np.zeros(lay.n_cols)
+    if prob.univariate:
+        x[lay["e"][:, 0]] = 1.0  # (15) holds for inactive nodes too
     coef = None if start.coef is None else np.asarray(start.coef, dtype=np.float64)
     for u in np.flatnonzero(reachable):
         s = slot[u]
@@ -761,7 +771,7 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
         x[lay["a"][s]] = direction
         x[lay["b"][s]] = b
         if prob.univariate:
-            x[lay["e"][s, j]] = 1.0
+            x[lay["e"][s]] = np.eye(X.shape[1])[j]
         x[lay["wneg"][neg_rows, s]] = 1.0
         x[lay["wpos"][pos_rows, s]] = 1.0
         x[lay["zneg"][neg_rows, sk.arc(s, neg_t)]] = 1.0
@@ -773,8 +783,11 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
     return x
 
 
-def _to_diagram(arrays: _Arrays, n_features: int, n_classes: int):
-    """A :class:`satdt.diagram.Diagram` from decoded arrays (classes are ``0..n_classes-1``)."""
+def _to_diagram(arrays: _Arrays, X: np.ndarray, y: np.ndarray, weight: np.ndarray, n_classes: int):
+    """A :class:`satdt.diagram.Diagram` from decoded arrays, with the class weights of ``(X, y)``.
+
+    Classes are ``0..n_classes-1``; thresholds are in the scaled units of ``X``.
+    """
     from satdt.diagram import Diagram
 
     return Diagram(
@@ -784,9 +797,9 @@ def _to_diagram(arrays: _Arrays, n_features: int, n_classes: int):
         arrays.low,
         arrays.high,
         coef=arrays.coef,
-        n_features=n_features,
+        n_features=X.shape[1],
         classes=np.arange(n_classes),
-    )
+    ).with_counts(X, y, weight)
 
 
 # --------------------------------------------------------------------------------------------
@@ -989,7 +1002,7 @@ def solve_diagram(
             return  # an intermediate solution off by tolerances; the final one is checked strictly
         best[0] = objective
         on_incumbent(
-            _to_diagram(arrays, X.shape[1], n_classes), value, bound, time.perf_counter() - began
+            _to_diagram(arrays, X, y, weight, n_classes), value, bound, time.perf_counter() - began
         )
 
     raw = solvers.solve(
@@ -1009,7 +1022,7 @@ def solve_diagram(
             raise RuntimeError(
                 f"internal error: the decoded diagram scores {objective}, the MILP {raw.objective}"
             )
-        diagram = _to_diagram(arrays, X.shape[1], n_classes)
+        diagram = _to_diagram(arrays, X, y, weight, n_classes)
     elif x_start is not None:
         diagram, objective = start, start_objective
         if status == "infeasible":
@@ -1018,6 +1031,8 @@ def solve_diagram(
         diagram, objective = None, np.inf
     bound = objective if status == "optimal" else min(raw.bound, objective)
     gap = 0.0 if status == "optimal" else (objective - bound) / max(abs(objective), 1e-10)
+    if diagram is None:
+        gap = np.inf
     return MipOutcome(
         diagram,
         objective,

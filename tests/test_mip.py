@@ -52,6 +52,16 @@ def test_milp_optimum_equals_brute_force(seed: int, solver: str) -> None:
         assert len(used) <= len(widths) and all(u <= w for u, w in zip(used, widths, strict=False))
 
 
+def test_scip_indicator_constraints_agree_with_brute_force() -> None:
+    for seed in range(3):
+        X, y, n_classes, widths, weight = _random_case(seed)
+        expected = min_diagram_objective(X, y, n_classes, widths, 0.1, weight)
+        out = solve_diagram(
+            X, y, n_classes, widths, alpha=0.1, solver="scip", indicators=True, sample_weight=weight
+        )
+        assert out.proven_optimal and out.objective == pytest.approx(expected, abs=1e-6)
+
+
 def test_univariate_thresholds_are_snapped_midpoints() -> None:
     X, y, n_classes, widths, _ = _random_case(3)
     out = solve_diagram(X, y, n_classes, widths, alpha=0.0)
@@ -183,7 +193,7 @@ def test_fairness_needs_rows_in_each_group() -> None:
 @pytest.mark.parametrize("solver", SOLVERS)
 def test_warm_start_is_never_worse(solver: str) -> None:
     rng = np.random.default_rng(5)
-    X = rng.integers(0, 6, size=(30, 3)) / 5
+    X = rng.integers(0, 6, size=(20, 3)) / 5
     y = (X[:, 0] + X[:, 1] * X[:, 2] > 0.7).astype(int)
     widths = (1, 2, 2)
     # the root's low side has the larger index (its hyperplane must be flipped, (11)); node 1
@@ -192,11 +202,14 @@ def test_warm_start_is_never_worse(solver: str) -> None:
     smaller = solve_diagram(X, y, 2, (1, 2), alpha=0.01, solver=solver).diagram
     for start in (hand, smaller):
         start_value = diagram_objective(start, X, y, 0.01, widths)
+        seen = []
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             out = solve_diagram(
-                X, y, 2, widths, alpha=0.01, start=start, time_limit=3, solver=solver
-            )
+                X, y, 2, widths, alpha=0.01, start=start, time_limit=2, solver=solver,
+                on_incumbent=lambda d, value, bound, elapsed, seen=seen: seen.append((d, value)),
+            )  # fmt: skip
+        assert seen[0][0] is start and seen[0][1] == pytest.approx(start_value)
         assert out.diagram is not None and out.objective <= start_value + 1e-9
         assert diagram_objective(out.diagram, X, y, 0.01, widths) == pytest.approx(
             out.objective, abs=1e-9

@@ -103,7 +103,7 @@ class LinearModel:
 
 @dataclass
 class RawResult:
-    """What a solver returns: status ``optimal`` / ``time_limit`` / ``infeasible`` / ``other``."""
+    """What a solver returns: status ``optimal`` / ``time_limit`` / ``infeasible`` / ``interrupted``."""
 
     status: str
     x: np.ndarray | None
@@ -209,7 +209,7 @@ def _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution,
     elif status in (kinds.kInfeasible, kinds.kObjectiveBound):
         name = "optimal" if has_solution else "infeasible"
     else:
-        name = "other"
+        name = "interrupted"
     objective = float(info.objective_function_value) if has_solution else np.inf
     bound = float(info.mip_dual_bound)
     if name == "optimal":
@@ -300,9 +300,8 @@ def _solve_scip(
         best = m.getBestSol()
         x = np.array([m.getSolVal(best, var) for var in columns])
         objective = float(m.getSolObjVal(best))
-    name = {"optimal": "optimal", "timelimit": "time_limit", "infeasible": "infeasible"}.get(
-        status, "other"
-    )
+    names = {"optimal": "optimal", "timelimit": "time_limit", "infeasible": "infeasible"}
+    name = names.get(status, "interrupted")
     bound = objective if name == "optimal" else float(m.getDualbound())
     return RawResult(name, x, objective, bound, int(m.getNNodes()), runtime)
 

@@ -71,11 +71,13 @@ class Binarizer:
         indicator: Sequence[int] = (),
         *,
         on_column: Callable[[int, int], None] | None = None,
+        column_values: Sequence[np.ndarray] | None = None,
     ) -> Binarizer:
         """Choose the thresholds of every column of ``X``, ordered by column then value.
 
         ``on_column(done, total)`` is called after each column is read and after each column's
         thresholds are chosen (progress reports; it may raise to stop early).
+        ``column_values``: the sorted distinct values of each column, when the caller has them.
         """
         q = self.max_thresholds
         for name, value in (("max_thresholds", q), ("max_features", self.max_features)):
@@ -99,7 +101,7 @@ class Binarizer:
             )
         values_of: list[np.ndarray] = []
         for c in range(p):
-            values_of.append(np.unique(X[:, c]))
+            values_of.append(np.unique(X[:, c]) if column_values is None else column_values[c])
             if on_column is not None:
                 on_column(c + 1, 2 * p)
         gaps = np.array([len(values) - 1 for values in values_of], dtype=np.int64)

@@ -371,7 +371,8 @@ def _summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
         else:
             lines.append(f"depth: {tree.depth} ({proof})")
             lines.append(f"nodes: {tree.n_nodes} ({_leaves(tree)})")
-    method, _ = methods.resolve(model.objective, model.method, {})
+    method = methods.METHODS[model.method_]
+    lines.append(f"method: {method.name}{' (auto)' if model.method == 'auto' else ''}")
     lines += method.report(result)
     if preparation.relabelled_rows:
         lines.append(
@@ -401,6 +402,7 @@ def _render(model: OptimalTreeClassifier, fmt: str) -> str:
             fitted.kind: fitted.to_dict(),
             "objective": result.objective,
             "objective_value": result.objective_value,
+            "method": model.method_,
             "depth": fitted.depth,
             "n_nodes": fitted.n_nodes,
             "n_leaves": getattr(fitted, "n_leaves", None),
@@ -460,10 +462,9 @@ def _write(text: str, output: str | None) -> None:
 def _plot_title(args: argparse.Namespace, model: OptimalTreeClassifier, n_rows: int) -> str:
     """The title of a ``--plot`` curve: dataset, method and depth; final error and its proof."""
     result = model.result_
-    method, _ = methods.resolve(model.objective, model.method, {})
     proof = _proof(result, ", ")
     return (
-        f"{Path(args.data).name}: {method.name}, depth <= {model.max_depth}\n"
+        f"{Path(args.data).name}: {model.method_}, depth <= {model.max_depth}\n"
         f"{result.objective_value:g} errors of {n_rows} rows ({proof}), {result.runtime:.2f} s"
     )
 

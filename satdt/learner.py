@@ -232,6 +232,8 @@ class SatdtEstimator:
         """
         method, options = self._resolve()
         data = self._prepare(dataset, sample_weight, on_event, started)
+        if self.method == "auto":
+            method = methods.METHODS[methods.choose_method(self.objective, data)]
         task = Task(data, self.objective, self.max_depth, self.max_nodes, options)
         recorder = data.recorder
         try:
@@ -244,6 +246,7 @@ class SatdtEstimator:
         if result.tree is not task.checked:  # a greedy first tree was checked when recorded
             self._check_model(result.tree, data, result.objective_value)
         self.result_ = result
+        self.method_ = method.name
         setattr(self, self._fitted_attribute, result.tree)
         if not result.proven_optimal and result.gap > 0:
             warnings.warn(
@@ -376,7 +379,8 @@ class OptimalTreeClassifier(SatdtEstimator):
 
     Every tree returned is re-checked against the training data. ``result_`` holds the
     :class:`~satdt.result.SearchResult` (objective value, lower bound, proven or not, the
-    history of incumbents, events and the method's statistics); ``tree_`` the tree.
+    history of incumbents, events and the method's statistics); ``tree_`` the tree;
+    ``method_`` the name of the method that ran (what ``method="auto"`` chose).
     """
 
     _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = (
@@ -392,7 +396,8 @@ class OptimalTreeClassifier(SatdtEstimator):
             "method",
             "auto",
             "The search, from the table of searches (satdt.methods.METHODS); 'auto' picks the "
-            "method for the objective.",
+            "method for the objective and, for 'error', the data (ConTree on numeric columns "
+            "with many thresholds, else the Blossom/CA-DL8.5 portfolio); method_ says which ran.",
         ),
         ("max_depth", None, 'A cap on the depth (required for "error").'),
         (
@@ -438,7 +443,7 @@ class OptimalTreeClassifier(SatdtEstimator):
             raise SatdtError(
                 "the Pareto front is a size objective without max_nodes: use objective='size'"
             )
-        _, options = self._resolve()
+        method, options = self._resolve()
         data = self._prepare(dataset, None, on_event, None)
         data.recorder.to_user_tree = data.user_tree
         if data.n_classes == 1:
@@ -451,6 +456,7 @@ class OptimalTreeClassifier(SatdtEstimator):
         for _, n_nodes, tree, _ in points:
             self._check_model(tree, data, n_nodes)
         self.tree_ = points[-1][2]
+        self.method_ = method.name
         self.result_ = data.recorder.snapshot(proven_optimal=all(p[3] for p in points))
         return ParetoFront(points, reason)
 

@@ -383,7 +383,14 @@ _MAX_CACHE_MB = Param(
 def _run_contree(task: Task) -> SearchResult:
     from .dp.contree import solve_min_error
 
-    return _run_dp(solve_min_error, task, task.data.numeric(), **task.options)
+    data = task.data
+    return _run_dp(
+        solve_min_error,
+        task,
+        data.numeric(),
+        column_values=data.column_values(),
+        **task.options,
+    )
 
 
 def _report_contree(result: SearchResult) -> list[str]:
@@ -524,9 +531,33 @@ METHODS: dict[str, Method] = {
 }
 
 
-def choose_method(objective: str) -> str:
-    """The method ``method="auto"`` runs for an objective."""
-    return "portfolio" if OBJECTIVES[objective].kind == ERROR else "sat"
+# Above this many binary features (every threshold of every column), ConTree on the numeric
+# columns is faster than Blossom on their binarisation (benchmarks/continuous.py, README).
+CONTREE_CROSSOVER = 500
+# With a time limit, from this many rows on the portfolio is the better anytime search: on
+# quantile thresholds it has good trees within seconds, where one depth-two subproblem of
+# ConTree on every threshold can take longer than the limit (README, "Which search").
+CONTREE_TIMED_ROWS = 20_000
+
+
+def choose_method(objective: str, data: Prepared | None = None) -> str:
+    """The method ``method="auto"`` runs for an objective (on these data, when given).
+
+    The error objective runs ConTree on the numeric columns when their thresholds would give
+    more than :data:`CONTREE_CROSSOVER` binary features, ``max_thresholds`` does not limit
+    them, and there is no time limit or fewer than :data:`CONTREE_TIMED_ROWS` rows;
+    otherwise the portfolio of Blossom and CA-DL8.5 on binary features.
+    """
+    if OBJECTIVES[objective].kind != ERROR:
+        return "sat"
+    if (
+        data is not None
+        and data.max_thresholds is None
+        and (data.deadline is None or len(data.y) < CONTREE_TIMED_ROWS)
+        and data.full_threshold_count() > CONTREE_CROSSOVER
+    ):
+        return "contree"
+    return "portfolio"
 
 
 def methods_for(objectives: tuple[str, ...]) -> list[Method]:

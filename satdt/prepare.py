@@ -437,6 +437,7 @@ class Prepared:
         self.resolve = resolve
         self.consistency = consistency
         self._binary: BinaryView | None = None
+        self._column_values: list[np.ndarray] | None = None
         self._last_report = 0.0
         recorder.preparation.rows = len(y)
         recorder.preparation.relabelled_rows = relabelled
@@ -466,6 +467,21 @@ class Prepared:
     def numeric(self) -> np.ndarray:
         """The float64 design matrix (categorical columns as 0/1 indicator columns)."""
         return self.X
+
+    def column_values(self) -> list[np.ndarray]:
+        """The sorted distinct values of each column (computed once; the binarizer reuses them)."""
+        if self._column_values is None:
+            p = self.X.shape[1]
+            values = []
+            for c in range(p):
+                values.append(np.unique(self.X[:, c]))
+                self.check_time("reading column values", c + 1, p)
+            self._column_values = values
+        return self._column_values
+
+    def full_threshold_count(self) -> int:
+        """How many binary features every threshold of every column would give."""
+        return sum(len(values) - 1 for values in self.column_values())
 
     @property
     def feature_budget(self) -> int:
@@ -498,6 +514,7 @@ class Prepared:
             self.feature_names,
             self.schema.indicator,
             on_column=lambda done, total: self.check_time("choosing thresholds", done, total),
+            column_values=self.column_values(),
         )
         k = binarizer.n_features_
         blocks = [0]

@@ -74,3 +74,52 @@ def test_cli_fit_with_contree_and_a_gap(capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "proven optimal" in out and "splits evaluated" in out
+
+
+def _numeric_table(rows: int, columns: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Random numeric columns with many distinct values (far more thresholds than the crossover)."""
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.random((rows, columns)), 4)
+    y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (rng.random(rows) < 0.1)
+    return X, y
+
+
+def test_auto_runs_contree_on_numeric_columns_with_many_thresholds():
+    X, y = _numeric_table(400, 3)
+    auto = OptimalTreeClassifier(objective="error", max_depth=2).fit(X, y)
+    portfolio = OptimalTreeClassifier(objective="error", method="portfolio", max_depth=2).fit(X, y)
+    assert auto.method_ == "contree"
+    assert isinstance(auto.result_.stats, ConTreeStats)
+    assert portfolio.method_ == "portfolio"
+    assert auto.result_.proven_optimal and portfolio.result_.proven_optimal
+    assert auto.result_.objective_value == portfolio.result_.objective_value
+
+
+def test_auto_keeps_the_portfolio_where_binary_features_are_few_or_asked_for():
+    data = read_csv(IRIS)  # 4 columns, 119 thresholds: below the crossover
+    assert OptimalTreeClassifier(objective="error", max_depth=2).fit(data.X, data.y).method_ == (
+        "portfolio"
+    )
+    X, y = _numeric_table(400, 3)
+    quantiles = OptimalTreeClassifier(objective="error", max_depth=2, max_thresholds=8)
+    assert quantiles.fit(X, y).method_ == "portfolio"
+
+
+def test_auto_with_a_time_limit_on_a_large_table_runs_the_portfolio():
+    X, y = _numeric_table(20_000, 2)
+    model = OptimalTreeClassifier(objective="error", max_depth=1, time_limit=60).fit(X, y)
+    assert model.method_ == "portfolio"
+    untimed = OptimalTreeClassifier(objective="error", max_depth=1).fit(X, y)
+    assert untimed.method_ == "contree"
+    assert untimed.result_.objective_value <= model.result_.objective_value
+
+
+def test_cli_says_which_method_auto_ran(tmp_path, capsys):
+    X, y = _numeric_table(300, 3)
+    path = tmp_path / "numeric.csv"
+    header = "a,b,c,label"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%g")
+    assert main(["fit", str(path), "--max-depth", "2"]) == 0
+    assert "method: contree (auto)" in capsys.readouterr().out
+    assert main(["fit", str(path), "--max-depth", "2", "--format", "json"]) == 0
+    assert '"method": "contree"' in capsys.readouterr().out

@@ -20,8 +20,10 @@ from Python for depths of three or more and from :func:`solve_d2` for depth two.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
 # Pruning switches (bit flags), see ``satdt.dp.contree.PRUNING``.
 NEIGHBOURHOOD = 1
@@ -34,8 +36,42 @@ COUNT, HEAD, HINT, CUR_I, CUR_J, CUR_U, CUR_V, CUR_W, PRUNED = range(9)
 N_CTL = 9
 
 # out slots of solve_d2 / solve_d1: the tree found, as column and rank threshold per node.
-O_FOUND, O_F1, O_R1, O_FL, O_RL, O_FR, O_RR, O_D2SPLITS, O_CUTS = range(9)
-N_OUT = 9
+# O_TIMEOUT: solve_d2 stopped at the deadline (the tree in out, if found, is not proven).
+O_FOUND, O_F1, O_R1, O_FL, O_RL, O_FR, O_RR, O_D2SPLITS, O_CUTS, O_TIMEOUT = range(10)
+N_OUT = 10
+
+# solve_d2 looks at the clock after this much work (rows x columns passed over), about a
+# millisecond: one depth-two subproblem on 10^5 rows with many thresholds can take minutes.
+CLOCK_WORK = 1_000_000
+
+
+@njit(cache=True)
+def _clock():
+    """``time.perf_counter()`` from inside a kernel (about a microsecond)."""
+    with objmode(now="float64"):
+        now = time.perf_counter()
+    return now
+
+
+@njit(cache=True)
+def column_ranks(X, f, values, ranks):
+    """``ranks[i, f]``: the rank of ``X[i, f]`` among column f's sorted distinct ``values``."""
+    for i in range(X.shape[0]):
+        ranks[i, f] = np.searchsorted(values, X[i, f])
+
+
+@njit(cache=True)
+def rank_order(rank_f, n_values, order_f):
+    """The rows sorted by their rank (ties by row id): a counting sort, linear in the rows."""
+    start = np.zeros(n_values + 1, dtype=np.int64)
+    for u in range(rank_f.shape[0]):
+        start[rank_f[u] + 1] += 1
+    for r in range(n_values):
+        start[r + 1] += start[r]
+    for u in range(rank_f.shape[0]):
+        r = rank_f[u]
+        order_f[start[r]] = u
+        start[r] += 1
 
 
 @njit(cache=True)
@@ -584,7 +620,7 @@ def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, tot2, floor2, cap2, res):
 
 
 @njit(cache=True)
-def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
+def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadline):
     """Minimum-error tree of depth <= 2 with error below ``ub``: its error (else ``ub``).
 
     Branch (Algorithm 1) over every column f1, in the order of their best single split,
@@ -593,7 +629,8 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     ``cls[u]`` is row u's class (-1: several), ``goleft`` scratch of length N. ``out`` gets
     the tree: ``O_FOUND``, the root split
     ``O_F1``/``O_R1`` and each child's split ``O_FL``/``O_RL``, ``O_FR``/``O_RR`` (-1:
-    leaf), and counters.
+    leaf), and counters. Past ``deadline`` (a ``time.perf_counter()`` value; ``inf``: none)
+    it stops with ``O_TIMEOUT`` set, ``out`` holding the best tree so far (if any).
     """
     m, n = order.shape
     C = W.shape[1]
@@ -610,6 +647,8 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
     out[O_FOUND] = 0
     out[O_D2SPLITS] = 0
     out[O_CUTS] = 0
+    out[O_TIMEOUT] = 0
+    work = 0
     best = ub
     target = ub
     leaf = _leaf_error(FQ, tot)
@@ -696,6 +735,13 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out):
                     order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
                 )
             out[O_D2SPLITS] += 1
+            work += n * m
+            if work >= CLOCK_WORK:
+                work = 0
+                if _clock() >= deadline:
+                    out[O_TIMEOUT] = 1
+                    out[O_CUTS] += ctl[PRUNED]
+                    return best
             if res[4] and res[5] and tl + tr < target:
                 best = tl + tr
                 target = best - slack

@@ -20,10 +20,11 @@ data using dynamic programming with branch-and-bound" (AAAI 2025). The recursion
 
 Anytime. At depth three or more a greedy Gini tree (:mod:`satdt.dp.greedy`) is the first
 incumbent and the first bound; then the root reports each better tree it completes. The
-deadline is looked at before every subproblem; a depth-two subproblem is one kernel call
-(well under a second on the paper's data sets), so the search stops soon after it. At
-depth four or more on large data, the first improvement over the greedy tree needs a whole
-depth-three subproblem solved.
+deadline is looked at before every subproblem and, inside the depth-two kernel, about
+every millisecond (a depth-two subproblem of 10^5 rows with thousands of thresholds can
+take minutes), so the search stops within milliseconds of it. At depth four or more on
+large data, the first improvement over the greedy tree needs a whole depth-three
+subproblem solved.
 
 Thresholds. Column c's distinct values over the whole data ``v_0 < v_1 < ...`` give the
 thresholds of :class:`satdt.binarize.Binarizer` with ``max_thresholds=None``: between
@@ -90,8 +91,22 @@ class PreparedNumeric:
     floor: float
 
 
-def prepare_numeric(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> PreparedNumeric:
-    """Rank every column over the whole data and merge identical rows into class weights."""
+def prepare_numeric(
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    n_classes: int,
+    *,
+    column_values: list[np.ndarray] | None = None,
+    check_time: Callable[[], None] = lambda: None,
+) -> PreparedNumeric:
+    """Rank every column over the whole data and merge identical rows into class weights.
+
+    ``column_values``: each column's sorted distinct values, when the caller has them (rows
+    of weight 0 may add values no kept row has: harmless, the thresholds between kept rows'
+    values are the same). ``check_time()`` is called between columns (it raises past the
+    deadline).
+    """
     used = w > 0
     if not used.all():
         X, y, w = X[used], y[used], w[used]
@@ -99,9 +114,10 @@ def prepare_numeric(X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int)
     ranks = np.empty((n, m), dtype=np.int32)
     values = []
     for f in range(m):
-        vals, inv = np.unique(X[:, f], return_inverse=True)
+        vals = np.unique(X[:, f]) if column_values is None else column_values[f]
         values.append(vals)
-        ranks[:, f] = inv
+        k.column_ranks(X, f, vals, ranks)
+        check_time()
     if n:
         first, inverse = group_rows(ranks)
     else:
@@ -123,7 +139,7 @@ def _root_order(prep: PreparedNumeric) -> np.ndarray:
     m, N = prep.Rt.shape
     order = np.empty((m, N), dtype=np.int32)
     for f in range(m):
-        order[f] = np.argsort(prep.Rt[f], kind="stable")
+        k.rank_order(prep.Rt[f], len(prep.values[f]), order[f])
     return order
 
 
@@ -180,8 +196,20 @@ class _Search:
         out = self.out
         self.stats.bottom_solves += 1
         if d == 2:
+            deadline = math.inf if self.deadline is None else self.deadline
             value = k.solve_d2(
-                order, p.Rt, p.W, p.rw, p.rirr, p.cls, ub, slack, self.flags, self.goleft, out
+                order,
+                p.Rt,
+                p.W,
+                p.rw,
+                p.rirr,
+                p.cls,
+                ub,
+                slack,
+                self.flags,
+                self.goleft,
+                out,
+                deadline,
             )
             self.stats.d2_splits += int(out[k.O_D2SPLITS])
             self.stats.cuts += int(out[k.O_CUTS])
@@ -222,6 +250,10 @@ class _Search:
                 return (hit[0], hit[1]) if hit[0] < ub else (hit[0], None)
         if d == 1 or (d == 2 and self.d2):
             value, node = self._kernel(order, d, ub, slack)
+            if d == 2 and self.out[k.O_TIMEOUT]:
+                if root and node is not None:  # the best depth-two tree so far, not proven
+                    self.on_root(value, node)
+                raise TimeUp
         else:
             value, node = self._branch_all(order, d, ub, slack, root)
         if key is not None:
@@ -384,6 +416,7 @@ def solve_min_error(
     max_gap: float = 0.0,
     max_cache_mb: float = 512,
     prune: Iterable[str] = PRUNING,
+    column_values: list[np.ndarray] | None = None,
 ) -> SearchResult:
     """Minimum-error tree of depth at most ``max_depth`` on numeric features, by ConTree.
 
@@ -407,6 +440,9 @@ def solve_min_error(
     prune
         The names of the switches of :data:`PRUNING` to use (all by default); for ablation
         studies. Every combination gives the same optimum.
+    column_values
+        Each column's sorted distinct values over the rows of positive weight, when the
+        caller has them (the estimator's data preparation does).
 
     Returns
     -------
@@ -432,7 +468,22 @@ def solve_min_error(
                 f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
                 f"the recorder holds {seen}: record that tree first (recorder.improve)"
             )
-    prep = prepare_numeric(X, y, w, n_classes)
+
+    def check_time() -> None:
+        if deadline is not None and time.perf_counter() >= deadline:
+            raise TimeUp
+
+    try:
+        prep = prepare_numeric(
+            X, y, w, n_classes, column_values=column_values, check_time=check_time
+        )
+    except TimeUp:  # stopped while ranking the columns: the root as a leaf
+        recorder.stats = ConTreeStats(rows=int(X.shape[0]), interrupted=True)
+        totals = np.bincount(y, weights=w, minlength=n_classes)
+        leaf = Tree.single_leaf(int(totals.argmax()), np.arange(n_classes)).with_counts(X, y, w)
+        if recorder.best is None:
+            recorder.improve(leaf, leaf.count_error())
+        return recorder.snapshot(proven_optimal=False)
     m, N = prep.Rt.shape
     stats = ConTreeStats(
         rows=int(X.shape[0]),
@@ -452,7 +503,9 @@ def solve_min_error(
 
     search = _Search(prep, flags, d2, max_cache_mb, deadline, stats, report)
     proven = False
-    if max_depth >= 3 and N > 1:  # a greedy first tree: an incumbent at once, a bound to prune
+    # a greedy first tree: an incumbent at once, a bound to prune (unless the caller's
+    # incumbent, such as the estimator's greedy tree on large tables, already gives one)
+    if max_depth >= 3 and N > 1 and upper_bound is None:
         greedy = greedy_numeric_tree(
             X, y, n_classes, sample_weight=w, max_depth=max_depth, deadline=deadline
         )

@@ -241,6 +241,17 @@ def test_start_beyond_the_skeleton_is_ignored_with_a_warning() -> None:
     assert out.proven_optimal
 
 
+def test_start_splitting_values_closer_than_epsilon_is_ignored() -> None:
+    X = np.array([[0.0], [0.5], [0.50005], [1.0]])
+    y = np.array([0, 0, 1, 1])
+    start = Diagram([0], [0], [0.50002], [-1], [-2], n_features=1, classes=[0, 1])
+    with pytest.warns(UserWarning, match="closer than epsilon"):
+        out = solve_diagram(X, y, 2, (1,), alpha=0.0, start=start)
+    assert out.objective == pytest.approx(0.25)  # the MILP cannot separate 0.5 from 0.50005
+    out = solve_diagram(X, y, 2, (1,), alpha=0.0, start=start, epsilon=1e-5)
+    assert out.objective == pytest.approx(0.0)
+
+
 def test_cutoff_below_the_optimum_is_infeasible() -> None:
     X, y, n_classes, widths, _ = _random_case(4)
     best = min_diagram_objective(X, y, n_classes, widths, 0.0)

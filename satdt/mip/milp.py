@@ -270,11 +270,6 @@ class _Problem:
     model: LinearModel
 
 
-def _terminal_cost(rows: _Rows, sk: _Skeleton) -> np.ndarray:
-    """phi_iv weighted: the weight of row i not of class k, per terminal k (shape n, K)."""
-    return rows.weight[:, None] - rows.class_weight
-
-
 def _build(
     rows: _Rows,
     sk: _Skeleton,
@@ -300,7 +295,8 @@ def _build(
     total = float(rows.weight.sum())
     cost = np.zeros(lay.n_cols)
     to_terminal = np.flatnonzero(sk.head >= N)
-    phi = _terminal_cost(rows, sk)[:, sk.head[to_terminal] - N] / total
+    # phi_iv of (18), weighted: the weight of row i not of the class of terminal v
+    phi = (rows.weight[:, None] - rows.class_weight)[:, sk.head[to_terminal] - N] / total
     cost[lay["zneg"][:, to_terminal].ravel()] = phi.ravel()
     cost[lay["zpos"][:, to_terminal].ravel()] = phi.ravel()
     if N > 1:
@@ -414,14 +410,14 @@ def _build(
     if univariate:
         R.add(N, np.repeat(np.arange(N), d), lay["e"].ravel(), 1.0, 1.0, 1.0)
         r = np.arange(N * d)
-        for sign, lb, ub in ((1.0, -np.inf, 0.0), (-1.0, -np.inf, 0.0)):
+        for sign in (1.0, -1.0):
             R.add(
                 N * d,
                 np.concatenate((r, r)),
                 np.concatenate((lay["a"].ravel(), lay["e"].ravel())),
                 np.concatenate((np.full(N * d, sign), -np.ones(N * d))),
-                lb,
-                ub,
+                -np.inf,
+                0.0,
             )
     # parsimony: sum_v d_v <= max_nodes
     if max_nodes is not None:

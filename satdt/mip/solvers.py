@@ -78,27 +78,25 @@ class LinearModel:
 
     def violation(self, x: np.ndarray) -> float:
         """Largest violation of a bound, a row, integrality or a switch row by ``x``."""
-        worst = max(np.max(self.col_lb - x, initial=0.0), np.max(x - self.col_ub, initial=0.0))
         frac = np.abs(x[self.integer] - np.round(x[self.integer]))
-        worst = max(worst, np.max(frac, initial=0.0))
-        activity = (
-            np.add.reduceat(self.values * x[self.indices], self.indptr[:-1])
-            if len(self.values)
-            else np.zeros(0)
-        )
-        activity[np.diff(self.indptr) == 0] = 0.0
-        worst = max(
-            worst,
+        activity = _products(self.indptr, self.indices, self.values, x)
+        switched = _products(self.sw_indptr, self.sw_indices, self.sw_values, x) - self.sw_rhs
+        return max(
+            np.max(self.col_lb - x, initial=0.0),
+            np.max(x - self.col_ub, initial=0.0),
+            np.max(frac, initial=0.0),
             np.max(self.row_lb - activity, initial=0.0),
             np.max(activity - self.row_ub, initial=0.0),
+            np.max(switched[x[self.sw_var] > 0.5], initial=0.0),
         )
-        sw = (
-            np.add.reduceat(self.sw_values * x[self.sw_indices], self.sw_indptr[:-1])
-            if len(self.sw_values)
-            else np.zeros(0)
-        )
-        on = x[self.sw_var] > 0.5
-        return max(worst, np.max((sw - self.sw_rhs)[on], initial=0.0))
+
+
+def _products(
+    indptr: np.ndarray, indices: np.ndarray, values: np.ndarray, x: np.ndarray
+) -> np.ndarray:
+    """``A x`` for a CSR matrix ``A``."""
+    row = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    return np.bincount(row, weights=values * x[indices], minlength=len(indptr) - 1)
 
 
 @dataclass

@@ -1010,7 +1010,7 @@ def solve_diagram(
     raw = solvers.solve(
         prob.model,
         solver,
-        time_limit=end - time.perf_counter(),
+        deadline=end,
         start=x_start,
         cutoff=None if np.isinf(limit) else limit + _CUTOFF_SLACK,
         threads=threads,

@@ -129,7 +129,7 @@ def solve(
     model: LinearModel,
     solver: str,
     *,
-    time_limit: float,
+    deadline: float,
     start: np.ndarray | None,
     cutoff: float | None,
     threads: int,
@@ -137,22 +137,28 @@ def solve(
     log: bool,
     indicators: bool = False,
 ) -> RawResult:
-    """Solve ``model`` with ``solver``; ``start`` is a full feasible MIP start, ``cutoff`` an objective limit.
+    """Solve ``model`` with ``solver`` until ``deadline`` (a ``time.perf_counter()`` value).
+
+    ``start`` is a full feasible MIP start, ``cutoff`` an objective limit.
 
     ``indicators`` (SCIP only) passes switch rows as indicator constraints instead of big-M rows.
     """
     module = require(solver)
     if solver == "highs":
-        return _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution, log)
-    return _solve_scip(module, model, time_limit, start, cutoff, on_solution, log, indicators)
+        return _solve_highs(module, model, deadline, start, cutoff, threads, on_solution, log)
+    return _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indicators)
 
 
-def _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution, log) -> RawResult:
+def _seconds_left(deadline: float) -> float:
+    """Seconds until ``deadline`` (a ``time.perf_counter()`` value), at least 0.01, at most 1e20."""
+    return float(min(max(deadline - time.perf_counter(), 0.01), 1e20))
+
+
+def _solve_highs(module, model, deadline, start, cutoff, threads, on_solution, log) -> RawResult:
     """HiGHS: big-M rows, ``objective_bound`` as cutoff, ``cbMipImprovingSolution`` for incumbents."""
     h = module.Highs()
     h.setOptionValue("output_flag", bool(log))
     h.setOptionValue("threads", int(threads))
-    h.setOptionValue("time_limit", float(max(time_limit, 0.01)))
     h.setOptionValue("mip_rel_gap", 0.0)
     h.setOptionValue("mip_abs_gap", 1e-7)
     if cutoff is not None:
@@ -193,6 +199,7 @@ def _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution,
 
         h.cbMipImprovingSolution.subscribe(improving)
     began = time.perf_counter()
+    h.setOptionValue("time_limit", _seconds_left(deadline))
     h.run()
     runtime = time.perf_counter() - began
     status = h.getModelStatus()
@@ -215,13 +222,10 @@ def _solve_highs(module, model, time_limit, start, cutoff, threads, on_solution,
     return RawResult(name, x, objective, bound, int(info.mip_node_count), runtime)
 
 
-def _solve_scip(
-    module, model, time_limit, start, cutoff, on_solution, log, indicators
-) -> RawResult:
+def _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indicators) -> RawResult:
     """SCIP: indicator constraints or big-M rows, ``setObjlimit`` as cutoff, a BESTSOLFOUND event handler."""
     m = module.Model()
     m.hideOutput(not log)
-    m.setParam("limits/time", float(min(max(time_limit, 0.01), 1e20)))
     m.setParam("limits/gap", 0.0)
     m.setParam("limits/absgap", 1e-7)
     binary_switch = np.zeros(model.n_cols, dtype=bool)
@@ -288,6 +292,7 @@ def _solve_scip(
             "reports improving solutions",
         )
     began = time.perf_counter()
+    m.setParam("limits/time", _seconds_left(deadline))
     m.optimize()
     runtime = time.perf_counter() - began
     status = m.getStatus()

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from satdt.diagram import Diagram
 from satdt.errors import SatdtError
 from satdt.mip import solvers
 from satdt.mip.solvers import LinearModel
@@ -39,7 +40,7 @@ FAIRNESS_KINDS = ("parity", "false_positive", "false_negative")
 _CUTOFF_SLACK = 1e-7  # a start at exactly the cutoff stays acceptable to the solver
 
 #: ``on_incumbent(diagram, objective, bound, elapsed)`` is called on every improving solution.
-IncumbentHook = Callable[..., None]
+IncumbentHook = Callable[[Diagram, float, float, float], None]
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,7 @@ class MipOutcome:
     ``"interrupted"`` (the solver stopped for another reason).
     """
 
-    diagram: object | None
+    diagram: Diagram | None
     objective: float
     bound: float
     gap: float
@@ -588,8 +589,9 @@ def _decode(prob: _Problem, x: np.ndarray) -> tuple[_Arrays, float]:
     """The diagram of a MILP solution in scaled units and its objective (18), recomputed on the data.
 
     Univariate nodes are oriented so that ``low`` is the ``x[feature] <= t`` side, ``t`` snapped to
-    the midpoint between the sides' training values. Raises RuntimeError if the diagram does not
-    route every row as the MILP's flows do (an internal error).
+    the midpoint between the sides' training values; multivariate thresholds are snapped likewise
+    between the sides' values of ``a x`` (``b - epsilon / 2`` when a side is empty). Raises
+    RuntimeError if the diagram does not route every row as the MILP's flows do (an internal error).
     """
     sk, lay, X = prob.sk, prob.lay, prob.rows.X
     N = sk.n_nodes
@@ -614,9 +616,12 @@ def _decode(prob: _Problem, x: np.ndarray) -> tuple[_Arrays, float]:
     )
     for k, u in enumerate(active):
         neg, pos = successor(u, lay["yneg"]), successor(u, lay["ypos"])
-        if not prob.univariate:
-            out.threshold[k] = x[lay["b"][u]] - prob.epsilon / 2
-            out.low[k], out.high[k] = neg, pos
+        if not prob.univariate:  # b - eps/2, or the midpoint of the sides' values of a x
+            values = X @ out.coef[k]
+            vneg, vpos = values[on_neg[:, u]], values[on_pos[:, u]]
+            both = len(vneg) > 0 and len(vpos) > 0 and vneg.max() < vpos.min()
+            t = (vneg.max() + vpos.min()) / 2 if both else x[lay["b"][u]] - prob.epsilon / 2
+            out.threshold[k], out.low[k], out.high[k] = t, neg, pos
             continue
         j = int(np.argmax(x[lay["e"][u]]))
         column = X[:, j]
@@ -664,7 +669,7 @@ class _Unrepresentable(Exception):
     """A start diagram that is not a feasible solution of this MILP (the reason is the message)."""
 
 
-def _encode_start(prob: _Problem, start) -> np.ndarray:
+def _encode_start(prob: _Problem, start: Diagram) -> np.ndarray:
     """A full MILP solution equal to the diagram ``start`` (its flows computed on the rows).
 
     Nodes unreachable from the root are dropped; layers of width >= 3 are ordered by in-degree
@@ -675,21 +680,16 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
     N, K, eps = sk.n_nodes, sk.n_classes, prob.epsilon
     if start.n_features != X.shape[1] or len(start.classes) != K:
         raise _Unrepresentable("its number of features or classes differs from the data's")
-    if len(start.layer) == 0:  # a single terminal: the root sends every row to it
-        root = int(start.root)
-        start = _Arrays(
-            np.zeros(1, dtype=np.int64),
-            np.zeros(1, dtype=np.int64),
-            np.ones(1),
-            np.array([root]),
-            np.array([root]),
-            None,
+    view: Diagram | _Arrays = start
+    if len(start.layer) == 0:  # a single terminal: a root sending every row to it
+        root = np.array([start.root])
+        view = _Arrays(
+            np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.ones(1), root, root, None
         )
-    feature, low, high = np.asarray(start.feature), np.asarray(start.low), np.asarray(start.high)
-    layer = np.asarray(start.layer)
+    feature, low, high, layer = view.feature, view.low, view.high, view.layer
     if prob.univariate and np.any(feature < 0):
         raise _Unrepresentable("it has multivariate nodes but split='univariate'")
-    reach, went_low, _ = _paths(start, X)
+    reach, went_low, _ = _paths(view, X)
     n_nodes = len(feature)
     reachable = np.zeros(n_nodes, dtype=bool)
     reachable[0] = True
@@ -722,7 +722,7 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
     x = np.zeros(lay.n_cols)
     if prob.univariate:
         x[lay["e"][:, 0]] = 1.0  # (15) holds for inactive nodes too
-    coef = None if start.coef is None else np.asarray(start.coef, dtype=np.float64)
+    coef = view.coef
     for u in np.flatnonzero(reachable):
         s = slot[u]
         tl, th = target(low[u]), target(high[u])
@@ -778,13 +778,13 @@ def _encode_start(prob: _Problem, start) -> np.ndarray:
     return x
 
 
-def _to_diagram(arrays: _Arrays, X: np.ndarray, y: np.ndarray, weight: np.ndarray, n_classes: int):
+def _to_diagram(
+    arrays: _Arrays, X: np.ndarray, y: np.ndarray, weight: np.ndarray, n_classes: int
+) -> Diagram:
     """A :class:`satdt.diagram.Diagram` from decoded arrays, with the class weights of ``(X, y)``.
 
     Classes are ``0..n_classes-1``; thresholds are in the scaled units of ``X``.
     """
-    from satdt.diagram import Diagram
-
     return Diagram(
         arrays.layer,
         arrays.feature,
@@ -886,7 +886,7 @@ def solve_diagram(
     solver: str = "highs",
     time_limit: float | None = None,
     deadline: float | None = None,
-    start=None,
+    start: Diagram | None = None,
     cutoff: float | None = None,
     max_nodes: int | None = None,
     min_flow: float | None = None,

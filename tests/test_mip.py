@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 import warnings
 
 import numpy as np
@@ -284,6 +285,10 @@ def test_time_limit_returns_an_unproven_outcome() -> None:
     y = rng.integers(0, 3, 60)
     out = solve_diagram(X, y, 3, (1, 2, 3), alpha=0.01, time_limit=0.5)
     assert out.status == "time_limit" and not out.proven_optimal and out.gap > 0
+    out = solve_diagram(
+        X, y, 3, (1, 2, 3), alpha=0.01, deadline=time.perf_counter() + 0.5, solver="scip"
+    )
+    assert out.status == "time_limit" and not out.proven_optimal and out.runtime < 5
 
 
 # ------------------------------------------------------------------ errors

@@ -133,7 +133,7 @@ def _merge_rows(
     if fairness is not None:
         is_pos = (y == fairness.positive).astype(int)
         for g, mask in enumerate((fairness.group1, fairness.group2)):
-            member = mask[keep]
+            member = np.asarray(mask)[keep]
             np.add.at(group_weight, (inverse[member], g, is_pos[member]), weight[member])
     return _Rows(distinct, class_weight, group_weight, inverse)
 

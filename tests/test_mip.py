@@ -22,11 +22,11 @@ def _random_case(seed: int):
     """Tiny data on a grid of step 1/3 (duplicates and contradictions happen), a tiny skeleton."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(4, 8))
-    n_classes = 2 + seed % 2
+    widths = [(1, 2), (1, 1, 1), (1, 1, 2)][seed % 3]  # (1, 1, 2) exercises the ordering (12)
+    n_classes = 2 if seed % 3 == 2 else 2 + (seed // 3) % 2
     X = rng.integers(0, 4, size=(n, 2)) / 3
     y = rng.integers(0, n_classes, size=n)
-    weight = rng.integers(1, 4, size=n).astype(float) if seed % 3 == 0 else None
-    widths = [(1, 2), (1, 1, 1)][seed % 2]
+    weight = rng.integers(1, 4, size=n).astype(float) if seed % 4 == 0 else None
     return X, y, n_classes, widths, weight
 
 
@@ -51,6 +51,18 @@ def test_milp_optimum_equals_brute_force(seed: int, solver: str) -> None:
         )
         used = out.diagram.widths
         assert len(used) <= len(widths) and all(u <= w for u, w in zip(used, widths, strict=False))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(2))
+def test_wider_skeleton_equals_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    X = rng.integers(0, 4, size=(6, 2)) / 3
+    y = rng.integers(0, 2, size=6)
+    expected = min_diagram_objective(X, y, 2, (1, 2, 2), 0.1)
+    for solver in SOLVERS:
+        out = solve_diagram(X, y, 2, (1, 2, 2), alpha=0.1, solver=solver)
+        assert out.proven_optimal and out.objective == pytest.approx(expected, abs=1e-6)
 
 
 def test_scip_indicator_constraints_agree_with_brute_force() -> None:

@@ -990,8 +990,8 @@ def solve_diagram(
             start_objective = float(prob.model.cost @ x_start)
         except _Unrepresentable as reason:
             warnings.warn(f"the start diagram is ignored: {reason}", stacklevel=2)
-    limit = min(np.inf if cutoff is None else cutoff, start_objective)
-    best = [start_objective]
+    limit = min(np.inf if cutoff is None else cutoff, start_objective) + _CUTOFF_SLACK
+    best = [min(limit, start_objective)]  # report only solutions better than these
     if on_incumbent is not None and x_start is not None:
         on_incumbent(start, start_objective, 0.0, time.perf_counter() - began)
 
@@ -1012,7 +1012,7 @@ def solve_diagram(
         solver,
         deadline=end,
         start=x_start,
-        cutoff=None if np.isinf(limit) else limit + _CUTOFF_SLACK,
+        cutoff=None if np.isinf(limit) else limit,
         threads=threads,
         on_solution=None if on_incumbent is None else report,
         log=log,

@@ -139,14 +139,24 @@ def solve(
 ) -> RawResult:
     """Solve ``model`` with ``solver`` until ``deadline`` (a ``time.perf_counter()`` value).
 
-    ``start`` is a full feasible MIP start, ``cutoff`` an objective limit.
+    ``start`` is a full feasible MIP start; ``cutoff`` an objective limit: solutions above it are
+    not returned (status ``infeasible`` when the search proved that none lies below it).
 
     ``indicators`` (SCIP only) passes switch rows as indicator constraints instead of big-M rows.
     """
     module = require(solver)
     if solver == "highs":
-        return _solve_highs(module, model, deadline, start, cutoff, threads, on_solution, log)
-    return _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indicators)
+        raw = _solve_highs(module, model, deadline, start, cutoff, threads, on_solution, log)
+    else:
+        raw = _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indicators)
+    if cutoff is not None and raw.objective > cutoff:
+        # HiGHS keeps a solution found before the cutoff took effect and calls the search
+        # "optimal" once nothing below the cutoff remains: no solution within the cutoff exists
+        raw.x, raw.objective = None, np.inf
+        raw.status = "infeasible" if raw.status == "optimal" else raw.status
+    if raw.status == "infeasible":
+        raw.bound = np.inf
+    return raw
 
 
 def _seconds_left(deadline: float) -> float:

@@ -252,7 +252,79 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout"
     )
+    _add_sweep_commands(commands)
     return parser
+
+
+def _add_sweep_commands(commands: Any) -> None:
+    """``satdt sweep`` (run a grid of fits, resumable) and ``satdt report`` (its table, plots)."""
+    sweep = commands.add_parser(
+        "sweep",
+        help="fit every file x estimator x parameters x fold of a grid, locally or on Dask",
+        description=(
+            "Run a sweep described in SPEC (TOML or JSON; see examples/sweeps/) and/or flags; "
+            "flags replace the spec's keys. One JSON line per finished task is appended to the "
+            "results file; a rerun skips the tasks already there."
+        ),
+    )
+    sweep.add_argument("spec", nargs="?", help="the sweep spec (.toml or .json)")
+    sweep.add_argument("-o", "--output", metavar="RESULTS", help="results file (JSON lines)")
+    sweep.add_argument(
+        "--data",
+        action="append",
+        metavar="GLOB",
+        help="data files (repeatable; replaces the spec's)",
+    )
+    sweep.add_argument("--target", help="with --data: the label column")
+    sweep.add_argument(
+        "--split",
+        choices=("kfold", "files"),
+        help="with --data: k-fold, or the files' own name.trainK / name.testK pairs",
+    )
+    sweep.add_argument(
+        "--estimator", metavar="NAME", help="with --param: 'tree', 'diagram' or module:Class"
+    )
+    sweep.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=V1,V2",
+        help="a parameter and its values (repeatable; replaces the spec's estimators)",
+    )
+    sweep.add_argument("--folds", type=int, metavar="K", help="stratified k-fold (1: no test)")
+    sweep.add_argument("--seed", type=int, help="seed of the folds")
+    sweep.add_argument(
+        "--time-limit", metavar="S[,S]", help="seconds per fit (several: one sweep per value)"
+    )
+    sweep.add_argument(
+        "--jobs", type=int, metavar="N", help="local worker processes (default: the cores)"
+    )
+    sweep.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="a Dask scheduler (tcp://host:8786), or local:N for a local Dask cluster",
+    )
+    sweep.add_argument("--retries", type=int, metavar="N", help="reruns after a worker died")
+    sweep.add_argument(
+        "--margin", type=float, metavar="S", help="kill a fit this long over its time limit"
+    )
+    sweep.add_argument("--max-tasks", type=int, metavar="N", help="run at most N missing tasks")
+    sweep.add_argument("--retry-failed", action="store_true", help="rerun failed tasks too")
+    sweep.add_argument("--dry-run", action="store_true", help="count the tasks and stop")
+    sweep.add_argument("--quiet", action="store_true", help="no progress, only the summary")
+
+    report = commands.add_parser(
+        "report",
+        help="the table of a sweep's results: mean +- std per file x estimator x depth",
+        description=(
+            "Aggregate a sweep's results: test accuracy and training error (mean +- std over "
+            "folds), proven-optimal counts, runtime, nodes, primal integral, and the depth "
+            "chosen by cross-validation."
+        ),
+    )
+    report.add_argument("results", help="the results file written by 'satdt sweep'")
+    report.add_argument(
+        "--plots", metavar="DIR", help="also draw PNG plots there (needs matplotlib)"
+    )
 
 
 _TRACE_HEADER = "depth round examples variables   clauses answer                   time s  counterexamples added"
@@ -592,6 +664,134 @@ def _predict(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _values(text: str) -> list[Any]:
+    """``3,4`` -> ``[3, 4]``: numbers, ``none``, ``true``/``false``, else words."""
+    values: list[Any] = []
+    for word in text.split(","):
+        try:
+            values.append(json.loads(word.lower() if word.lower() in ("true", "false") else word))
+        except json.JSONDecodeError:
+            values.append(None if word.lower() == "none" else word)
+    return values
+
+
+def _sweep_document(args: argparse.Namespace) -> tuple[dict[str, Any], str | None]:
+    """The sweep spec as a dictionary, the flags replacing its keys; and its directory."""
+    from .sweep import read_document
+
+    document: dict[str, Any] = {}
+    base = None
+    if args.spec:
+        document = read_document(Path(args.spec))
+        base = str(Path(args.spec).resolve().parent)
+    if args.data:
+        entry: dict[str, Any] = {"files": args.data}
+        entry.update({k: v for k, v in (("target", args.target), ("split", args.split)) if v})
+        document["data"] = [entry]
+    if args.param or args.estimator:
+        grid: dict[str, Any] = {}
+        for item in args.param or []:
+            name, sep, text = item.partition("=")
+            if not sep or not name:
+                raise SatdtError(f"--param takes NAME=V1,V2, got {item!r}")
+            grid[name.strip()] = _values(text)
+        kind = args.estimator or "tree"
+        document["estimator"] = [{"name": kind, "estimator": kind, "grid": grid}]
+    if args.time_limit:
+        document["time_limit"] = _values(args.time_limit)
+    for name in ("folds", "seed", "retries", "margin"):
+        if getattr(args, name) is not None:
+            document[name] = getattr(args, name)
+    if not document.get("data") or not document.get("estimator"):
+        raise SatdtError(
+            "a sweep needs data and estimators: give a SPEC file, or --data and --param"
+        )
+    return document, base
+
+
+class _SweepBar:
+    """Sweep progress on stderr: a bar on a terminal, else a plain line every tenth of the tasks."""
+
+    def __init__(self, stream: TextIO, quiet: bool) -> None:
+        self.stream = stream
+        self.tty = stream.isatty() and not quiet
+        self.quiet = quiet
+        self.tenth = -1
+
+    def __call__(self, p: Any) -> None:
+        finished = p.skipped + p.done
+        eta = "" if p.eta is None else f"  ETA {time.strftime('%H:%M:%S', time.gmtime(p.eta))}"
+        counts = f"{finished}/{p.total} done  {p.running} running  {p.failed} failed{eta}"
+        if self.tty:
+            filled = 30 * finished // max(p.total, 1)
+            self.stream.write(f"\r\033[K[{'#' * filled}{'.' * (30 - filled)}] {counts}")
+            self.stream.flush()
+        elif not self.quiet and 10 * finished // max(p.total, 1) > self.tenth:
+            self.tenth = 10 * finished // max(p.total, 1)
+            self.stream.write(f"sweep: {counts}\n")
+            self.stream.flush()
+
+    def clear(self) -> None:
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from .sweep import load_spec, run_sweep
+
+    document, base = _sweep_document(args)
+    spec = load_spec(document, base=base)
+    output = args.output or spec.output or "sweep.jsonl"
+    if args.dry_run:
+        print(f"{len(spec.tasks)} tasks; results in {output}")
+        return EXIT_OK
+    bar = _SweepBar(sys.stderr, args.quiet)
+    try:
+        summary = run_sweep(
+            spec,
+            output,
+            jobs=args.jobs,
+            scheduler=args.scheduler,
+            max_tasks=args.max_tasks,
+            retry_failed=args.retry_failed,
+            on_progress=bar,
+        )
+    finally:
+        bar.clear()
+    p = summary.progress
+    print(
+        f"{p.total} tasks: {p.done} run now ({p.failed} failed), {p.skipped} already in "
+        f"{summary.path}; {p.elapsed:.1f} s"
+    )
+    for record in summary.failures[:10]:
+        print(
+            f"failed: {record['data']} fold {record['fold']} {record['params']}: {record['error']}"
+        )
+    if summary.interrupted:
+        print("satdt: interrupted; run the same command again to continue", file=sys.stderr)
+        return 130
+    return EXIT_INFEASIBLE if p.failed else EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .sweep import aggregate, plot_report, read_results, report_markdown
+
+    if not Path(args.results).is_file():
+        raise SatdtError(f"file not found: {args.results} (expected a sweep's results)")
+    headers, results = read_results(args.results)
+    if not results:
+        raise SatdtError(f"{args.results} holds no results yet")
+    versions = sorted({h.get("satdt", "?") for h in headers})
+    failed = sum(r["status"] != "ok" for r in results)
+    print(f"{len(results)} results ({failed} failed) of satdt {', '.join(versions)}\n")
+    sys.stdout.write(report_markdown(aggregate(results)))
+    if args.plots:
+        written = plot_report(results, args.plots)
+        print(f"\n{len(written)} plots written to {args.plots}")
+    return EXIT_OK
+
+
 def _estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
     """The estimator a learning command asks for, every option from the command line."""
     if args.command == "infer":
@@ -623,6 +823,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _encode(args)
         if args.command == "decode":
             return _decode(args)
+        if args.command == "sweep":
+            return _sweep(args)
+        if args.command == "report":
+            return _report(args)
         # run as a command, --time-limit covers the whole command from the process start,
         # keeping a little time for writing the model and exiting
         started = _process_started() if argv is None else time.perf_counter()

@@ -1,0 +1,399 @@
+"""Decision diagrams by SAT and MaxSAT (satdt.sat.diagram) against brute force and the trees."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from naive_diagram import min_consistent_nodes, min_objective
+from pysat.formula import CNF
+from pysat.solvers import Solver
+
+import satdt.sat.diagram as sd
+from satdt import OptimalTreeClassifier
+from satdt.data import Dataset, from_arrays
+from satdt.errors import DataError, InfeasibleError
+from satdt.sat.diagram import (
+    DiagramLoop,
+    diagram_cnf,
+    diagram_objective,
+    encode_diagram_dimacs,
+    in_design_units,
+    minimum_error_diagram,
+    minimum_size_diagram,
+    tree_skeleton,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGE = ROOT / "encodings" / "diagram.md"
+SKELETONS = [(1,), (1, 1), (1, 2), (1, 1, 1), (1, 2, 1), (1, 2, 2)]
+BLOCK = re.compile(
+    r"(?P<open><!-- generated: (?P<name>[\w./-]+) -->\n)(?P<body>.*?)(?P<close><!-- end generated -->)",
+    re.S,
+)
+COUNTS = re.compile(r"<!-- counts -->\n(?P<table>.*?)<!-- end counts -->", re.S)
+
+
+def _random(seed: int, n: int, m: int, c: int = 2, distinct: bool = True):
+    rng = np.random.default_rng(seed)
+    B = rng.integers(0, 2, size=(n, m)).astype(np.uint8)
+    if distinct:
+        B = np.unique(B, axis=0)
+    return B, rng.integers(0, c, size=len(B))
+
+
+def _parity(bits: int) -> tuple[np.ndarray, np.ndarray]:
+    B = np.array(list(itertools.product((0, 1), repeat=bits)), dtype=np.uint8)
+    return B, B.sum(axis=1) % 2
+
+
+def _check_consistent(diagram, B, y) -> None:
+    assert (diagram.predict_index(B.astype(float)) == y).all()
+
+
+# ---------------------------------------------------------------------------- against brute force
+@pytest.mark.parametrize("seed", range(12))
+def test_minimum_size_equals_brute_force(seed: int) -> None:
+    widths = SKELETONS[seed % len(SKELETONS)]
+    B, y = _random(seed, 6, 3, c=2 + seed % 2)
+    expected = min_consistent_nodes(B, y, 3, widths)
+    if len(np.unique(y)) == 1:
+        expected = 0  # a single terminal, where the skeleton's root would pass every row on
+    if expected == np.inf:
+        with pytest.raises(InfeasibleError):
+            minimum_size_diagram(B, y, 3, widths)
+        return
+    result = minimum_size_diagram(B, y, 3, widths)
+    assert result.proven and result.objective == result.lower_bound == expected
+    assert result.diagram.n_nodes == expected
+    _check_consistent(result.diagram, B, y)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_minimum_objective_equals_brute_force(seed: int) -> None:
+    widths = SKELETONS[seed % len(SKELETONS)]
+    B, y = _random(100 + seed, 6, 3, c=2 + seed % 2, distinct=False)
+    alpha = (0.0, 0.05, 0.3, 1.0)[seed % 4]
+    weight = None if seed % 3 else np.random.default_rng(seed).integers(1, 4, len(y)) / 2
+    expected = min_objective(B, y, 3, widths, alpha, weight)
+    result = minimum_error_diagram(B, y, 3, widths, alpha=alpha, sample_weight=weight)
+    assert result.proven and result.objective == pytest.approx(expected, abs=1e-9)
+    assert result.lower_bound == pytest.approx(expected, abs=1e-9)
+    assert diagram_objective(result.diagram, B, y, alpha, widths, weight) == pytest.approx(
+        expected, abs=1e-9
+    )
+
+
+def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
+    from naive import min_diagram_objective
+
+    from satdt.mip.heuristic import objective
+
+    B, y = _random(7, 6, 3, distinct=False)
+    result = minimum_error_diagram(B, y, 2, (1, 2), alpha=0.1)
+    X = B.astype(float)
+    assert objective(result.diagram, X, y, 0.1, (1, 2)) == pytest.approx(result.objective)
+    assert min_diagram_objective(X, y, 2, (1, 2), 0.1) == pytest.approx(result.objective)
+
+
+# ---------------------------------------------------------------------------- against trees
+@pytest.mark.parametrize("seed", range(6))
+def test_tree_skeleton_diagram_never_larger_than_the_smallest_tree(seed: int) -> None:
+    B, y = _random(200 + seed, 14, 5)
+    depth = 4
+    try:
+        tree = OptimalTreeClassifier(objective="size", max_depth=depth).fit(B.astype(float), y)
+    except InfeasibleError:
+        pytest.skip("no consistent tree within the depth")
+    tree_internal = (tree.tree_.n_nodes - 1) // 2  # trees count leaves too
+    result = minimum_size_diagram(B, y, 2, max_depth=depth)
+    assert result.widths == (1, 2, 4, 8)
+    assert result.proven and result.objective <= tree_internal
+    _check_consistent(result.diagram, B, y)
+
+
+def test_parity_diagram_is_strictly_smaller_than_the_tree() -> None:
+    B, y = _parity(3)
+    tree = OptimalTreeClassifier(objective="size", max_depth=3).fit(B.astype(float), y)
+    result = minimum_size_diagram(B, y, 2, max_depth=3)
+    assert (tree.tree_.n_nodes - 1) // 2 == 7
+    assert result.proven and result.objective == 5
+    assert result.diagram.widths == (1, 2, 2)
+
+
+# ---------------------------------------------------------------------------- incremental loop
+def test_examples_join_the_same_solver() -> None:
+    B, y = _parity(4)
+    with DiagramLoop(B, y, 2, (1, 2, 2, 2)) as loop:
+        solver = loop.solver
+        clauses = loop.n_clauses
+        assert loop.included == []
+        status, diagram = loop.run()
+        assert status == "SAT" and loop.solver is solver
+        assert 0 < len(loop.included) < len(y)  # not every row was needed
+        assert loop.n_clauses > clauses and loop.calls > 1
+        _check_consistent(diagram, B, y)
+        loop.add_counter(6)
+        assert loop.run(max_nodes=6)[0] == "UNSAT"  # 4-bit parity needs 7 nodes
+        assert loop.run(max_nodes=7)[0] == "SAT"
+
+
+def test_time_limit_returns_the_best_diagram_not_proven(monkeypatch) -> None:
+    B, y = _parity(4)
+    real = sd.solve_until
+    seen = {"sat": 0}
+
+    def stop_after_first_diagram(solver, name, assumptions, deadline):
+        if seen["sat"]:
+            return None  # as when the deadline passes
+        status = real(solver, name, assumptions, deadline)
+        if status:
+            model = solver.get_model()
+            diagram = loop_formula[0].decode(model)
+            if (diagram.predict_index(B.astype(float)) == y).all():
+                seen["sat"] = 1
+        return status
+
+    loop_formula = []
+    original = sd.DiagramLoop.__init__
+
+    def remember(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        loop_formula.append(self.formula)
+
+    monkeypatch.setattr(sd, "solve_until", stop_after_first_diagram)
+    monkeypatch.setattr(sd.DiagramLoop, "__init__", remember)
+    result = minimum_size_diagram(B, y, 2, (1, 2, 4, 4))
+    assert not result.proven and result.lower_bound < result.objective
+    _check_consistent(result.diagram, B, y)
+
+
+def test_time_limits_without_a_diagram() -> None:
+    B, y = _parity(4)
+    with pytest.raises(InfeasibleError, match="time limit"):
+        minimum_size_diagram(B, y, 2, (1, 2, 2, 2), time_limit=0.0)
+    result = minimum_error_diagram(B, y, 2, (1, 2, 2, 2), alpha=0.1, time_limit=0.0)
+    assert not result.proven and result.objective == 0.5 and result.lower_bound <= 0.5
+
+
+def test_maxsat_time_limit_interrupts_rc2() -> None:
+    B, y = _random(5, 200, 10, c=3, distinct=False)
+    result = minimum_error_diagram(B, y, 3, (1, 2, 3, 3), alpha=0.01, time_limit=0.5)
+    assert result.runtime < 10
+    assert result.lower_bound <= result.objective + 1e-12
+    if not result.proven:
+        assert result.diagram.n_nodes == 0  # the majority terminal
+
+
+# ---------------------------------------------------------------------------- edge cases
+def test_single_class_and_bad_input() -> None:
+    B, _ = _parity(2)
+    result = minimum_size_diagram(B, np.zeros(4, int), 2, (1, 2))
+    assert result.objective == 0 and result.diagram.n_nodes == 0 and result.proven
+    with pytest.raises(DataError):
+        minimum_size_diagram(B, np.zeros(4, int), 2, (2, 2))
+    with pytest.raises(DataError):
+        minimum_size_diagram(B, np.zeros(4, int), 2)
+    with pytest.raises(InfeasibleError, match="different labels"):
+        minimum_size_diagram(np.vstack([B, B[:1]]), np.array([0, 1, 1, 0, 1]), 2, (1, 2))
+    assert tree_skeleton(5, 3) == (1, 2, 3, 3, 3)
+
+
+def test_merged_rows_and_design_units() -> None:
+    B, y = _parity(2)
+    B2, y2 = np.vstack([B, B]), np.concatenate([y, 1 - y[:1], y[1:]])
+    result = minimum_error_diagram(B2, y2, 2, (1, 2), alpha=0.0)
+    assert result.examples == 4 and result.objective == pytest.approx(1 / 8)
+    column, threshold = np.array([2, 0]), np.array([1.5, 3.0])
+    design = in_design_units(result.diagram, column, threshold, ["a", "b", "c"])
+    X = np.column_stack([3 + 2 * B[:, 1], np.zeros(4), 1 + B[:, 0]]).astype(float)
+    assert (design.predict_index(X) == result.diagram.predict_index(B.astype(float))).all()
+
+
+# ---------------------------------------------------------------------------- CNF and the page
+def _dataset(B: np.ndarray, y: np.ndarray) -> Dataset:
+    design, schema, labels = from_arrays(B.astype(float), y)
+    return Dataset(design, labels, schema, np.arange(2, len(y) + 2), None)
+
+
+def _header_counts(text: str) -> dict[str, int]:
+    counts = {}
+    for line in text.splitlines():
+        if re.match(r"c (variables|clauses): \d+ = ", line):
+            what, rest = line[2:].split(":", 1)
+            total, parts = rest.split("=", 1)
+            counts[what] = int(total)
+            for part in parts.split(" + "):
+                key, value = part.strip().rsplit(" ", 1)
+                counts[key] = int(value)
+    p = next(line for line in text.splitlines() if line.startswith("p cnf")).split()
+    assert counts["variables"] == int(p[2]) and counts["clauses"] == int(p[3])
+    assert len(CNF(from_string=text).clauses) == counts["clauses"]
+    return counts
+
+
+def _page_formulas() -> dict[str, str]:
+    formulas = {}
+    for table in COUNTS.finditer(PAGE.read_text()):
+        for row in table.group("table").splitlines():
+            cells = [cell.strip() for cell in row.strip().strip("|").split("|")]
+            if len(cells) >= 2 and cells[-1].startswith("`") and cells[0] not in ("---", ""):
+                formulas[cells[0].strip("`")] = cells[-1].strip("`")
+    return formulas
+
+
+def test_page_size_formulas_equal_the_cnf_counts() -> None:
+    formulas = _page_formulas()
+    assert {"F", "A", "Lo", "Hi", "Q", "V", "G", "variables", "clauses"} <= set(formulas)
+    assert {f"(D{i})" for i in range(1, 9)} <= set(formulas)
+    for seed, widths in enumerate([(1,), (1, 2), (1, 1, 1), (1, 2, 3), (1, 2, 4, 2)]):
+        for m, c in ((1, 2), (2, 3), (4, 2)):
+            B, y = _random(seed, 9, m, c, distinct=False)
+            cnf = diagram_cnf(B, y, c, widths)
+            counts = {**dict(cnf.var_counts), **{k: len(v) for k, v in cnf.sections}}
+            counts.update(variables=cnf.n_vars, clauses=len(cnf.clauses()))
+            P = sum(a * b for a, b in itertools.pairwise(widths))
+            scope = {"n": len(B), "m": m, "c": c, "S": sum(widths), "D": len(widths), "P": P}
+            for key, expression in formulas.items():
+                assert eval(expression, {}, scope) == counts[key], (key, expression, scope)
+
+
+def test_dimacs_header_counts_the_formula() -> None:
+    text = _xor_text(max_nodes=4)
+    counts = _header_counts(text)
+    assert counts["(D9)"] > 0 and counts["H"] > 0
+    legend = [line for line in text.splitlines() if re.match(r"c \d+ ", line)]
+    assert len(legend) == counts["variables"]
+
+
+def test_cnf_models_decode_to_consistent_diagrams_and_bounds_hold() -> None:
+    B, y = _parity(3)
+    for max_nodes, expected in ((4, False), (5, True), (None, True)):
+        cnf = diagram_cnf(B, y, 2, (1, 2, 2), max_nodes=max_nodes)
+        with Solver(name="glucose4", bootstrap_with=cnf.clauses()) as solver:
+            assert solver.solve() == expected
+            if expected:
+                diagram = cnf.formula.decode(solver.get_model())
+                _check_consistent(diagram, B, y)
+                assert max_nodes is None or diagram.n_nodes <= max_nodes
+        assert set(cnf.legend) == set(range(1, cnf.n_vars + 1))
+
+
+# the worked example of the page: 3-bit parity with a noise-free label
+def block_xor_data() -> str:
+    B, y = _parity(3)
+    lines = ["x0,x1,x2,odd"] + [
+        ",".join(map(str, [*row, label])) for row, label in zip(B, y, strict=True)
+    ]
+    return "```text\n" + "\n".join(lines) + "\n```\n"
+
+
+def _xor_text(max_nodes: int | None = None) -> str:
+    B, y = _parity(3)
+    return encode_diagram_dimacs(_dataset(B, y), (1, 2, 2), max_nodes=max_nodes)
+
+
+def block_xor_header() -> str:
+    lines = _xor_text().splitlines()
+    head = lines[: lines.index("c variables:")]
+    row = [line for line in lines if "example=0 " in line]
+    return "```text\n" + "\n".join([*head, "c ...", *row, "c ..."]) + "\n```\n"
+
+
+def block_xor_row() -> str:
+    B, y = _parity(3)
+    cnf = diagram_cnf(B, y, 2, (1, 2, 2))
+    sections = cnf.formula.example_sections(0, B[0], {1: 0})
+    out = []
+    for name, clauses in sections:
+        out.append(f"{name}: {len(clauses)} clauses")
+        for clause in clauses[:6]:
+            meaning = " OR ".join(
+                ("" if lit > 0 else "NOT ") + cnf.legend[abs(lit)].split(" : ")[1] for lit in clause
+            )
+            out.append(f"  {' '.join(map(str, clause))} 0    {meaning}")
+        out.append("  ...")
+    return "```text\n" + "\n".join(out) + "\n```\n"
+
+
+def block_xor_answers() -> str:
+    rows = [
+        "| max_nodes | variables | clauses | glucose 4 | decoded diagram |",
+        "|---|---|---|---|---|",
+    ]
+    B, y = _parity(3)
+    for max_nodes in (4, 5):
+        cnf = diagram_cnf(B, y, 2, (1, 2, 2), max_nodes=max_nodes)
+        with Solver(name="glucose4", bootstrap_with=cnf.clauses()) as solver:
+            if solver.solve():
+                d = cnf.formula.decode(solver.get_model())
+                answer, shape = "SAT", f"{d.n_nodes} nodes, widths {list(d.widths)}"
+            else:
+                answer, shape = "UNSAT", "none"
+        rows.append(f"| {max_nodes} | {cnf.n_vars} | {cnf.n_clauses} | {answer} | {shape} |")
+    return "\n".join(rows) + "\n"
+
+
+def block_xor_diagram() -> str:
+    B, y = _parity(3)
+    result = minimum_size_diagram(B, y, 2, max_depth=3, feature_names=["x0", "x1", "x2"])
+    tree = OptimalTreeClassifier(objective="size", max_depth=3).fit(B.astype(float), y)
+    return (
+        "```text\n"
+        + result.diagram.export_text().rstrip()
+        + "\n```\n\n"
+        + f"minimum_size_diagram(max_depth=3): {result.objective} internal nodes, proven "
+        f"{result.proven}, {result.sat_calls} SAT calls, {result.examples} of 8 rows encoded; "
+        f"the smallest tree: {(tree.tree_.n_nodes - 1) // 2} internal nodes.\n"
+    )
+
+
+def block_xor_maxsat() -> str:
+    B, y = _parity(3)
+    rows = ["| skeleton | alpha | objective (18) | errors | nodes |", "|---|---|---|---|---|"]
+    for widths, alpha in (((1, 2, 2), 0.1), ((1, 2, 2), 1.0), ((1, 1, 1), 0.1), ((1, 2), 0.1)):
+        r = minimum_error_diagram(B, y, 2, widths, alpha=alpha)
+        errors = int((r.diagram.predict_index(B.astype(float)) != y).sum())
+        rows.append(
+            f"| {list(widths)} | {alpha} | {r.objective:.4f} | {errors} of 8 | {r.diagram.n_nodes} |"
+        )
+    return "\n".join(rows) + "\n"
+
+
+BLOCKS = {
+    "diagram-xor-data": block_xor_data,
+    "diagram-xor-header": block_xor_header,
+    "diagram-xor-row": block_xor_row,
+    "diagram-xor-answers": block_xor_answers,
+    "diagram-xor-diagram": block_xor_diagram,
+    "diagram-xor-maxsat": block_xor_maxsat,
+}
+
+
+def test_page_blocks_are_current() -> None:
+    text = PAGE.read_text()
+    names = [match.group("name") for match in BLOCK.finditer(text)]
+    assert sorted(names) == sorted(BLOCKS)
+    for match in BLOCK.finditer(text):
+        assert match.group("body") == BLOCKS[match.group("name")](), (
+            f"encodings/diagram.md: block {match.group('name')!r} is stale; run "
+            "`python tests/test_sat_diagram.py --write`"
+        )
+
+
+def write() -> None:
+    """Regenerate the generated blocks of encodings/diagram.md in place."""
+    text = PAGE.read_text()
+    PAGE.write_text(
+        BLOCK.sub(lambda m: m.group("open") + BLOCKS[m.group("name")]() + m.group("close"), text)
+    )
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write"]:
+        sys.exit("usage: python tests/test_sat_diagram.py --write")
+    write()

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from satdt.diagram import Diagram
 from satdt.errors import SatdtError
@@ -224,8 +225,16 @@ class _RowBuilder:
         self.ub: list[np.ndarray] = []
         self.count = 0
 
-    def add(self, n_new: int, rows, cols, vals, lb, ub) -> None:
-        """Add ``n_new`` rows; ``rows`` are local indices in ``0..n_new-1``."""
+    def add(
+        self,
+        n_new: int,
+        rows: ArrayLike,
+        cols: ArrayLike,
+        vals: ArrayLike,
+        lb: ArrayLike,
+        ub: ArrayLike,
+    ) -> None:
+        """Add ``n_new`` rows; ``rows`` are local indices in ``0..n_new-1``, ``vals``/``lb``/``ub`` broadcast."""
         rows, cols = (
             np.asarray(rows, dtype=np.int64).ravel(),
             np.asarray(cols, dtype=np.int64).ravel(),
@@ -547,7 +556,7 @@ class _Arrays:
     coef: np.ndarray | None
 
 
-def _paths(arrays, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _paths(arrays: Diagram | _Arrays, X: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Route rows: (reaches node, goes low at node) of shape (n, n_nodes) and the terminal class per row.
 
     ``arrays`` has the fields of :class:`_Arrays` (a Diagram will do); successors of node u are > u.
@@ -802,19 +811,19 @@ def _to_diagram(
 
 
 def _check(
-    X,
-    y,
-    n_classes,
-    widths,
-    alpha,
-    split,
-    sample_weight,
-    solver,
-    max_nodes,
-    min_flow,
-    fairness,
-    epsilon,
-):
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    widths: tuple[int, ...],
+    alpha: float,
+    split: str,
+    sample_weight: np.ndarray | None,
+    solver: str,
+    max_nodes: int | None,
+    min_flow: float | None,
+    fairness: Fairness | None,
+    epsilon: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[int, ...]]:
     """Validated (X, y, weights, widths); raises SatdtError naming the parameter."""
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -111,7 +113,7 @@ class RawResult:
     runtime: float
 
 
-def require(solver: str):
+def require(solver: str) -> ModuleType:
     """Import and return the module of ``solver`` ("highs" or "scip"), or raise :class:`SatdtError`."""
     if solver not in SOLVERS:
         raise SatdtError(f"solver must be one of {SOLVERS}, got {solver!r}")
@@ -164,7 +166,16 @@ def _seconds_left(deadline: float) -> float:
     return float(min(max(deadline - time.perf_counter(), 0.01), 1e20))
 
 
-def _solve_highs(module, model, deadline, start, cutoff, threads, on_solution, log) -> RawResult:
+def _solve_highs(
+    module: ModuleType,
+    model: LinearModel,
+    deadline: float,
+    start: np.ndarray | None,
+    cutoff: float | None,
+    threads: int,
+    on_solution: SolutionHook | None,
+    log: bool,
+) -> RawResult:
     """HiGHS: big-M rows, ``objective_bound`` as cutoff, ``cbMipImprovingSolution`` for incumbents."""
     h = module.Highs()
     h.setOptionValue("output_flag", bool(log))
@@ -232,7 +243,16 @@ def _solve_highs(module, model, deadline, start, cutoff, threads, on_solution, l
     return RawResult(name, x, objective, bound, int(info.mip_node_count), runtime)
 
 
-def _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indicators) -> RawResult:
+def _solve_scip(
+    module: ModuleType,
+    model: LinearModel,
+    deadline: float,
+    start: np.ndarray | None,
+    cutoff: float | None,
+    on_solution: SolutionHook | None,
+    log: bool,
+    indicators: bool,
+) -> RawResult:
     """SCIP: indicator constraints or big-M rows, ``setObjlimit`` as cutoff, a BESTSOLFOUND event handler."""
     m = module.Model()
     m.hideOutput(not log)
@@ -254,7 +274,7 @@ def _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indica
     expr_type = module.Expr
     term = module.scip.Term
 
-    def linear(lo: int, hi: int, indices: np.ndarray, values: np.ndarray):
+    def linear(lo: int, hi: int, indices: np.ndarray, values: np.ndarray) -> Any:
         return expr_type(
             {
                 term(columns[k]): float(v)
@@ -319,7 +339,7 @@ def _solve_scip(module, model, deadline, start, cutoff, on_solution, log, indica
     return RawResult(name, x, objective, bound, int(m.getNNodes()), runtime)
 
 
-def _scip_handler(module, columns: list, on_solution: SolutionHook):
+def _scip_handler(module: ModuleType, columns: list, on_solution: SolutionHook) -> Any:
     """An event handler calling ``on_solution`` on every BESTSOLFOUND event of SCIP."""
 
     class Incumbents(module.Eventhdlr):

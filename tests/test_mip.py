@@ -99,6 +99,19 @@ def test_multivariate_split_separates_a_diagonal(solver: str) -> None:
     assert np.array_equal(out.diagram.predict_index(X), y)
 
 
+def test_multivariate_model_accepts_hyperplane_and_univariate_starts() -> None:
+    grid = np.linspace(0, 1, 4)
+    X = np.array([[a, b] for a in grid for b in grid])
+    y = (X[:, 0] + X[:, 1] > 1.1).astype(int)
+    hyperplane = solve_diagram(X, y, 2, (1,), alpha=0.0, split="multivariate").diagram
+    axis = Diagram([0], [0], [0.5], [-1], [-2], n_features=2, classes=[0, 1])
+    for start in (hyperplane, axis):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = solve_diagram(X, y, 2, (1, 1), alpha=0.1, split="multivariate", start=start)
+        assert out.objective == pytest.approx(0.0, abs=1e-9)
+
+
 def test_multivariate_never_worse_than_univariate() -> None:
     for seed in range(3):
         X, y, n_classes, widths, weight = _random_case(seed)

@@ -799,9 +799,9 @@ def _run_on_dask_worker(task: Task, hard_limit: float | None) -> dict[str, Any]:
 
 def _run_dask(tasks: list[Task], run: _Run, scheduler: str, retries: int, margin: float) -> None:
     """Run on a Dask cluster; results come back to this process in order of completion."""
+    client, cluster = _dask_client(scheduler, retries)
     from distributed import as_completed
 
-    client, cluster = _dask_client(scheduler, retries)
     futures = []
     try:
         by_key = {}

@@ -46,6 +46,7 @@ from ..errors import DataError, InfeasibleError, TimeUp
 from ..prepare import group_rows, prepare
 from ..result import Recorder
 from .counter import SequentialCounter, leaf_counter
+from .heuristics import greedy_tree
 from .solving import DEFAULT_SOLVER, SOLVERS, add_clauses, solve_until
 
 Clauses = list[list[int]]
@@ -491,6 +492,20 @@ class DiagramLoop:
                 return "UNKNOWN", None
 
 
+def _greedy_start(
+    B: np.ndarray, y: np.ndarray, n_classes: int, widths: tuple[int, ...]
+) -> Diagram | None:
+    """A Gini tree as a first consistent diagram, when it fits the skeleton (else None)."""
+    tree = greedy_tree(B, y, n_classes, max_depth=len(widths))
+    diagram = Diagram.from_tree(tree, n_features=B.shape[1])
+    fits = len(diagram.widths) <= len(widths) and all(
+        w <= v for w, v in zip(diagram.widths, widths, strict=False)
+    )
+    if not fits or diagram.n_nodes == 0 or (_exits(diagram, B)[0] != y).any():
+        return None
+    return diagram
+
+
 def minimum_size_diagram(
     B: np.ndarray,
     y: np.ndarray,
@@ -528,7 +543,8 @@ def minimum_size_diagram(
     DiagramResult
         The diagram (over the binary features: threshold 0.5, low = feature false), its node
         count, the proven lower bound and the counts. Identical rows are encoded once.
-        Descending search: the first SAT answer gives N nodes, then at most N - 1 is asked
+        Descending search: the first diagram (a greedy Gini tree, when it is consistent and
+        fits the skeleton, else the first SAT answer) has N nodes, then at most N - 1 is asked
         (an assumption on the counter (D9)) until UNSAT. The lower bound starts at
         ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which enter the
         non-root nodes, so at most N + 1 terminals are reached.
@@ -566,7 +582,8 @@ def minimum_size_diagram(
             Bd, yd, n_classes, widths, solver=solver, counterexamples=counterexamples, deadline=end
         )
         loop.add_counter(sum(widths) - 1)
-        bound = None
+        best = _greedy_start(Bd, yd, n_classes, widths)
+        bound = None if best is None else best.n_nodes - 1
         while True:
             status, diagram = loop.run(bound)
             if status == "UNKNOWN":

@@ -733,7 +733,7 @@ def _run_pool(
         pool.shutdown(wait=False, cancel_futures=True)
         _kill(workers)
         raise
-    pool.shutdown(wait=True)
+    pool.shutdown(wait=False)  # every result is in: the workers' exit need not be waited for
     rerun = []
     for task in broken:
         tries = attempts.get(task.key, 0) + 1

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from satdt import OptimalTreeClassifier, read_csv
+from satdt import OptimalTreeClassifier, SatdtError, read_csv
 from satdt.cli import main
 from satdt.sweep import (
     aggregate,
@@ -23,6 +23,7 @@ from satdt.sweep import (
     load_spec,
     read_results,
     report_markdown,
+    resolve_estimator,
     run_sweep,
     stratified_folds,
 )
@@ -164,6 +165,13 @@ def test_spec_errors(tmp_path):
         load_spec({"data": [], "estimator": [], "depth": 3})
     with pytest.raises(Exception, match="no data file matches"):
         load_spec({"data": [{"files": ["nothing*.csv"]}], "estimator": [{}]}, base=str(tmp_path))
+    assert resolve_estimator("tree") is OptimalTreeClassifier
+    with pytest.raises(SatdtError, match=r"'satdt\.nothing:Thing' is not available here"):
+        resolve_estimator("satdt.nothing:Thing")
+    try:  # the diagram estimator, once its module exists
+        assert resolve_estimator("diagram").__name__ == "OptimalDiagramClassifier"
+    except SatdtError as exc:
+        assert "not available here" in str(exc)
     with pytest.raises(Exception, match="estimator must be one of"):
         load_spec(
             {
@@ -459,7 +467,6 @@ def test_estimators_pickle_fitted_and_unfitted():
     assert fitted.result_.objective_value == model.result_.objective_value
 
 
-@pytest.mark.slow
 def test_grid_search_cv_with_two_processes():
     sklearn = pytest.importorskip("sklearn.model_selection")
     data = read_csv(EXAMPLES / "iris.csv")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from .binarize import Binarizer
 from .data import read_csv
+from .diagram import Diagram
+from .diagrams import OptimalDiagramClassifier
 from .errors import SatdtError
 from .learner import OptimalTreeClassifier, pareto_front
 from .result import SearchResult
@@ -19,6 +21,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Binarizer",
+    "Diagram",
+    "OptimalDiagramClassifier",
     "OptimalTreeClassifier",
     "SatdtError",
     "SearchResult",

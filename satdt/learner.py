@@ -67,9 +67,14 @@ class SatdtEstimator:
     _fitted_attribute: ClassVar[str] = "model_"
 
     @classmethod
+    def _method_params(cls) -> dict[str, methods.Param]:
+        """The parameters of the searches this estimator runs (the table's, for trees)."""
+        return methods.method_params()
+
+    @classmethod
     def _defaults(cls) -> dict[str, Any]:
         defaults = {name: default for name, default, _ in cls._SHARED}
-        for name, param in methods.method_params().items():
+        for name, param in cls._method_params().items():
             defaults.setdefault(name, param.default)
         defaults["on_improve"] = None
         return defaults
@@ -98,7 +103,7 @@ class SatdtEstimator:
         __init__.__qualname__ = f"{cls.__name__}.__init__"
         cls.__init__ = __init__  # type: ignore[method-assign]
         documented = [(name, text) for name, _, text in cls._SHARED]
-        for name, param in methods.method_params().items():
+        for name, param in cls._method_params().items():
             users = [m.name for m in methods.METHODS.values() if param in m.params]
             documented.append((name, f"Method {', '.join(users)}: {param.help}."))
         documented.append(("on_improve", "Called with the SearchResult on every new incumbent."))

@@ -1,6 +1,6 @@
 """Models: the small protocol every satdt model follows, and models on disk.
 
-A model (a :class:`~satdt.tree.Tree` today, a decision diagram next) predicts over the
+A model (a :class:`~satdt.tree.Tree` or a :class:`~satdt.diagram.Diagram`) predicts over the
 design matrix and exports itself; :class:`Model` says what the estimators, the command line
 and model files rely on. A model file is JSON: the kind of model and its ``to_dict()``, the
 schema of the table it was learnt from (column names and kinds, categories, label column)
@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from .data import Schema
+from .diagram import Diagram
 from .errors import DataError
 from .result import SearchResult
 from .tree import Tree
@@ -54,7 +55,7 @@ class Model(Protocol):
 
 
 # Every kind of model a file may hold, by its ``kind``.
-MODEL_KINDS: dict[str, Any] = {Tree.kind: Tree}
+MODEL_KINDS: dict[str, Any] = {Tree.kind: Tree, Diagram.kind: Diagram}
 
 
 def model_dict(model: Model, schema: Schema, result: SearchResult | None = None) -> dict[str, Any]:

@@ -1,0 +1,132 @@
+"""OptimalDiagramClassifier: the Step-1 heuristic then the MILP, behind the estimator shape."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from naive import min_diagram_objective
+from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, read_csv
+from satdt.diagram import Diagram
+from satdt.errors import NotProvenWarning
+from satdt.mip.heuristic import objective
+from satdt.model import load_model, save_model
+
+pytest.importorskip("highspy")
+IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
+
+
+def _fit(X, y, **params) -> OptimalDiagramClassifier:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", NotProvenWarning)
+        return OptimalDiagramClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("solver", ["highs", "scip"])
+def test_optimum_equals_brute_force_on_tiny_data(seed, solver):
+    pytest.importorskip("pyscipopt" if solver == "scip" else "highspy")
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(7, 2)).astype(float) * 10 + 5  # not in [0, 1]: scaled inside
+    y = rng.integers(0, 2, size=7)
+    alpha = 0.2 if seed % 2 else 0.0
+    model = OptimalDiagramClassifier(widths=(1, 2), alpha=alpha, solver=solver).fit(X, y)
+    assert model.result_.proven_optimal
+    best = min_diagram_objective(X, y, 2, (1, 2), alpha)
+    assert model.result_.objective_value == pytest.approx(best, abs=1e-6)
+    # the returned diagram is in the user's units and has that objective
+    assert objective(model.diagram_, X, np.searchsorted(model.classes_, y), alpha, (1, 2)) == (
+        pytest.approx(best, abs=1e-6)
+    )
+
+
+def test_tree_skeleton_matches_the_optimal_tree_error_on_an_iris_sample():
+    data = read_csv(IRIS)
+    rows = np.random.default_rng(1).choice(len(data.y), 40, replace=False)
+    X, y = np.asarray(data.X, dtype=float)[rows], np.asarray(data.y)[rows]
+    diagram = OptimalDiagramClassifier(widths=(1, 2), alpha=0.0, time_limit=120).fit(X, y)
+    tree = OptimalTreeClassifier(objective="error", max_depth=2, method="blossom").fit(X, y)
+    assert diagram.result_.proven_optimal
+    errors = diagram.result_.objective_value * len(y)
+    assert errors == pytest.approx(tree.result_.objective_value)
+    assert (diagram.predict(X) != y).sum() == round(errors)
+
+
+def test_time_limit_returns_the_heuristic_or_better_not_proven():
+    data = read_csv(IRIS)
+    with pytest.warns(NotProvenWarning):
+        model = OptimalDiagramClassifier(widths=(1, 2, 4, 4), time_limit=3).fit(data.X, data.y)
+    result = model.result_
+    assert not result.proven_optimal
+    assert result.runtime < 8
+    assert result.objective_value <= result.stats.heuristic_objective + 1e-12
+    assert result.lower_bound <= result.objective_value
+    assert model.score(data.X, data.y) > 0.9
+
+
+def test_parsimony_and_stability_hold_on_the_returned_diagram():
+    data = read_csv(IRIS)
+    rows = np.random.default_rng(2).choice(len(data.y), 30, replace=False)
+    X, y = np.asarray(data.X, dtype=float)[rows], np.asarray(data.y)[rows]
+    small = _fit(X, y, widths=(1, 2, 2), alpha=0.0, max_nodes=1, time_limit=60)
+    assert small.diagram_.n_nodes <= 1
+    stable = _fit(X, y, widths=(1, 2, 2), alpha=0.0, min_flow=8, time_limit=60)
+    paths = stable.diagram_.apply(X)
+    for node in range(len(stable.diagram_.layer)):
+        through = (paths == node).any(axis=1).sum()
+        assert through == 0 or through >= 8
+
+
+def test_fairness_keeps_the_positive_rates_of_two_groups_within_the_ratio():
+    rng = np.random.default_rng(3)
+    group = rng.integers(0, 2, 40)
+    score = rng.random(40) + 0.4 * group
+    y = (score > 0.7).astype(int)
+    X = np.column_stack([score, group])
+    fair = _fit(
+        X, y, widths=(1, 2), alpha=0.0, time_limit=60,
+        fairness={"column": "x1", "ratio": 0.8, "positive": 1},
+    )
+    unfair = _fit(X, y, widths=(1, 2), alpha=0.0, time_limit=60)
+    predicted = fair.predict(X)
+    rates = [predicted[group == g].mean() for g in (0, 1)]
+    assert min(rates) >= 0.8 * max(rates) - 1e-9
+    assert fair.result_.objective_value >= unfair.result_.objective_value
+
+
+def test_a_saved_diagram_loads_and_predicts_the_same(tmp_path):
+    data = read_csv(IRIS)
+    model = _fit(data.X, data.y, widths=(1, 2, 2), time_limit=5)
+    path = tmp_path / "odd.json"
+    save_model(path, model.diagram_, model.schema_, model.result_)
+    loaded, schema = load_model(path)
+    assert isinstance(loaded, Diagram)
+    assert loaded == model.diagram_
+    assert (loaded.predict(np.asarray(data.X, dtype=float)) == model.predict(data.X)).all()
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"widths": (2, 2)},
+        {"widths": ()},
+        {"widths": "124"},
+        {"alpha": -1},
+        {"split": "oblique"},
+        {"solver": "gurobi"},
+        {"fairness": {"column": "x0", "kind": "equalised"}},
+        {"fairness": {"ratio": 0.8}},
+    ],
+)
+def test_bad_parameters_are_refused_with_a_clear_error(params):
+    with pytest.raises(SatdtError):
+        OptimalDiagramClassifier(**params).fit(np.eye(3), [0, 1, 1])
+
+
+def test_a_fairness_column_needs_two_groups():
+    X = np.column_stack([np.arange(6.0), np.arange(6.0) % 3])
+    with pytest.raises(SatdtError, match="exactly two values"):
+        OptimalDiagramClassifier(widths=(1,), fairness={"column": "x1"}).fit(X, [0, 1] * 3)

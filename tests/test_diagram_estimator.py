@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from naive import min_diagram_objective
+
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, read_csv
 from satdt.diagram import Diagram
 from satdt.errors import NotProvenWarning
@@ -87,7 +87,11 @@ def test_fairness_keeps_the_positive_rates_of_two_groups_within_the_ratio():
     y = (score > 0.7).astype(int)
     X = np.column_stack([score, group])
     fair = _fit(
-        X, y, widths=(1, 2), alpha=0.0, time_limit=60,
+        X,
+        y,
+        widths=(1, 2),
+        alpha=0.0,
+        time_limit=60,
         fairness={"column": "x1", "ratio": 0.8, "positive": 1},
     )
     unfair = _fit(X, y, widths=(1, 2), alpha=0.0, time_limit=60)
@@ -102,7 +106,7 @@ def test_a_saved_diagram_loads_and_predicts_the_same(tmp_path):
     model = _fit(data.X, data.y, widths=(1, 2, 2), time_limit=5)
     path = tmp_path / "odd.json"
     save_model(path, model.diagram_, model.schema_, model.result_)
-    loaded, schema = load_model(path)
+    loaded, _ = load_model(path)
     assert isinstance(loaded, Diagram)
     assert loaded == model.diagram_
     assert (loaded.predict(np.asarray(data.X, dtype=float)) == model.predict(data.X)).all()

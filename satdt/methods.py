@@ -522,7 +522,8 @@ METHODS: dict[str, Method] = {
             objectives=("error",),
             input="binary",
             summary="Blossom alone for 0.5 s, then Blossom and CA-DL8.5 (top-k) in alternating "
-            "slices on one core, sharing the incumbent (what `auto` runs for `error`)",
+            "slices on one core, sharing the incumbent (what `auto` runs for `error` unless it picks "
+            "`contree`)",
             run=_run_portfolio,
             warmup=_warmup("portfolio"),
             report=_report_portfolio,

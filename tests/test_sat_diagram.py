@@ -88,6 +88,21 @@ def test_minimum_objective_equals_brute_force(seed: int) -> None:
     )
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", range(12, 36))
+def test_more_skeletons_and_rows_against_brute_force(seed: int) -> None:
+    widths = SKELETONS[seed % len(SKELETONS)]
+    B, y = _random(seed, 7, 3, c=2 + seed % 2, distinct=False)
+    alpha = (0.0, 0.02, 0.2)[seed % 3]
+    result = minimum_error_diagram(B, y, 3, widths, alpha=alpha)
+    assert result.objective == pytest.approx(min_objective(B, y, 3, widths, alpha), abs=1e-9)
+    B, y = np.unique(B, axis=0), None
+    y = np.random.default_rng(seed).integers(0, 2, len(B))
+    expected = 0 if len(np.unique(y)) == 1 else min_consistent_nodes(B, y, 2, widths)
+    if expected < np.inf:
+        assert minimum_size_diagram(B, y, 2, widths).objective == expected
+
+
 def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
     from naive import min_diagram_objective
 

@@ -583,8 +583,8 @@ def minimum_size_diagram(
         )
         loop.add_counter(sum(widths) - 1)
         best = _greedy_start(Bd, yd, n_classes, widths)
-        bound = None if best is None else best.n_nodes - 1
-        while True:
+        while best is None or best.n_nodes > lower:
+            bound = None if best is None else best.n_nodes - 1
             status, diagram = loop.run(bound)
             if status == "UNKNOWN":
                 break
@@ -593,10 +593,8 @@ def minimum_size_diagram(
                 proven = True
                 break
             best = diagram
-            if best.n_nodes <= lower:
-                proven = True
-                break
-            bound = best.n_nodes - 1
+        else:
+            proven = True
     except TimeUp:
         pass
     finally:
@@ -784,7 +782,7 @@ def minimum_error_diagram(
             if timer is not None:
                 timer.cancel()
         calls = rc2.calls
-        if model is not None and not timed_out.is_set():
+        if model is not None:  # RC2 finished: its model is optimal
             diagram = formula.decode(model)
             value = diagram_objective(diagram, B, y, alpha, widths, weight)
             if abs(value - rc2.cost / D) > 1e-9 * max(1.0, value):

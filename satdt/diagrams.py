@@ -72,6 +72,18 @@ class OptimalDiagramClassifier(SatdtEstimator):
     """
 
     _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = (
+        (
+            "objective",
+            "error",
+            "'error': objective (18); 'size': the fewest nodes of a diagram classifying every "
+            "training row correctly (method 'sat' only).",
+        ),
+        (
+            "method",
+            "milp",
+            "'milp': the Step-1 heuristic then the MILP (numeric features, every extension); "
+            "'sat': incremental SAT (size) or MaxSAT (error) over binary features.",
+        ),
         ("widths", (1, 2, 4, 4), "Nodes per layer of the skeleton (the first must be 1)."),
         ("alpha", 0.01, "Weight of the complexity term of objective (18)."),
         (
@@ -104,7 +116,6 @@ class OptimalDiagramClassifier(SatdtEstimator):
         ("max_memory_mb", 1024, "Memory budget of the data preparation."),
     )
     _fitted_attribute: ClassVar[str] = "diagram_"
-    objective = "error"
 
     @classmethod
     def _method_params(cls) -> dict[str, methods.Param]:
@@ -158,6 +169,23 @@ class OptimalDiagramClassifier(SatdtEstimator):
             ratio = self.fairness.get("ratio", 0.8)
             if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
                 raise SatdtError(f"fairness ratio must be in (0, 1], got {ratio!r}")
+        if self.objective not in ("error", "size"):
+            raise SatdtError(f"objective must be 'error' or 'size', got {self.objective!r}")
+        if self.method not in ("milp", "sat"):
+            raise SatdtError(f"method must be 'milp' or 'sat', got {self.method!r}")
+        if self.method == "sat":
+            extras = [
+                name
+                for name in ("min_flow", "max_nodes", "fairness")
+                if getattr(self, name) is not None
+            ]
+            if extras or self.split != "univariate":
+                raise SatdtError(
+                    f"method='sat' learns univariate diagrams without {', '.join(extras) or 'them'}"
+                    "; use method='milp' for multivariate splits, min_flow, max_nodes, fairness"
+                )
+        elif self.objective == "size":
+            raise SatdtError("objective='size' is solved by method='sat'")
         solver = _default_solver() if self.solver == "auto" else self.solver
         return tuple(int(w) for w in widths), solver
 
@@ -194,7 +222,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
         data = prepare(
             dataset,
             sample_weight,
-            consistency=False,
+            consistency=self.objective == "size",
             resolve=None,
             recorder=recorder,
             deadline=deadline,
@@ -205,7 +233,9 @@ class OptimalDiagramClassifier(SatdtEstimator):
         self.feature_names_in_ = np.asarray(dataset.schema.feature_names, dtype=object)
         self.n_features_in_ = data.X.shape[1]
         self.classes_ = data.classes
-        self.method_ = "milp"
+        self.method_ = self.method
+        if self.method == "sat":
+            return self._fit_sat(data, widths)
         stats = DiagramStats()
         recorder.stats = stats
         X, yi, w = data.X, data.y, data.weight
@@ -306,6 +336,54 @@ class OptimalDiagramClassifier(SatdtEstimator):
                 "optimal",
                 NotProvenWarning,
                 stacklevel=2,
+            )
+        return self
+
+    def _fit_sat(self, data: Prepared, widths: tuple[int, ...]) -> OptimalDiagramClassifier:
+        """Minimum size by the counterexample-guided SAT loop, minimum error by MaxSAT (RC2)."""
+        from .sat.diagram import in_design_units, minimum_error_diagram, minimum_size_diagram
+
+        recorder = data.recorder
+        view = data.binary()
+        common = {"deadline": data.deadline, "classes": np.arange(data.n_classes)}
+        if self.objective == "size":
+            found = minimum_size_diagram(view.B, data.y, data.n_classes, widths, **common)
+        else:
+            found = minimum_error_diagram(
+                view.B,
+                data.y,
+                data.n_classes,
+                widths,
+                alpha=float(self.alpha),
+                sample_weight=data.weight,
+                **common,
+            )
+        diagram = in_design_units(
+            found.diagram,
+            view.column,
+            view.threshold,
+            data.feature_names,
+            list(data.schema.indicator),
+        ).replace(classes=data.classes)
+        recorder.improve(diagram, float(found.objective), mapped=True)
+        recorder.lower_bound = float(found.lower_bound)
+        result = recorder.snapshot(proven_optimal=found.proven)
+        if self.objective == "size":
+            if (
+                diagram.predict_index(data.X) != data.y
+            ).any() or diagram.n_nodes != found.objective:
+                raise RuntimeError("internal error: the smallest diagram misclassifies rows")
+        else:
+            self._check_diagram(diagram, data, widths, result.objective_value)
+        self.result_ = result
+        self.diagram_ = diagram
+        if not found.proven:
+            warnings.warn(
+                f"search stopped early: returning the best diagram found ({self.objective} "
+                f"{result.objective_value:.6g}, lower bound {result.lower_bound:.6g}), not "
+                "proven optimal",
+                NotProvenWarning,
+                stacklevel=3,
             )
         return self
 

@@ -134,3 +134,49 @@ def test_a_fairness_column_needs_two_groups():
     X = np.column_stack([np.arange(6.0), np.arange(6.0) % 3])
     with pytest.raises(SatdtError, match="exactly two values"):
         OptimalDiagramClassifier(widths=(1,), fairness={"column": "x1"}).fit(X, [0, 1] * 3)
+
+
+def _parity(bits: int) -> tuple[np.ndarray, np.ndarray]:
+    X = np.array([[(i >> b) & 1 for b in range(bits)] for i in range(2**bits)], dtype=float)
+    return X, X.sum(axis=1).astype(int) % 2
+
+
+def test_sat_smallest_consistent_diagram_beats_the_smallest_tree_on_parity():
+    X, y = _parity(3)
+    diagram = OptimalDiagramClassifier(method="sat", objective="size", widths=(1, 2, 4)).fit(X, y)
+    tree = OptimalTreeClassifier(objective="size").fit(X, y)
+    assert diagram.result_.proven_optimal
+    assert (diagram.predict(X) == y).all()
+    tree_internal = (tree.tree_.n_nodes - 1) // 2
+    assert diagram.diagram_.n_nodes == diagram.result_.objective_value == 5 < tree_internal
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_maxsat_and_the_milp_reach_the_same_optimum_on_binary_data(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, size=(16, 3)).astype(float)
+    y = (X[:, 0].astype(int) ^ X[:, 1].astype(int)) | (rng.random(16) < 0.2)
+    fits = {
+        method: OptimalDiagramClassifier(method=method, widths=(1, 2, 2), alpha=0.1).fit(X, y)
+        for method in ("sat", "milp")
+    }
+    for model in fits.values():
+        assert model.result_.proven_optimal
+    assert fits["sat"].result_.objective_value == pytest.approx(
+        fits["milp"].result_.objective_value, abs=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"method": "sat", "max_nodes": 3},
+        {"method": "sat", "split": "multivariate"},
+        {"objective": "size"},
+        {"objective": "depth"},
+        {"method": "cart"},
+    ],
+)
+def test_routes_refuse_what_they_cannot_do(params):
+    with pytest.raises(SatdtError):
+        OptimalDiagramClassifier(**params).fit(np.eye(3), [0, 1, 1])

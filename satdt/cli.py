@@ -252,8 +252,141 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument(
         "-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout"
     )
+    _add_diagram_command(commands)
     _add_sweep_commands(commands)
     return parser
+
+
+def _add_diagram_command(commands: Any) -> None:
+    """``satdt diagram``: an optimal decision diagram (MILP, or SAT / MaxSAT)."""
+    diagram = commands.add_parser(
+        "diagram",
+        help="an optimal decision diagram of a skeleton (MILP; SAT/MaxSAT on binary features)",
+        description=(
+            "Train the decision diagram of a skeleton (nodes per layer) with the least objective "
+            "(18) of Florio et al. (training errors / rows + alpha x share of nodes used): the "
+            "Step-1 heuristic, then the MILP (needs the [diagrams] extra). --size: the smallest "
+            "diagram classifying every row correctly, by incremental SAT."
+        ),
+    )
+    _add_data_options(diagram)
+    diagram.add_argument(
+        "--widths", default="1,2,4,4", metavar="W0,W1,...", help="nodes per layer (default 1,2,4,4)"
+    )
+    diagram.add_argument("--alpha", type=float, default=0.01, help="complexity weight (18)")
+    diagram.add_argument(
+        "--size", action="store_true", help="the smallest consistent diagram (SAT)"
+    )
+    diagram.add_argument(
+        "--sat", action="store_true", help="objective (18) by MaxSAT over binary features"
+    )
+    diagram.add_argument("--multivariate", action="store_true", help="hyperplane splits a.x <= b")
+    diagram.add_argument("--min-flow", type=float, metavar="S", help="stability (20)")
+    diagram.add_argument("--max-nodes", type=int, metavar="N", help="parsimony: at most N nodes")
+    diagram.add_argument("--fair-column", metavar="COL", help="two-valued column of the groups")
+    diagram.add_argument("--fair-ratio", type=float, default=0.8, help="fairness ratio (19)")
+    diagram.add_argument(
+        "--fair-kind",
+        choices=("parity", "false_positive", "false_negative"),
+        default="parity",
+        help="what the fairness ratio compares",
+    )
+    diagram.add_argument("--fair-positive", metavar="LABEL", help="the positive class")
+    diagram.add_argument("--solver", choices=("auto", "scip", "highs"), default="auto")
+    _add_output_options(diagram)
+
+
+def _diagram_estimator(args: argparse.Namespace) -> Any:
+    from .diagrams import OptimalDiagramClassifier
+
+    try:
+        widths = tuple(int(w) for w in args.widths.split(","))
+    except ValueError:
+        raise SatdtError(
+            f"--widths takes integers separated by commas, got {args.widths!r}"
+        ) from None
+    fairness = None
+    if args.fair_column is not None:
+        fairness = {"column": args.fair_column, "ratio": args.fair_ratio, "kind": args.fair_kind}
+        if args.fair_positive is not None:
+            fairness["positive"] = args.fair_positive
+    return OptimalDiagramClassifier(
+        objective="size" if args.size else "error",
+        method="sat" if args.size or args.sat else "milp",
+        widths=widths,
+        alpha=args.alpha,
+        split="multivariate" if args.multivariate else "univariate",
+        time_limit=args.time_limit,
+        min_flow=args.min_flow,
+        max_nodes=args.max_nodes,
+        fairness=fairness,
+        solver=args.solver,
+    )
+
+
+def _diagram(args: argparse.Namespace, started: float) -> int:
+    """Train a diagram, print it (text, JSON or DOT) and a summary; save it if asked."""
+    model = _diagram_estimator(args)
+    dataset = _read_training(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NotProvenWarning)
+        model.fit_dataset(dataset, started=started)
+    result, fitted = model.result_, model.diagram_
+    if args.format == "dot":
+        text = fitted.to_dot() + "\n"
+    elif args.format == "json":
+        document = {
+            "kind": fitted.kind,
+            fitted.kind: fitted.to_dict(),
+            "objective": model.objective,
+            "objective_value": result.objective_value,
+            "method": model.method_,
+            "n_nodes": fitted.n_nodes,
+            "depth": fitted.depth,
+            "proven_optimal": result.proven_optimal,
+            "lower_bound": result.lower_bound,
+            "runtime": result.runtime,
+            "stats": result.stats.as_dict(),
+        }
+        text = json.dumps(document, indent=1, default=_json_default) + "\n"
+    else:
+        text = fitted.export_text() + "\n"
+    _write(text, args.output)
+    if not args.quiet:
+        n = len(dataset.y)
+        errors = int((model.predict(dataset.X) != np.asarray(dataset.y)).sum())
+        proof = (
+            "proven optimal"
+            if result.proven_optimal
+            else f"not proven; lower bound {result.lower_bound:.6g}"
+        )
+        what = "nodes" if model.objective == "size" else "objective (18)"
+        lines = [
+            f"{what}: {result.objective_value:.6g} ({proof})",
+            f"nodes: {fitted.n_nodes}, depth: {fitted.depth}, training errors: {errors} of {n} rows",
+            f"method: {model.method_}",
+            f"time: {result.runtime:.3g} s",
+        ]
+        to_stdout = args.format == "text" and not args.output
+        print("\n".join(lines), file=sys.stdout if to_stdout else sys.stderr)
+        for warning in caught:
+            if issubclass(warning.category, NotProvenWarning):
+                print(f"warning: {cli_message(str(warning.message))}", file=sys.stderr)
+    if args.test:
+        test = read_with_schema(
+            args.test,
+            model.schema_,
+            input_format=args.input_format,
+            require_target=True,
+            sep=args.sep,
+        )
+        accuracy = float(np.mean(fitted.predict(test.X) == test.y))
+        print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
+    if args.save:
+        save_model(args.save, fitted, model.schema_, result)
+        if not args.quiet:
+            print(f"model saved to {args.save}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _add_sweep_commands(commands: Any) -> None:
@@ -830,6 +963,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # run as a command, --time-limit covers the whole command from the process start,
         # keeping a little time for writing the model and exiting
         started = _process_started() if argv is None else time.perf_counter()
+        if args.command == "diagram":
+            return _diagram(args, started)
         model = _estimator(args)
         if argv is None and model.time_limit is not None and model.time_limit > 4 * _EXIT_RESERVE:
             model.time_limit -= _EXIT_RESERVE

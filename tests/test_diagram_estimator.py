@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -180,3 +181,45 @@ def test_maxsat_and_the_milp_reach_the_same_optimum_on_binary_data(seed):
 def test_routes_refuse_what_they_cannot_do(params):
     with pytest.raises(SatdtError):
         OptimalDiagramClassifier(**params).fit(np.eye(3), [0, 1, 1])
+
+
+def test_cli_diagram_prints_saves_and_predicts(tmp_path, capsys):
+    from satdt.cli import main
+
+    saved = tmp_path / "odd.json"
+    args = ["diagram", str(IRIS), "--widths", "1,2,2", "--time-limit", "3", "--save", str(saved)]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "n0.0:" in out and "objective (18):" in out and "method: milp" in out
+    assert main(["predict", str(saved), str(IRIS)]) == 0
+    captured = capsys.readouterr()
+    assert "accuracy: 0.9" in captured.err
+    assert (
+        main(
+            [
+                "diagram",
+                str(IRIS),
+                "--widths",
+                "1,2",
+                "--time-limit",
+                "3",
+                "--format",
+                "json",
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    document = json.loads(capsys.readouterr().out)
+    assert document["kind"] == "diagram" and document["method"] == "milp"
+    assert Diagram.from_dict(document["diagram"]).n_nodes == document["n_nodes"]
+
+
+def test_cli_diagram_size_and_bad_widths(tmp_path, capsys):
+    from satdt.cli import main
+
+    mouse = IRIS.parent / "mouse.csv"
+    assert main(["diagram", str(mouse), "--size", "--widths", "1,2,4,4"]) == 0
+    assert "(proven optimal)" in capsys.readouterr().out
+    assert main(["diagram", str(IRIS), "--widths", "1,x"]) == 2
+    assert "--widths takes integers" in capsys.readouterr().err

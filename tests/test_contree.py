@@ -259,3 +259,16 @@ def test_rejects_bad_inputs():
 
 def test_warmup():
     contree.warmup()
+
+
+def test_with_a_time_limit_at_depth_four_blossom_trees_come_early():
+    X, y = load_continuous("segment")
+    n_classes = int(y.max()) + 1
+    start = time.perf_counter()
+    result = run(X, y, n_classes, 4, deadline=start + 4.0)
+    assert time.perf_counter() - start < 6.0
+    assert tree_error(result.tree, X, y) == result.objective_value
+    greedy = result.history[0].value
+    # the greedy tree is improved on by Blossom's quantile-threshold trees within the limit
+    assert result.objective_value < greedy
+    assert result.history[1].elapsed < 3.0  # the exact search alone: after 4 s

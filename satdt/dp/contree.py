@@ -71,6 +71,15 @@ _FLAGS = {
 _REL_TOL = 1e-9
 # Estimated bytes of one cache entry besides its key (tuple, floats, nested tree).
 _ENTRY_BYTES = 200
+# With a time limit at depth >= PRIMAL_DEPTH, when the exact search has not finished within
+# PRIMAL_FIRST of the time left (at most 1 s), Blossom on PRIMAL_THRESHOLDS quantile
+# thresholds per column runs for PRIMAL_SHARE of it (at most PRIMAL_SECONDS) to find good
+# trees early (:func:`_primal`); then the exact search resumes with their bound.
+PRIMAL_DEPTH = 4
+PRIMAL_FIRST = 0.1
+PRIMAL_THRESHOLDS = 32
+PRIMAL_SHARE = 0.3
+PRIMAL_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -388,6 +397,43 @@ def _greedy_node(tree: Tree, prep: PreparedNumeric) -> Any:
     return walk(0)
 
 
+def _primal(
+    X: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    until: float,
+    prep: PreparedNumeric,
+    report: Callable[[float, Any], None],
+) -> None:
+    """Good trees early: Blossom on ``PRIMAL_THRESHOLDS`` quantile thresholds per column
+    until ``until``, each of its better trees reported as a ConTree incumbent.
+
+    At depth four or more ConTree improves on its greedy tree only once a whole depth-three
+    subproblem is solved, which can take minutes; Blossom on few thresholds finds good trees
+    within seconds. Its trees are trees over the numeric columns (each quantile threshold
+    lies between two data values), so they become ConTree incumbents and bounds.
+    """
+    from ..binarize import Binarizer
+    from .blossom import solve_min_error as blossom
+
+    binarizer = Binarizer(max_thresholds=PRIMAL_THRESHOLDS).fit(X)
+    B = binarizer.transform(X)
+
+    def forward(result: SearchResult) -> None:
+        node = _greedy_node(result.tree, prep)
+        if node is not None:
+            report(float(result.objective_value), node)
+
+    sub = Recorder(
+        "error",
+        to_user_tree=lambda tree: tree.map_features(binarizer.column_, binarizer.threshold_),
+        on_improve=forward,
+    )
+    blossom(B, y, n_classes, max_depth, sample_weight=w, deadline=until, recorder=sub)
+
+
 def _flags(prune: Iterable[str]) -> tuple[int, bool]:
     """The kernels' bit flags of the switches, and whether D2Split is on."""
     switches = frozenset(prune)
@@ -520,6 +566,20 @@ def solve_min_error(
         if N == 0 or m == 0:  # nothing to split: a leaf
             totals = prep.W.sum(axis=0)
             value, node = float(totals.sum() - totals.max(initial=0.0)), -1
+        elif deadline is not None and max_depth >= PRIMAL_DEPTH:
+            # the exact search briefly (easy problems end here), then Blossom's good trees
+            # early (_primal), then the exact search again with their bound and its cache
+            left = max(deadline - time.perf_counter(), 0.0)
+            search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
+            try:
+                value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
+            except TimeUp:
+                until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
+                _primal(X, y, w, n_classes, max_depth, min(until, deadline), prep, report)
+                if recorder.best is not None:
+                    ub = min(ub, recorder.best.value - slack)
+                search.deadline = deadline
+                value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
         else:
             value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
         if node is not None:

@@ -215,8 +215,12 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     _add_data_options(encode)
+    encode.add_argument("--depth", type=int, metavar="K", help="depth of the perfect tree")
     encode.add_argument(
-        "--depth", type=int, required=True, metavar="K", help="depth of the perfect tree"
+        "--diagram",
+        metavar="W0,W1,...",
+        help="instead of a tree: the diagrams of this skeleton (nodes per layer) consistent "
+        "with the data (encodings/diagram.md)",
     )
     encode.add_argument(
         "--max-nodes", type=int, metavar="N", help="at most N nodes (internal + leaves)"
@@ -766,8 +770,24 @@ def _read_text(path: str, what: str) -> str:
 
 
 def _encode(args: argparse.Namespace) -> int:
+    if args.diagram is not None:
+        from .sat.diagram import encode_diagram_dimacs
+
+        if args.depth is not None:
+            raise SatdtError("--depth is for trees; a diagram's layers are given by --diagram")
+        try:
+            widths = [int(w) for w in args.diagram.split(",")]
+        except ValueError:
+            raise SatdtError(
+                f"--diagram takes integers separated by commas, got {args.diagram!r}"
+            ) from None
+        text = encode_diagram_dimacs(_read_training(args), widths, max_nodes=args.max_nodes)
+        _write(text, args.output)
+        return EXIT_OK
     from .sat.dimacs import encode_dimacs
 
+    if args.depth is None:
+        raise SatdtError("give --depth K (a tree) or --diagram W0,W1,... (a diagram)")
     _write(encode_dimacs(_read_training(args), args.depth, max_nodes=args.max_nodes), args.output)
     return EXIT_OK
 

@@ -223,3 +223,20 @@ def test_cli_diagram_size_and_bad_widths(tmp_path, capsys):
     assert "(proven optimal)" in capsys.readouterr().out
     assert main(["diagram", str(IRIS), "--widths", "1,x"]) == 2
     assert "--widths takes integers" in capsys.readouterr().err
+
+
+def test_cli_encode_diagram_writes_a_satisfiable_cnf(tmp_path, capsys):
+    from pysat.formula import CNF
+    from pysat.solvers import Solver
+
+    from satdt.cli import main
+
+    tiny = IRIS.parent / "tiny.csv"
+    out = tmp_path / "tiny.cnf"
+    assert main(["encode", str(tiny), "--diagram", "1,2", "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "skeleton: 3 internal nodes in 2 layers" in text
+    with Solver(name="glucose4", bootstrap_with=CNF(from_string=text).clauses) as solver:
+        assert solver.solve()
+    assert main(["encode", str(tiny)]) == 2
+    assert "--diagram" in capsys.readouterr().err

@@ -506,3 +506,20 @@ def test_joblib_dask_backend():
         ).fit(data.X, data.y)
     assert search.best_params_["max_depth"] in (2, 3)
     assert math.isclose(search.best_score_, max(search.cv_results_["mean_test_score"]))
+
+
+def test_diagram_estimator_by_name(tmp_path):
+    try:
+        resolve_estimator("diagram")
+    except SatdtError:
+        pytest.skip("OptimalDiagramClassifier is not in this satdt")
+    spec = {
+        "data": [{"files": [str(EXAMPLES / "mouse.csv")]}],
+        "estimator": [{"estimator": "diagram", "name": "diagram", "params": {"method": "sat"}}],
+        "folds": 2,
+        "time_limit": 30,
+    }
+    summary = run_sweep(spec, tmp_path / "r.jsonl", jobs=2)
+    _, results = read_results(tmp_path / "r.jsonl")
+    assert summary.progress.failed == 0 and len(results) == 2
+    assert all(r["nodes"] >= 1 and r["test_accuracy"] is not None for r in results)

@@ -44,7 +44,10 @@ def test_zero_weight_rows_are_left_out() -> None:
 
 def test_a_small_memory_budget_switches_to_quantile_thresholds() -> None:
     X, y = _noisy_numeric(2000, columns=3)
-    model = OptimalTreeClassifier(objective="error", max_depth=2, max_memory_mb=0.05)
+    # the binary features' budget (auto would run ConTree on these numeric columns, unbinarised)
+    model = OptimalTreeClassifier(
+        objective="error", method="portfolio", max_depth=2, max_memory_mb=0.05
+    )
     model.fit(X, y)
     preparation = model.result_.preparation
     assert "quantile" in preparation.binarization

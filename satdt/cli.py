@@ -328,6 +328,25 @@ def _diagram_estimator(args: argparse.Namespace) -> Any:
     )
 
 
+def _print_summary(args: argparse.Namespace, summary: str, caught: list) -> None:
+    """The summary after the model (stdout with a text model there, else stderr), then warnings."""
+    to_stdout = args.format == "text" and not args.output
+    print(summary, file=sys.stdout if to_stdout else sys.stderr)
+    sys.stdout.flush()
+    for warning in caught:
+        if issubclass(warning.category, NotProvenWarning):
+            print(f"warning: {cli_message(str(warning.message))}", file=sys.stderr)
+
+
+def _print_test_accuracy(args: argparse.Namespace, schema: Any, fitted: Any) -> None:
+    """Accuracy of a fitted model on ``--test``, read with the training schema."""
+    test = read_with_schema(
+        args.test, schema, input_format=args.input_format, require_target=True, sep=args.sep
+    )
+    accuracy = float(np.mean(fitted.predict(test.X) == test.y))
+    print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
+
+
 def _diagram(args: argparse.Namespace, started: float) -> int:
     """Train a diagram, print it (text, JSON or DOT) and a summary; save it if asked."""
     model = _diagram_estimator(args)
@@ -371,21 +390,9 @@ def _diagram(args: argparse.Namespace, started: float) -> int:
             f"method: {model.method_}",
             f"time: {result.runtime:.3g} s",
         ]
-        to_stdout = args.format == "text" and not args.output
-        print("\n".join(lines), file=sys.stdout if to_stdout else sys.stderr)
-        for warning in caught:
-            if issubclass(warning.category, NotProvenWarning):
-                print(f"warning: {cli_message(str(warning.message))}", file=sys.stderr)
+        _print_summary(args, "\n".join(lines), caught)
     if args.test:
-        test = read_with_schema(
-            args.test,
-            model.schema_,
-            input_format=args.input_format,
-            require_target=True,
-            sep=args.sep,
-        )
-        accuracy = float(np.mean(fitted.predict(test.X) == test.y))
-        print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
+        _print_test_accuracy(args, model.schema_, fitted)
     if args.save:
         save_model(args.save, fitted, model.schema_, result)
         if not args.quiet:
@@ -723,23 +730,9 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier, started: floa
         return EXIT_OK
     _write(_render(model, args.format), args.output)
     if not args.quiet:
-        summary = "\n".join(_summary(model, dataset))
-        to_stdout = args.format == "text" and not args.output
-        print(summary, file=sys.stdout if to_stdout else sys.stderr)
-        sys.stdout.flush()
-        for warning in caught:
-            if issubclass(warning.category, NotProvenWarning):
-                print(f"warning: {cli_message(str(warning.message))}", file=sys.stderr)
+        _print_summary(args, "\n".join(_summary(model, dataset)), caught)
     if args.test:
-        test = read_with_schema(
-            args.test,
-            model.schema_,
-            input_format=args.input_format,
-            require_target=True,
-            sep=args.sep,
-        )
-        accuracy = float(np.mean(model.tree_.predict(test.X) == test.y))
-        print(f"test accuracy: {accuracy:.4f} ({len(test.y)} rows of {args.test})")
+        _print_test_accuracy(args, model.schema_, model.tree_)
     if args.save:
         save_model(args.save, model.tree_, model.schema_, model.result_)
         if not args.quiet:

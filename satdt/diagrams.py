@@ -24,8 +24,8 @@ from .data import Dataset
 from .diagram import Diagram
 from .errors import NotProvenWarning, SatdtError
 from .learner import SatdtEstimator, _check_count, _check_positive
-from .prepare import Prepared, prepare, validate
-from .result import Event, Recorder, Stats
+from .prepare import Prepared, validate
+from .result import Event, Stats
 
 SPLITS = ("univariate", "multivariate")
 SOLVERS = ("auto", "scip", "highs")
@@ -116,6 +116,9 @@ class OptimalDiagramClassifier(SatdtEstimator):
         ("max_memory_mb", 1024, "Memory budget of the data preparation."),
     )
     _fitted_attribute: ClassVar[str] = "diagram_"
+    # the shared preparation's settings that diagrams do not vary: every threshold, no relabelling
+    max_thresholds = None
+    resolve = None
 
     @classmethod
     def _method_params(cls) -> dict[str, methods.Param]:
@@ -217,22 +220,8 @@ class OptimalDiagramClassifier(SatdtEstimator):
         from .mip.milp import solve_diagram
 
         widths, solver = self._check()
-        recorder = Recorder("error", on_improve=self.on_improve, on_event=on_event, start=started)
-        deadline = None if self.time_limit is None else recorder.start + float(self.time_limit)
-        data = prepare(
-            dataset,
-            sample_weight,
-            consistency=self.objective == "size",
-            resolve=None,
-            recorder=recorder,
-            deadline=deadline,
-            max_thresholds=None,
-            max_memory_mb=float(self.max_memory_mb),
-        )
-        self.schema_ = dataset.schema
-        self.feature_names_in_ = np.asarray(dataset.schema.feature_names, dtype=object)
-        self.n_features_in_ = data.X.shape[1]
-        self.classes_ = data.classes
+        data = self._prepare(dataset, sample_weight, on_event, started)
+        recorder, deadline = data.recorder, data.deadline
         self.method_ = self.method
         if self.method == "sat":
             return self._fit_sat(data, widths)

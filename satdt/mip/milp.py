@@ -34,7 +34,7 @@ from numpy.typing import ArrayLike
 from satdt.diagram import Diagram
 from satdt.errors import SatdtError
 from satdt.mip import solvers
-from satdt.mip.solvers import LinearModel
+from satdt.mip.solvers import LinearModel, OutOfTime, check_clock
 
 SPLITS = ("univariate", "multivariate")
 FAIRNESS_KINDS = ("parity", "false_positive", "false_negative")
@@ -289,8 +289,14 @@ def _build(
     max_nodes: int | None,
     min_flow: float | None,
     fairness: Fairness | None,
+    deadline: float = np.inf,
 ) -> _Problem:
-    """Columns, rows (1)-(12), (15)-(16), switch rows (13)-(14), objective (18) and extensions."""
+    """Columns, rows (1)-(12), (15)-(16), switch rows (13)-(14), objective (18) and extensions.
+
+    Reads the clock between blocks of rows and raises :class:`~satdt.mip.solvers.OutOfTime`
+    once ``deadline`` (a ``time.perf_counter()`` value) has passed.
+    """
+    check_clock(deadline)
     n, d = rows.X.shape
     N, A = sk.n_nodes, len(sk.tail)
     lay = _Layout(sk, n, d, univariate)
@@ -353,6 +359,7 @@ def _build(
             -np.inf,
             ub,
         )
+    check_clock(deadline)
     # (6) one arc per side of an active node: sum_v y+_uv = sum_v y-_uv = d_u
     for y in (yp, yn):
         R.add(
@@ -397,6 +404,7 @@ def _build(
             -np.inf,
             0.0,
         )
+    check_clock(deadline)
     # (11) symmetry: y-_uv = 1 forbids y+_uw for every w <= v
     r11, c11 = [], []
     for a in range(A):
@@ -447,7 +455,9 @@ def _build(
         )
     if fairness is not None:
         _add_fairness(R, rows, sk, lay, fairness)
+    check_clock(deadline)
     indptr, indices, values, row_lb, row_ub = R.csr()
+    check_clock(deadline)
 
     # (13)-(14) switch rows with big-M: for x in [0,1]^d, a in [-1,1]^d (|a|_1 <= 1 if univariate)
     # |a x_i| <= s_i where s_i = max_j x_ij (univariate) or sum_j x_ij (multivariate); with |b| <= 1,
@@ -460,6 +470,7 @@ def _build(
     body[last] = False
     sw_var, sw_count, sw_idx, sw_val, sw_rhs, sw_m = [], [], [], [], [], []
     for v in range(N):
+        check_clock(deadline)
         for sign, w, rhs, extra in ((1.0, wn, -epsilon, epsilon), (-1.0, wp, 0.0, 0.0)):
             idx = np.empty(len(body), dtype=np.int64)
             val = np.empty(len(body))
@@ -991,7 +1002,26 @@ def solve_diagram(
         end = min(end, deadline)
     rows = _merge_rows(X, y, n_classes, weight, fairness)
     sk = _Skeleton(widths, n_classes)
-    prob = _build(rows, sk, split == "univariate", alpha, epsilon, max_nodes, min_flow, fairness)
+
+    def out_of_time(diagram: Diagram | None, value: float) -> MipOutcome:
+        """The deadline passed before the solver ran: the start (if usable), against the bound 0."""
+        gap = np.inf if diagram is None else value / max(abs(value), 1e-10)
+        status = "optimal" if value <= 0 else "time_limit"  # a start of objective 0 is optimal
+        elapsed = time.perf_counter() - began
+        return MipOutcome(diagram, value, 0.0, gap, status, value <= 0, elapsed, solver, 0)
+
+    try:
+        prob = _build(
+            rows, sk, split == "univariate", alpha, epsilon, max_nodes, min_flow, fairness, end
+        )
+    except OutOfTime:
+        # the start is unchecked against the model: usable only without extra constraints
+        plain = max_nodes is None and min_flow is None and fairness is None
+        if start is None or not plain:
+            return out_of_time(None, np.inf)
+        from satdt.mip.heuristic import objective as start_value
+
+        return out_of_time(start, start_value(start, X, y, alpha, widths, weight))
     x_start, start_objective = None, np.inf
     if start is not None:
         try:
@@ -1016,17 +1046,20 @@ def solve_diagram(
             _to_diagram(arrays, X, y, weight, n_classes), value, bound, time.perf_counter() - began
         )
 
-    raw = solvers.solve(
-        prob.model,
-        solver,
-        deadline=end,
-        start=x_start,
-        cutoff=None if np.isinf(limit) else limit,
-        threads=threads,
-        on_solution=None if on_incumbent is None else report,
-        log=log,
-        indicators=indicators,
-    )
+    try:
+        raw = solvers.solve(
+            prob.model,
+            solver,
+            deadline=end,
+            start=x_start,
+            cutoff=None if np.isinf(limit) else limit,
+            threads=threads,
+            on_solution=None if on_incumbent is None else report,
+            log=log,
+            indicators=indicators,
+        )
+    except OutOfTime:  # passing the model to the solver took the time that was left
+        return out_of_time(start if x_start is not None else None, start_objective)
     status = raw.status
     if raw.x is not None:
         arrays, objective = _decode(prob, raw.x)

@@ -26,6 +26,18 @@ _MODULES = {"highs": "highspy", "scip": "pyscipopt"}
 
 #: ``on_solution(x, objective, bound)`` receives each improving solution in the original space.
 SolutionHook = Callable[[np.ndarray, float, float], None]
+#: Columns or rows handed to SCIP between two looks at the clock.
+_CLOCK_EVERY = 2048
+
+
+class OutOfTime(Exception):
+    """The deadline passed before the solver started (while the model was being built or passed)."""
+
+
+def check_clock(deadline: float) -> None:
+    """Raise :class:`OutOfTime` when ``deadline`` (a ``time.perf_counter()`` value) has passed."""
+    if time.perf_counter() >= deadline:
+        raise OutOfTime
 
 
 @dataclass
@@ -145,6 +157,9 @@ def solve(
     not returned (status ``infeasible`` when the search proved that none lies below it).
 
     ``indicators`` (SCIP only) passes switch rows as indicator constraints instead of big-M rows.
+    Raises :class:`OutOfTime` when the deadline passes before the solver starts: handing a large
+    model to SCIP goes through Python one column and one row at a time, and the clock is read
+    every ``_CLOCK_EVERY`` of them; the solver gets only the time left when it starts.
     """
     module = require(solver)
     if solver == "highs":
@@ -185,6 +200,7 @@ def _solve_highs(
     if cutoff is not None:
         h.setOptionValue("objective_bound", float(cutoff))
     indptr, indices, values, row_lb, row_ub = model.big_m_rows()
+    check_clock(deadline)
     inf = h.inf
     h.passModel(
         model.n_cols,
@@ -219,6 +235,7 @@ def _solve_highs(
             )
 
         h.cbMipImprovingSolution.subscribe(improving)
+    check_clock(deadline)
     began = time.perf_counter()
     h.setOptionValue("time_limit", _seconds_left(deadline))
     h.run()
@@ -263,6 +280,8 @@ def _solve_scip(
         binary_switch[model.sw_var] = True
     columns = []
     for j in range(model.n_cols):
+        if j % _CLOCK_EVERY == 0:
+            check_clock(deadline)
         lb = None if np.isinf(model.col_lb[j]) else float(model.col_lb[j])
         ub = None if np.isinf(model.col_ub[j]) else float(model.col_ub[j])
         vtype = (
@@ -291,6 +310,8 @@ def _solve_scip(
             model.row_ub,
         )
         for k in range(len(model.sw_var)):
+            if k % _CLOCK_EVERY == 0:
+                check_clock(deadline)
             body = linear(
                 model.sw_indptr[k], model.sw_indptr[k + 1], model.sw_indices, model.sw_values
             )
@@ -298,6 +319,8 @@ def _solve_scip(
     else:
         indptr, indices, values, row_lb, row_ub = model.big_m_rows()
     for r in range(len(row_lb)):
+        if r % _CLOCK_EVERY == 0:
+            check_clock(deadline)
         body = linear(indptr[r], indptr[r + 1], indices, values)
         lo, hi = row_lb[r], row_ub[r]
         if lo == hi:
@@ -311,6 +334,7 @@ def _solve_scip(
     if cutoff is not None:
         m.setObjlimit(float(cutoff))
     if start is not None:
+        check_clock(deadline)
         sol = m.createSol()
         for var, value in zip(columns, start.tolist(), strict=True):
             m.setSolVal(sol, var, value)
@@ -321,6 +345,7 @@ def _solve_scip(
             "satdt_incumbent",
             "reports improving solutions",
         )
+    check_clock(deadline)
     began = time.perf_counter()
     m.setParam("limits/time", _seconds_left(deadline))
     m.optimize()

@@ -23,6 +23,7 @@ from satdt.sat.diagram import (
     diagram_objective,
     encode_diagram_dimacs,
     in_design_units,
+    layer_caps,
     minimum_error_diagram,
     minimum_size_diagram,
     tree_skeleton,
@@ -113,6 +114,64 @@ def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
     X = B.astype(float)
     assert objective(result.diagram, X, y, 0.1, (1, 2)) == pytest.approx(result.objective)
     assert min_diagram_objective(X, y, 2, (1, 2), 0.1) == pytest.approx(result.objective)
+
+
+def _smallest_without_symmetry_breaking(B, y, c, widths, upto):
+    """The fewest nodes of a consistent diagram by the CNF without (D4)-(D5), None if > upto."""
+    for max_nodes in range(1, upto + 1):
+        cnf = diagram_cnf(B, y, c, widths, max_nodes=max_nodes)
+        clauses = [cl for name, cs in cnf.sections if name not in ("(D4)", "(D5)") for cl in cs]
+        with Solver(name="glucose4", bootstrap_with=clauses) as solver:
+            if solver.solve():
+                _check_consistent(cnf.formula.decode(solver.get_model()), B, y)
+                return max_nodes
+    return None
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_symmetry_breaking_and_layer_caps_keep_the_optimum(seed: int) -> None:
+    # wider skeletons than brute force reaches: the search (with (D4)-(D5) and the layer caps
+    # of each bound) against the bare formula (D1)-(D3), (D6)-(D8) with a node limit
+    widths = [(1, 2, 3), (1, 2, 4), (1, 2, 2, 2), (1, 2, 4, 3)][seed % 4]
+    B, y = _random(300 + seed, 14, 4, c=2 + seed % 2)
+    if len(np.unique(y)) == 1:
+        pytest.skip("one class")
+    try:
+        result = minimum_size_diagram(B, y, 2 + seed % 2, widths)
+    except InfeasibleError:
+        assert _smallest_without_symmetry_breaking(B, y, 2 + seed % 2, widths, sum(widths)) is None
+        return
+    assert result.proven
+    _check_consistent(result.diagram, B, y)
+    assert _smallest_without_symmetry_breaking(B, y, 2 + seed % 2, widths, sum(widths)) == (
+        result.objective
+    )
+
+
+def test_layer_caps_hold_every_diagram_of_the_bound() -> None:
+    assert layer_caps((1, 2, 4, 8, 16, 32), 10) == (1, 2, 4, 4, 4, 4)
+    assert layer_caps((1, 2, 4, 8, 16, 32), 17) == (1, 2, 4, 8, 8, 8)
+    assert layer_caps((1, 2, 4), 2) == (1, 1, 0)
+
+    # the widths of every diagram of at most N nodes, enumerated layer by layer: layer l + 1
+    # holds at most twice layer l
+    def widest(N: int) -> tuple[int, ...]:
+        out = [0] * 6
+
+        def grow(layers: list[int]) -> None:
+            if sum(layers) > N:
+                return
+            for l, w in enumerate(layers):
+                out[l] = max(out[l], w)
+            if len(layers) < 6:
+                for w in range(1, 2 * layers[-1] + 1):
+                    grow([*layers, w])
+
+        grow([1])
+        return tuple(out)
+
+    for N in range(1, 12):
+        assert layer_caps((1, 2, 4, 8, 16, 32), N) == widest(N)
 
 
 # ---------------------------------------------------------------------------- against trees
@@ -263,9 +322,9 @@ def _page_formulas() -> dict[str, str]:
 
 def test_page_size_formulas_equal_the_cnf_counts() -> None:
     formulas = _page_formulas()
-    assert {"F", "A", "Lo", "Hi", "Q", "V", "G", "variables", "clauses"} <= set(formulas)
+    assert {"F", "A", "Lo", "Hi", "R", "V", "G", "variables", "clauses"} <= set(formulas)
     assert {f"(D{i})" for i in range(1, 9)} <= set(formulas)
-    for seed, widths in enumerate([(1,), (1, 2), (1, 1, 1), (1, 2, 3), (1, 2, 4, 2)]):
+    for seed, widths in enumerate([(1,), (1, 2), (1, 1, 1), (1, 2, 3), (1, 2, 4, 2), (1, 2, 4, 8)]):
         for m, c in ((1, 2), (2, 3), (4, 2)):
             B, y = _random(seed, 9, m, c, distinct=False)
             cnf = diagram_cnf(B, y, c, widths)
@@ -273,6 +332,7 @@ def test_page_size_formulas_equal_the_cnf_counts() -> None:
             counts.update(variables=cnf.n_vars, clauses=len(cnf.clauses()))
             P = sum(a * b for a, b in itertools.pairwise(widths))
             scope = {"n": len(B), "m": m, "c": c, "S": sum(widths), "D": len(widths), "P": P}
+            scope["T"] = widths[-1]
             for key, expression in formulas.items():
                 assert eval(expression, {}, scope) == counts[key], (key, expression, scope)
 

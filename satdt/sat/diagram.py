@@ -13,7 +13,8 @@ the terminal of any class (the paper's long arcs). Features are binary: a node t
 - ``("A", u)``: node u (u >= 1) is active (the root always is);
 - ``("Lo", u, s)``, ``("Hi", u, s)``: the low / high successor of node u is ``s`` (a node of the
   next layer, or ``-1 - k`` for the terminal of class k);
-- ``("Q", u, a)``: node u tests a feature above a (symmetry breaking only);
+- ``("R", v, t)``: an arc of index at most t enters node v (symmetry breaking only; the arcs
+  into a layer are numbered by parent, low before high);
 - ``("V", i, u)``: example i visits node u (u >= 1; every example visits the root);
 - ``("G", i, u)``: example i has the value 1 on the feature node u tests (it goes high there);
 - ``("E", i, g)``: MaxSAT only: example i reaches a terminal of the g-th cost of its row.
@@ -21,7 +22,8 @@ the terminal of any class (the paper's long arcs). Features are binary: a node t
 The structure clauses (D1)-(D5) come once; the clauses (D6)-(D8) of one example are generated
 on their own, so examples join a live solver (the counterexample-guided loop of the trees,
 ``encodings/incremental-loop.md``). (D9) counts the active nodes with the project's totalizer
-(:mod:`satdt.sat.counter`); a size bound is one assumption literal.
+(:mod:`satdt.sat.counter`); a size bound is one assumption literal on it, plus one per layer
+that the bound narrows (:func:`layer_caps`).
 """
 
 from __future__ import annotations
@@ -89,6 +91,25 @@ def tree_skeleton(max_depth: int, max_width: int | None = None) -> tuple[int, ..
     return tuple(min(2**l, cap) for l in range(max_depth))
 
 
+def layer_caps(widths: Sequence[int], max_nodes: int) -> tuple[int, ...]:
+    """The most nodes each layer can use in a diagram of at most ``max_nodes`` internal nodes.
+
+    Every node of layer l + 1 is entered from layer l, whose nodes have two arcs each, so k
+    nodes in layer l need at least ``ceil(k / 2**j)`` nodes in layer l - j: layer l holds at
+    most the largest ``k <= widths[l]`` with ``k + sum(ceil(k / 2**j), j = 1..l) <= max_nodes``
+    (0 when even one node does not fit).
+    """
+    caps = []
+    for l, width in enumerate(widths):
+        cap = 0
+        for k in range(1, width + 1):
+            if k + sum(-(-k // 2**j) for j in range(1, l + 1)) > max_nodes:
+                break
+            cap = k
+        caps.append(cap)
+    return tuple(caps)
+
+
 class Skeleton:
     """Layers of internal nodes and the arcs a diagram may use (the paper's graph G)."""
 
@@ -116,7 +137,7 @@ class Skeleton:
 class DiagramFormula:
     """The variables of a skeleton over ``n_features`` binary features, and the clause generators.
 
-    The structure variables F, A, Lo, Hi, Q are created in that order; each example's V and G
+    The structure variables F, A, Lo, Hi, R are created in that order; each example's V and G
     come with the example.
     """
 
@@ -142,9 +163,16 @@ class DiagramFormula:
         self.arc_lo = np.array(lo, dtype=np.int64)
         self.arc_hi = np.array(hi, dtype=np.int64)
         self.pairs = skeleton.right_neighbours()
-        self.Q = {
-            u: np.array([pool.id(("Q", u, a)) for a in range(m - 1)], dtype=np.int64)
-            for u, _ in self.pairs
+        # The arcs into node v (v >= 1) from the layer above, in the order of their index
+        # t = 2 * (parent's place in its layer) + side (low 0, high 1).
+        self.into: dict[int, list[int]] = {}
+        for v in range(1, S):
+            l = int(skeleton.layer[v])
+            parents = range(skeleton.first[l - 1], skeleton.first[l])
+            self.into[v] = [pool.id((side, p, v)) for p in parents for side in ("Lo", "Hi")]
+        self.R = {
+            v: np.array([pool.id(("R", v, t)) for t in range(len(self.into[v]) - 1)], np.int64)
+            for v, _ in self.pairs
         }
 
     # ------------------------------------------------------------------ structure (D1)-(D5)
@@ -171,33 +199,42 @@ class DiagramFormula:
         return clauses
 
     def arc_clauses(self) -> Clauses:
-        """(D3): an arc into an internal node makes that node active (the paper's (8))."""
+        """(D3): an arc into an internal node makes it active (the paper's (8)), and conversely.
+
+        ``Lo[u][v] -> A[v]``, ``Hi[u][v] -> A[v]`` for every arc into an internal node, then
+        ``A[v] -> OR(arcs into v)`` for every non-root node: a node counts only when entered.
+        """
         inner = self.arc_s >= 0
         target = self.A[self.arc_s[inner]]
         clauses = np.stack([-self.arc_lo[inner], target], axis=1).tolist()
-        return clauses + np.stack([-self.arc_hi[inner], target], axis=1).tolist()
+        clauses += np.stack([-self.arc_hi[inner], target], axis=1).tolist()
+        return clauses + [[-int(self.A[v]), *into] for v, into in self.into.items()]
 
     def prefix_clauses(self) -> Clauses:
         """(D4): in each layer the active nodes come first: ``A[u + 1] -> A[u]``."""
         return [[-int(self.A[v]), int(self.A[u])] for u, v in self.pairs]
 
     def order_clauses(self) -> Clauses:
-        """(D5): in each layer the tested features do not decrease (an order on used nodes).
+        """(D5): in each layer the first arcs into consecutive nodes increase (breadth-first order).
 
-        ``Q[u][a]`` is forced true when u tests a feature above a (``F[u][a+1] -> Q[u][a]``,
-        ``Q[u][a+1] -> Q[u][a]``), and ``F[u+1][a] -> NOT Q[u][a]``. This replaces the paper's
-        in-degree order (12): permuting the nodes of one layer changes no prediction and no
-        size, so every diagram has a copy with its active nodes first (D4) sorted by feature.
+        The arcs into layer l + 1 are numbered ``t = 2 * (parent's place in layer l) + side``
+        (low 0, high 1); ``R[v][t]`` is an arc of index at most t into v (``R[v][t] ->
+        X[t](v) OR R[v][t-1]``), and an arc of index t into the next node v + 1 needs one of
+        index below t into v (``X[t](v+1) -> R[v][t-1]``, no arc of index 0 into v + 1).
+        Every arc enters one node, so in a diagram the first arcs into the nodes of a layer
+        are distinct: numbering each layer's used nodes by their first arc, top down, gives
+        a copy of any diagram (same predictions, same size) that meets (D4) and (D5); the
+        order is total, so within the layers nothing symmetric is left.
         """
         clauses: Clauses = []
         for u, v in self.pairs:
-            Q, F = self.Q[u], self.F
-            for a in range(1, self.m):
-                clauses.append([-int(F[u, a]), int(Q[a - 1])])
-            for a in range(1, self.m - 1):
-                clauses.append([-int(Q[a]), int(Q[a - 1])])
-            for a in range(self.m - 1):
-                clauses.append([-int(F[v, a]), -int(Q[a])])
+            R, mine, nxt = self.R[u], self.into[u], self.into[v]
+            clauses.append([-int(R[0]), mine[0]])
+            for t in range(1, len(R)):
+                clauses.append([-int(R[t]), mine[t], int(R[t - 1])])
+            clauses.append([-nxt[0]])
+            for t in range(1, len(nxt)):
+                clauses.append([-nxt[t], int(R[t - 1])])
         return clauses
 
     def structure_sections(self) -> list[tuple[str, Clauses]]:
@@ -466,12 +503,22 @@ class DiagramLoop:
         self.counter = leaf_counter("totalizer", self.pool, self.formula.A[1:], max_bound)
         self._add(self.counter.clauses)
 
+    def bound(self, max_nodes: int) -> list[int]:
+        """Assumptions for "at most ``max_nodes`` internal nodes": the counter (D9) and the
+        layer caps of :func:`layer_caps` (the first node past each cap is unused)."""
+        out = self.counter.at_most(max_nodes - 1)
+        sk = self.formula.sk
+        for l, cap in enumerate(layer_caps(sk.widths, max_nodes)):
+            if cap < sk.widths[l]:
+                out.append(-int(self.formula.A[sk.first[l] + cap]))
+        return out
+
     def run(self, max_nodes: int | None = None) -> tuple[str, Diagram | None]:
         """Loop until ``("SAT", consistent diagram)``, ``("UNSAT", None)`` or ``("UNKNOWN", None)``.
 
         ``max_nodes`` bounds the internal nodes, root included (needs :meth:`add_counter`).
         """
-        assumptions = [] if max_nodes is None else self.counter.at_most(max_nodes - 1)
+        assumptions = [] if max_nodes is None else self.bound(max_nodes)
         while True:
             status = solve_until(self.solver, self.solver_name, assumptions, self.deadline)
             self.calls += 1
@@ -545,7 +592,7 @@ def minimum_size_diagram(
         count, the proven lower bound and the counts. Identical rows are encoded once.
         Descending search: the first diagram (a greedy Gini tree, when it is consistent and
         fits the skeleton, else the first SAT answer) has N nodes, then at most N - 1 is asked
-        (an assumption on the counter (D9)) until UNSAT. The lower bound starts at
+        (assumptions: the counter (D9) and the layer caps of :func:`layer_caps`) until UNSAT. The lower bound starts at
         ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which enter the
         non-root nodes, so at most N + 1 terminals are reached.
 
@@ -885,7 +932,7 @@ def diagram_cnf(
     """The CNF of the consistent diagrams of a skeleton with at most ``max_nodes`` internal nodes.
 
     ``B``, ``y``: distinct binary rows and their classes, all encoded. Variables are created
-    in the order F, A, Lo, Hi, Q, then V and G row by row (and the counter's H); clauses
+    in the order F, A, Lo, Hi, R, then V and G row by row (and the counter's H); clauses
     come in the order (D1)-(D5), then (D6), (D7), (D8) each over all rows, then (D9).
     """
     B, y = _binary(B, y, n_classes)
@@ -910,7 +957,7 @@ def diagram_cnf(
         ("A", S - 1),
         ("Lo", len(f.arc_lo)),
         ("Hi", len(f.arc_hi)),
-        ("Q", sum(len(q) for q in f.Q.values())),
+        ("R", sum(len(r) for r in f.R.values())),
         ("V", len(B) * (S - 1)),
         ("G", len(B) * S),
     ]
@@ -930,10 +977,13 @@ def diagram_cnf(
             legend[int(v)] = (
                 f"{side} node={u} to={s} : the {word} side of node {u} goes to {where(s)}"
             )
-    for u, Q in f.Q.items():
-        for a, v in enumerate(Q):
-            legend[int(v)] = (
-                f"Q node={u} above={a} : node {u} tests a feature after {_quote(names[a])}"
+    for v, R in f.R.items():
+        above = int(sk.first[sk.layer[v] - 1])
+        for t, r in enumerate(R):
+            p, side = divmod(t, 2)
+            legend[int(r)] = (
+                f"R node={v} arc={t} : node {v} is entered by an arc up to the "
+                f"{('low', 'high')[side]} side of node {above + p}"
             )
     for i in range(len(B)):
         V, G = f.example_vars(i)

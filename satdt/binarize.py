@@ -29,6 +29,15 @@ def readable_threshold(threshold: float, below: float, above: float) -> str:
     return repr(threshold)
 
 
+def threshold_between(values: np.ndarray, rank: int) -> float:
+    """The Binarizer's threshold between the sorted distinct values of rank ``rank`` and ``rank + 1``."""
+    below, above = float(values[rank]), float(values[rank + 1])
+    mid = below + (above - below) / 2
+    if not mid < above:
+        mid = below
+    return float(readable_threshold(mid, below, above))
+
+
 class Binarizer:
     """Turns a float design matrix into binary features ``x[c] > t``.
 

@@ -170,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
     infer.add_argument(
         "--trace",
         action="store_true",
-        help="print one line per SAT call: depth, round, examples, variables, clauses, answer, counterexamples, time",
+        help="print one line per SAT call: depth, round, examples, variables, clauses, answer, "
+        "counterexamples, time (runs the SAT search when --method is auto)",
     )
     shape = infer.add_mutually_exclusive_group()
     shape.add_argument(
@@ -946,9 +947,12 @@ def _estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
     else:
         objective, extra = "error", {}
     options = {name: getattr(args, name) for name in methods.method_params() if hasattr(args, name)}
+    method = args.method
+    if getattr(args, "trace", False) and method == "auto":
+        method = "sat"  # the trace shows the SAT calls: auto's box DP would make none
     return OptimalTreeClassifier(
         objective=objective,
-        method=args.method,
+        method=method,
         max_depth=args.max_depth,
         time_limit=args.time_limit,
         max_thresholds=args.max_thresholds,

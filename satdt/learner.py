@@ -237,7 +237,7 @@ class SatdtEstimator:
         """
         method, options = self._resolve()
         data = self._prepare(dataset, sample_weight, on_event, started)
-        if self.method == "auto":
+        if self.method == "auto" and not options:  # with options, the method they belong to
             method = methods.METHODS[methods.choose_method(self.objective, data)]
         task = Task(data, self.objective, self.max_depth, self.max_nodes, options)
         recorder = data.recorder
@@ -450,14 +450,17 @@ class OptimalTreeClassifier(SatdtEstimator):
             )
         method, options = self._resolve()
         data = self._prepare(dataset, None, on_event, None)
-        data.recorder.to_user_tree = data.user_tree
+        if self.method == "auto" and not options:
+            method = methods.METHODS[methods.choose_method(self.objective, data)]
+        to_user = data.user_tree if method.input == "binary" else data.finish
+        data.recorder.to_user_tree = to_user
         if data.n_classes == 1:
             points = [(0, 1, data.finish(Tree.single_leaf(0, data.classes)), True)]
             reason = "a single class: one leaf"
         else:
             task = Task(data, self.objective, self.max_depth, None, options)
-            front, reason = methods.run_pareto(task)
-            points = [(p.depth, p.n_nodes, data.user_tree(p.tree), p.proven) for p in front]
+            front, reason = methods.run_pareto(task, method.name)
+            points = [(p.depth, p.n_nodes, to_user(p.tree), p.proven) for p in front]
         for _, n_nodes, tree, _ in points:
             self._check_model(tree, data, n_nodes)
         self.tree_ = points[-1][2]

@@ -209,8 +209,22 @@ def _run_sat(task: Task) -> SearchResult:
     )
 
 
-def run_pareto(task: Task):
-    """The depth/size Pareto front by SAT: ``(points, stop reason)`` over binary features."""
+def run_pareto(task: Task, method: str = "sat"):
+    """The depth/size Pareto front: ``(points, stop reason)``, by SAT over binary features or
+    (``method="boxes"``) from the box DP's tables over the numeric columns."""
+    if method == "boxes":
+        from .dp.boxes import pareto_front as box_front
+
+        data = task.data
+        return box_front(
+            data.numeric(),
+            data.y,
+            data.n_classes,
+            column_values=data.column_values(),
+            max_depth=task.max_depth,
+            deadline=task.deadline,
+            recorder=task.recorder,
+        )
     from .sat.search import pareto_front
 
     return pareto_front(
@@ -246,6 +260,42 @@ def _warmup(dp_module: str) -> Callable[[], None]:
         importlib.import_module(f"{__package__}.dp.{dp_module}").warmup()
 
     return run
+
+
+# ---------------------------------------------------------------------- box DP
+def _run_boxes(task: Task) -> SearchResult:
+    from .dp.boxes import solve_consistent
+
+    data = task.data
+    needed = box_table_mb(data.column_values())
+    if needed > data.max_memory_mb:
+        raise SatdtError(
+            f"method='boxes' would tabulate {box_count(data.column_values()):,} boxes here "
+            f"(columns with many distinct values), up to {needed:,.0f} MB, over max_memory_mb="
+            f"{data.max_memory_mb:g}: use method='sat' (or 'auto', which picks it)"
+        )
+    return solve_consistent(
+        data.numeric(),
+        data.y,
+        data.n_classes,
+        task.objective,
+        column_values=data.column_values(),
+        max_depth=task.max_depth,
+        max_nodes=task.max_nodes,
+        deadline=task.deadline,
+        recorder=task.recorder,
+    )
+
+
+def _report_boxes(result: SearchResult) -> list[str]:
+    from .result import BoxStats
+
+    stats = result.stats
+    if not isinstance(stats, BoxStats):
+        return []
+    return [
+        f"boxes: {stats.boxes:,}, depths tabulated: 0-{stats.depths - 1}, {stats.seconds:.2f} s"
+    ]
 
 
 # ---------------------------------------------------------------------- Blossom
@@ -444,6 +494,15 @@ METHODS: dict[str, Method] = {
             report=_report_sat,
         ),
         Method(
+            name="boxes",
+            objectives=("depth", "size"),
+            input="numeric",
+            summary="DP over every box of the threshold grid, all at once per depth: proves minimum "
+            "depth and size on columns with few values (what `auto` runs there)",
+            run=_run_boxes,
+            report=_report_boxes,
+        ),
+        Method(
             name="blossom",
             objectives=("error",),
             input="binary",
@@ -541,15 +600,44 @@ CONTREE_CROSSOVER = 500
 CONTREE_TIMED_ROWS = 20_000
 
 
+# The most boxes ``method="auto"`` tabulates for the consistency objectives: above it a layer
+# of the box DP takes longer than the SAT search on such data (benchmarks/min_size.py, README).
+AUTO_BOXES = 2**21
+
+
+def box_count(column_values: list[np.ndarray]) -> int:
+    """How many boxes (one interval of values per column) the box DP tabulates."""
+    return math.prod(len(v) * (len(v) + 1) // 2 for v in column_values)
+
+
+def box_table_mb(column_values: list[np.ndarray]) -> float:
+    """Megabytes of the box DP's tables at worst: an int32 layer per depth (at most one per
+    threshold, plus depth 0), the labels, and the split sums of the column with the most
+    values (``(n - 1) / 3`` splits per interval, two arrays of them)."""
+    layers = sum(len(v) - 1 for v in column_values) + 2
+    sums = 2 * max([1.0] + [(len(v) - 1) / 3 for v in column_values])
+    return box_count(column_values) * 4 * (layers + sums) / 2**20
+
+
 def choose_method(objective: str, data: Prepared | None = None) -> str:
     """The method ``method="auto"`` runs for an objective (on these data, when given).
 
+    The consistency objectives run the box DP when every column has so few values that the
+    grid has at most :data:`AUTO_BOXES` boxes (and ``max_thresholds`` does not limit the
+    thresholds), otherwise SAT.
     The error objective runs ConTree on the numeric columns when their thresholds would give
     more than :data:`CONTREE_CROSSOVER` binary features, ``max_thresholds`` does not limit
     them, and there is no time limit or fewer than :data:`CONTREE_TIMED_ROWS` rows;
     otherwise the portfolio of Blossom and CA-DL8.5 on binary features.
     """
     if OBJECTIVES[objective].kind != ERROR:
+        if (
+            data is not None
+            and data.max_thresholds is None
+            and box_count(data.column_values()) <= AUTO_BOXES
+            and box_table_mb(data.column_values()) <= data.max_memory_mb / 2
+        ):
+            return "boxes"
         return "sat"
     if (
         data is not None

@@ -160,6 +160,16 @@ class ConTreeStats(DPStats):
 
 
 @dataclass
+class BoxStats(Stats):
+    """Counters of the box dynamic programme (:mod:`satdt.dp.boxes`): the boxes of the
+    threshold grid, the depths tabulated (0 .. ``depths - 1``) and the seconds it took."""
+
+    boxes: int = 0
+    depths: int = 1
+    seconds: float = 0.0
+
+
+@dataclass
 class PortfolioStats(DL85Stats):
     """The portfolio of Blossom and CA-DL8.5 (``method="auto"`` for the error objective).
 

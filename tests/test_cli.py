@@ -101,7 +101,7 @@ def test_time_limit_is_honoured(capsys):
     if not data.exists():
         pytest.skip("benchmark data not found: ../shared/data/inferdt/car.csv")
     started = time.perf_counter()
-    code, out, err = run(capsys, "infer", data, "--time-limit", "1")
+    code, out, err = run(capsys, "infer", data, "--time-limit", "1", "--method", "sat")
     assert time.perf_counter() - started < 1 + 2
     assert code == 0
     assert "not proven" in out and "warning:" in err
@@ -168,7 +168,8 @@ def test_ctrl_c_returns_best_tree(data_dir):
     import subprocess
     import sys
 
-    command = [sys.executable, "-m", "satdt.cli", "infer", str(data_dir / "inferdt" / "car.csv")]
+    car = str(data_dir / "inferdt" / "car.csv")
+    command = [sys.executable, "-m", "satdt.cli", "infer", car, "--method", "sat"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(3.0)
     process.send_signal(signal.SIGINT)

@@ -84,7 +84,7 @@ def test_on_improve_and_history():
     rng = np.random.default_rng(0)
     X = rng.integers(0, 2, size=(60, 6)).astype(float)
     y = (X[:, 0].astype(int) & X[:, 1].astype(int)) | X[:, 2].astype(int)
-    model = OptimalTreeClassifier(on_improve=seen.append).fit(X, y)
+    model = OptimalTreeClassifier(method="sat", on_improve=seen.append).fit(X, y)
     assert seen, "on_improve was never called"
     values = [entry.value for entry in model.result_.history]
     assert values == sorted(values, reverse=True)

@@ -1,4 +1,4 @@
-"""The dynamic-programming side of satdt (NumPy + numba; importing it loads numba).
+"""The dynamic-programming side of satdt (NumPy + numba; the package itself loads neither).
 
 ``solve_min_error`` finds minimum-error trees of bounded depth with Blossom; ``warmup``
 compiles its kernels (or loads them from numba's on-disk cache).
@@ -7,9 +7,21 @@ Modules: :mod:`~satdt.dp._counts` holds the counting kernels every DP method sha
 weights, single and pair counts, the exact depth-one and depth-two solvers, the similarity
 lower bound) over named tuples of flat arrays; :mod:`~satdt.dp.blossom` orchestrates
 Blossom's search, whose kernels live in :mod:`~satdt.dp._blossom_kernels`; :mod:`~satdt.dp.dl85`
-is DL8.5 and CA-DL8.5 (a cached OR-AND search in Python over the shared kernels).
+is DL8.5 and CA-DL8.5 (a cached OR-AND search in Python over the shared kernels);
+:mod:`~satdt.dp.boxes` proves minimum depth and size of consistent trees with NumPy alone,
+so importing it does not load numba (``solve_min_error`` and ``warmup`` import Blossom on
+first use).
 """
 
-from .blossom import solve_min_error, warmup
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from . import blossom
+
+        return getattr(blossom, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["solve_min_error", "warmup"]

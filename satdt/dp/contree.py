@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ..binarize import readable_threshold
+from ..binarize import threshold_between
 from ..errors import DataError, TimeUp
 from ..prepare import group_rows
 from ..result import ConTreeStats, Recorder, SearchResult
@@ -343,15 +343,6 @@ class _Search:
         return best_value, best_node
 
 
-def _threshold(values: np.ndarray, r: int) -> float:
-    """The threshold between the distinct values of rank r and r + 1 (as the Binarizer's)."""
-    below, above = float(values[r]), float(values[r + 1])
-    mid = below + (above - below) / 2
-    if not mid < above:
-        mid = below
-    return float(readable_threshold(mid, below, above))
-
-
 def _to_tree(
     node: Any, prep: PreparedNumeric, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int
 ) -> Tree:
@@ -361,7 +352,7 @@ def _to_tree(
         if not isinstance(t, tuple):
             return 0
         f, r, lo, hi = t
-        return (f, _threshold(prep.values[f], r), nested(lo), nested(hi))
+        return (f, threshold_between(prep.values[f], r), nested(lo), nested(hi))
 
     tree = Tree.from_nested(nested(node), classes=np.arange(n_classes)).with_counts(X, y, w)
     leaves = np.flatnonzero(tree.left < 0)

@@ -4,8 +4,12 @@ Each run is a separate process (whole-process time, imports included), capped by
 limit. The reference column is the C++ reference implementation (MiniSat, dichotomic search on
 a sequential counter), whole process, measured on this kind of machine.
 
-    python benchmarks/min_size.py                          # default counter and search
-    python benchmarks/min_size.py --compare --no-splits    # counter x search, side by side
+    python benchmarks/min_size.py                          # method auto (box DP or SAT)
+    python benchmarks/min_size.py --method sat             # SAT everywhere, default counter
+    python benchmarks/min_size.py --compare --no-splits    # SAT: counter x search, side by side
+
+`fit s` is the in-process fit (reading and preparing the data included), `process s` the
+whole process.
 """
 
 from __future__ import annotations
@@ -34,20 +38,21 @@ REFERENCE = {
 SPLIT_FILES = ("iris", "monk1", "monk2", "monk3", "wine")
 
 
-def child(path: str, counter: str, search: str, cap: float) -> None:
+def child(path: str, method: str, counter: str, search: str, cap: float) -> None:
     """Run one DT_size search in this process and print its result as JSON."""
     import warnings
 
     from satdt import OptimalTreeClassifier, read_csv
 
     warnings.simplefilter("ignore")
-    model = OptimalTreeClassifier(
-        objective="size", time_limit=cap, leaf_counter=counter, size_search=search
-    )
+    sat_options = {"leaf_counter": counter, "size_search": search} if method == "sat" else {}
+    model = OptimalTreeClassifier(objective="size", method=method, time_limit=cap, **sat_options)
     result = model.fit_dataset(read_csv(path)).result_
     print(
         json.dumps(
             {
+                "method": model.method_,
+                "fit": result.runtime,
                 "depth": result.tree.depth,
                 "nodes": result.objective_value,
                 "lower": result.lower_bound,
@@ -59,12 +64,14 @@ def child(path: str, counter: str, search: str, cap: float) -> None:
     )
 
 
-def run(path: Path, counter: str, search: str, cap: float) -> dict:
+def run(path: Path, method: str, counter: str, search: str, cap: float) -> dict:
     command = [
         sys.executable,
         __file__,
         "--child",
         str(path),
+        "--method",
+        method,
         "--counter",
         counter,
         "--search",
@@ -83,16 +90,19 @@ def run(path: Path, counter: str, search: str, cap: float) -> dict:
 
 
 def row(name: str, counter: str, search: str, result: dict) -> str:
+    if result.get("method", "sat") != "sat":
+        counter = search = "-"
     ref_text = "-"
     if name in REFERENCE:
         ref_text = f"{REFERENCE[name]:g}" if REFERENCE[name] else "> 120"
     if "error" in result:
-        return f"| {name} | {counter} | {search} | | | | | | {ref_text} | {result['error']} |"
+        return f"| {name} | | {counter} | {search} | | | | | | | {ref_text} | {result['error']} |"
     nodes = f"{result['nodes']:g}" + ("" if result["proven"] else f" (>= {result['lower']:g})")
     ratio = f"{result['wall'] / REFERENCE[name]:.2f}" if REFERENCE.get(name) else "-"
     return (
-        f"| {name} | {counter} | {search} | {result['depth']} | {nodes} | {result['calls']} | "
-        f"{result['solve']:.2f} | {result['wall']:.2f} | {ref_text} | {ratio} |"
+        f"| {name} | {result['method']} | {counter} | {search} | {result['depth']} | {nodes} | "
+        f"{result['calls']} | {result['solve']:.2f} | {result['fit']:.2f} | {result['wall']:.2f} "
+        f"| {ref_text} | {ratio} |"
     )
 
 
@@ -102,11 +112,14 @@ def main() -> None:
     parser.add_argument(
         "--search", default="descending", choices=("descending", "dichotomic", "galloping")
     )
-    parser.add_argument("--compare", action="store_true", help="every counter x search combination")
+    parser.add_argument("--method", default="auto", choices=("auto", "sat", "boxes"))
+    parser.add_argument(
+        "--compare", action="store_true", help="SAT: every counter x search combination"
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.child, args.counter, args.search, args.cap)
+        child(args.child, args.method, args.counter, args.search, args.cap)
         return
     combos = (
         [
@@ -117,16 +130,23 @@ def main() -> None:
         if args.compare
         else [(args.counter, args.search)]
     )
+    method = "sat" if args.compare else args.method
     names = dataset_names(args.files, SPLIT_FILES, not args.no_splits)
     print(
-        "| dataset | counter | search | depth | nodes | SAT calls | solve s | process s | reference s | ratio |"
+        "| dataset | method | counter | search | depth | nodes | SAT calls | solve s | fit s "
+        "| process s | reference s | ratio |"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     started = time.perf_counter()
     for name in names:
         for counter, search in combos:
             print(
-                row(name, counter, search, run(DATA / f"{name}.csv", counter, search, args.cap)),
+                row(
+                    name,
+                    counter,
+                    search,
+                    run(DATA / f"{name}.csv", method, counter, search, args.cap),
+                ),
                 flush=True,
             )
     print(f"\nwhole run: {time.perf_counter() - started:.0f} s")

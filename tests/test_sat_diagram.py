@@ -19,6 +19,7 @@ from satdt.data import Dataset, from_arrays
 from satdt.errors import DataError, InfeasibleError
 from satdt.sat.diagram import (
     DiagramLoop,
+    compact,
     diagram_cnf,
     diagram_objective,
     encode_diagram_dimacs,
@@ -172,6 +173,22 @@ def test_layer_caps_hold_every_diagram_of_the_bound() -> None:
 
     for N in range(1, 12):
         assert layer_caps((1, 2, 4, 8, 16, 32), N) == widest(N)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_compact_keeps_the_diagram_consistent_and_never_larger(seed: int) -> None:
+    B, y = _random(400 + seed, 40, 6, c=2 + seed % 2)
+    tree = OptimalTreeClassifier(objective="error", max_depth=6).fit(B.astype(float), y)
+    start = sd._tree_start(B, y, 2 + seed % 2, (1, 2, 4, 8, 16, 32), 5.0)
+    assert start is not None and start.n_nodes == (tree.tree_.n_nodes - 1) // 2
+    small = compact(start, B, y, 2 + seed % 2)
+    _check_consistent(small, B, y)
+    assert 1 <= small.n_nodes <= start.n_nodes
+    assert len(small.widths) <= len(start.widths)
+    assert all(a <= b for a, b in zip(small.widths, start.widths, strict=False))
+    B3, y3 = _parity(3)  # the tree of 3-bit parity shares its subtrees: 7 nodes become 5
+    tree3 = sd._tree_start(B3, y3, 2, (1, 2, 4), 5.0)
+    assert tree3.n_nodes == 7 and compact(tree3, B3, y3, 2).n_nodes == 5
 
 
 # ---------------------------------------------------------------------------- against trees

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -43,7 +44,7 @@ from pysat.formula import WCNF, IDPool
 from pysat.solvers import Solver
 
 from ..data import Dataset
-from ..diagram import Diagram
+from ..diagram import Diagram, _reach
 from ..errors import DataError, InfeasibleError, TimeUp
 from ..prepare import group_rows, prepare
 from ..result import Recorder
@@ -539,16 +540,122 @@ class DiagramLoop:
                 return "UNKNOWN", None
 
 
+def _route(root: int, feature: np.ndarray, low: np.ndarray, high: np.ndarray, B: np.ndarray):
+    """The terminal code (``-1 - class``) each row of ``B`` reaches."""
+    state = np.full(len(B), root, dtype=np.int64)
+    active = np.arange(len(B))
+    while len(active):
+        node = state[active]
+        side = B[active, feature[node]]
+        state[active] = np.where(side == 1, high[node], low[node])
+        active = active[state[active] >= 0]
+    return state
+
+
+def compact(diagram: Diagram, B: np.ndarray, y: np.ndarray, n_classes: int) -> Diagram:
+    """A consistent diagram no larger than ``diagram``, by greedy redirection of arcs.
+
+    Node by node (deepest layer first), the arcs into a node are sent to a class terminal,
+    else to another node of its layer, whenever every row of ``B`` stays correct (the node
+    and what only it reached drop out); until no such move is left. Layers are kept, so the
+    result fits wherever ``diagram`` did.
+    """
+    if diagram.n_nodes == 0:
+        return diagram
+    # layer order, so that successors come after their nodes (for _reach) whatever is merged
+    order = np.argsort(diagram.layer, kind="stable")
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    feature, layer, root = diagram.feature[order], diagram.layer[order], int(place[diagram.root])
+    low, high = (
+        np.where(a[order] >= 0, place[np.maximum(a[order], 0)], a[order])
+        for a in (diagram.low, diagram.high)
+    )
+    target = -1 - np.asarray(y, dtype=np.int64)
+    changed = True
+    while changed:
+        changed = False
+        alive = _reach(low, high, root)
+        for v in sorted(np.flatnonzero(alive), key=lambda u: -layer[u]):
+            if v == root or not alive[v]:
+                continue
+            others = [u for u in np.flatnonzero(alive) if u != v and layer[u] == layer[v]]
+            for t in [-1 - k for k in range(n_classes)] + others:
+                new_low = np.where(low == v, t, low)
+                new_high = np.where(high == v, t, high)
+                if (_route(root, feature, new_low, new_high, B) == target).all():
+                    low, high, changed = new_low, new_high, True
+                    alive = _reach(low, high, root)
+                    break
+    keep = np.flatnonzero(_reach(low, high, root))
+    index = np.full(len(layer), -1, dtype=np.int64)
+    index[keep] = np.arange(len(keep))
+    low, high = (
+        np.where(a[keep] >= 0, index[np.maximum(a[keep], 0)], a[keep]) for a in (low, high)
+    )
+    return Diagram(
+        layer[keep],
+        feature[keep],
+        np.full(len(keep), 0.5),
+        low,
+        high,
+        n_features=diagram.n_features,
+        classes=np.arange(n_classes),
+    )
+
+
+def _fits(diagram: Diagram, widths: tuple[int, ...]) -> bool:
+    return len(diagram.widths) <= len(widths) and all(
+        w <= v for w, v in zip(diagram.widths, widths, strict=False)
+    )
+
+
 def _greedy_start(
     B: np.ndarray, y: np.ndarray, n_classes: int, widths: tuple[int, ...]
 ) -> Diagram | None:
     """A Gini tree as a first consistent diagram, when it fits the skeleton (else None)."""
     tree = greedy_tree(B, y, n_classes, max_depth=len(widths))
     diagram = Diagram.from_tree(tree, n_features=B.shape[1])
-    fits = len(diagram.widths) <= len(widths) and all(
-        w <= v for w, v in zip(diagram.widths, widths, strict=False)
+    if not _fits(diagram, widths) or diagram.n_nodes == 0 or (_exits(diagram, B)[0] != y).any():
+        return None
+    return diagram
+
+
+def _tree_start(
+    B: np.ndarray, y: np.ndarray, n_classes: int, widths: tuple[int, ...], seconds: float
+) -> Diagram | None:
+    """The fewest-errors tree of depth ``len(widths)`` (satdt's dynamic programming, at most
+    ``seconds``) as a diagram, when it has no error and fits the skeleton (else None)."""
+    from ..learner import OptimalTreeClassifier
+
+    if seconds <= 0.01:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = OptimalTreeClassifier(
+                objective="error", max_depth=len(widths), time_limit=seconds
+            ).fit(B.astype(np.float64), y)
+    except Exception:  # no start is no harm: the SAT loop finds its own first diagram
+        return None
+    tree = Diagram.from_tree(model.tree_, n_features=B.shape[1])
+    if tree.n_nodes == 0:
+        return None
+    label = np.asarray(model.tree_.classes, dtype=np.int64)  # tree class index -> row label
+    low, high = (
+        np.where(arc < 0, -1 - label[-1 - np.minimum(arc, -1)], arc)
+        for arc in (tree.low, tree.high)
     )
-    if not fits or diagram.n_nodes == 0 or (_exits(diagram, B)[0] != y).any():
+    diagram = Diagram(
+        tree.layer,
+        tree.feature,
+        np.full(tree.n_nodes, 0.5),
+        low,
+        high,
+        n_features=B.shape[1],
+        classes=np.arange(n_classes),
+    )
+    if not _fits(diagram, widths) or diagram.n_nodes == 0 or (_exits(diagram, B)[0] != y).any():
         return None
     return diagram
 
@@ -590,11 +697,15 @@ def minimum_size_diagram(
     DiagramResult
         The diagram (over the binary features: threshold 0.5, low = feature false), its node
         count, the proven lower bound and the counts. Identical rows are encoded once.
-        Descending search: the first diagram (a greedy Gini tree, when it is consistent and
-        fits the skeleton, else the first SAT answer) has N nodes, then at most N - 1 is asked
-        (assumptions: the counter (D9) and the layer caps of :func:`layer_caps`) until UNSAT. The lower bound starts at
-        ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which enter the
-        non-root nodes, so at most N + 1 terminals are reached.
+        Descending search. The first diagram is the smaller of a greedy Gini tree and the
+        fewest-errors tree of depth ``len(widths)`` (satdt's dynamic programming, at most 5 s
+        or a tenth of the time left), when consistent and fitting the skeleton, shrunk by
+        :func:`compact`; else the first SAT answer. With N nodes known, the formula is built
+        on the skeleton narrowed to :func:`layer_caps` ``(widths, N - 1)`` (every smaller
+        diagram fits it), and at most N - 1 is asked (assumptions: the counter (D9) and the
+        layer caps of the bound) until UNSAT; each diagram found is compacted too. The lower
+        bound starts at ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which
+        enter the non-root nodes, so at most N + 1 terminals are reached.
 
     Raises
     ------
@@ -624,12 +735,30 @@ def minimum_size_diagram(
     best: Diagram | None = None
     proven = False
     loop = None
+    calls = 0
     try:
-        loop = DiagramLoop(
-            Bd, yd, n_classes, widths, solver=solver, counterexamples=counterexamples, deadline=end
-        )
-        loop.add_counter(sum(widths) - 1)
-        best = _greedy_start(Bd, yd, n_classes, widths)
+        starts = [_greedy_start(Bd, yd, n_classes, widths)]
+        if starts[0] is None or starts[0].n_nodes > lower:
+            left = 5.0 if end is None else 0.1 * (end - time.perf_counter())
+            starts.append(_tree_start(Bd, yd, n_classes, widths, min(5.0, left)))
+        starts = [compact(d, Bd, yd, n_classes) for d in starts if d is not None]
+        best = min(starts, key=lambda d: d.n_nodes) if starts else None
+        # a diagram smaller than the start fits the layer caps of its bound
+        skeleton = widths
+        if best is not None and best.n_nodes > lower:
+            caps = layer_caps(widths, best.n_nodes - 1)
+            skeleton = caps[: max(l + 1 for l, c in enumerate(caps) if c)]
+        if best is None or best.n_nodes > lower:
+            loop = DiagramLoop(
+                Bd,
+                yd,
+                n_classes,
+                skeleton,
+                solver=solver,
+                counterexamples=counterexamples,
+                deadline=end,
+            )
+            loop.add_counter(sum(skeleton) - 1)
         while best is None or best.n_nodes > lower:
             bound = None if best is None else best.n_nodes - 1
             status, diagram = loop.run(bound)
@@ -639,13 +768,14 @@ def minimum_size_diagram(
                 lower = sum(widths) + 1 if bound is None else bound + 1
                 proven = True
                 break
-            best = diagram
+            best = compact(diagram, Bd, yd, n_classes)
         else:
             proven = True
     except TimeUp:
         pass
     finally:
         if loop is not None:
+            calls = loop.calls
             loop.close()
     if best is None:
         why = "none exists (proven)" if proven else "none was found before the time limit"
@@ -661,10 +791,10 @@ def minimum_size_diagram(
         best.n_nodes,
         best.n_nodes if proven else lower,
         proven,
-        loop.calls,
+        calls,
         time.perf_counter() - began,
         widths,
-        len(loop.included),
+        0 if loop is None else len(loop.included),
     )
 
 

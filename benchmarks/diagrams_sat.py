@@ -1,7 +1,8 @@
 """Decision diagrams by SAT (minimum size) and MaxSAT (objective (18)), beside the MILP.
 
 Prints two markdown tables. Minimum size: satdt.sat.diagram.minimum_size_diagram on the
-consistent inferdt files over the automatic skeleton of the given depth, and the MILP of
+consistent inferdt files and the consistent CP4IM subsets of ``diagrams.CP4IM_RUNS`` (when
+``../shared/data/cp4im`` is there) over the automatic skeleton of the given depth, and the MILP of
 satdt.mip.milp.solve_diagram on the same skeleton with alpha = 0.5 / n (below one error's
 weight, so its optimum is a consistent diagram with the fewest nodes). Minimum error:
 minimum_error_diagram (RC2) and the MILP at alpha = 0.01 on small skeletons. Every run has
@@ -73,6 +74,19 @@ def ratio(milp_seconds: float, milp_proven: bool, sat_seconds: float, sat_proven
     return f"{value:.0f}x" if milp_proven else f">= {value:.0f}x"
 
 
+def size_data() -> list[tuple[str, int, tuple]]:
+    """(label, depth, (B, X, y, k)) of every minimum-size run: inferdt files, CP4IM subsets."""
+    runs = [(name, depth, load(name)) for name, depth in SIZE_RUNS]
+    try:
+        from diagrams import CP4IM, CP4IM_RUNS, binary_data
+    except ImportError:
+        return runs
+    for name, rows, depth in CP4IM_RUNS:
+        if (CP4IM / f"{name}.txt").exists():
+            runs.append((f"{name} ({rows} rows)", depth, binary_data(f"cp4im/{name}", rows)))
+    return runs
+
+
 def size_table(cap: float, with_milp: bool) -> None:
     print(f"### Minimum-size consistent diagrams (cap {cap:g} s per run)\n")
     print(
@@ -80,13 +94,13 @@ def size_table(cap: float, with_milp: bool) -> None:
         "| SAT s | MILP nodes | MILP status | MILP s | MILP / SAT |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, depth in SIZE_RUNS:
-        B, X, y, k = load(name)
+    for name, depth, (B, X, y, k) in size_data():
         widths = tree_skeleton(depth)
         began = time.perf_counter()
         try:
             r = minimum_size_diagram(B, y, k, widths, time_limit=cap)
-            sat = (str(r.objective), str(r.proven), str(r.sat_calls), str(r.examples))
+            nodes = str(r.objective) if r.proven else f"{r.objective} (lower bound {r.lower_bound})"
+            sat = (nodes, str(r.proven), str(r.sat_calls), str(r.examples))
             proven = r.proven
         except InfeasibleError:
             sat, proven = ("none found", "False", "-", "-"), False

@@ -22,7 +22,7 @@ from ..result import Recorder, SatStats, SearchResult
 from ..tree import Tree
 from .counter import DEFAULT_COUNTER
 from .heuristics import greedy_tree, lookahead_tree, root_candidates
-from .loop import CounterexampleLoop, LoopOutcome
+from .loop import SMALL_ROWS, CounterexampleLoop, LoopOutcome
 from .problem import Problem
 
 # Largest work (about 2^(k-3) m^3 words classes) for a lookahead hint at depth k.
@@ -106,8 +106,9 @@ class _Search:
     def settle(self, k: int) -> LoopOutcome:
         """Is there a consistent tree of depth k? Tries a heuristic tree (repaired) before the solver.
 
-        The heuristic is the lookahead tree when there are few features, else the greedy
-        tree; when it cannot be made consistent it becomes the solver's phase hint.
+        The heuristic is the lookahead tree when there are few features and not few rows
+        (:data:`~satdt.sat.loop.SMALL_ROWS`), else the greedy tree; when it cannot be made
+        consistent it becomes the solver's phase hint.
         """
         loop = self.loop_at(k)
         if loop is None:
@@ -115,7 +116,7 @@ class _Search:
         p = self.problem
         m = p.B.shape[1]
         lookahead_work = 2 ** max(k - 3, 0) * m**3 * (len(p.y) // 64 + 1) * p.n_classes
-        if k > 3 and lookahead_work <= _LOOKAHEAD_WORK:
+        if k > 3 and lookahead_work <= _LOOKAHEAD_WORK and len(p.y) >= SMALL_ROWS:
             hint = lookahead_tree(p.B, p.y, p.n_classes, k)
         else:
             hint = greedy_tree(p.B, p.y, p.n_classes, max_depth=k, deadline=self.deadline)

@@ -654,3 +654,20 @@ def prepare(
         resolve=resolve,
         consistency=consistency,
     )
+
+
+def prepare_consistent(
+    dataset: Dataset, objective: str = "depth", max_memory_mb: float = 1024
+) -> Prepared:
+    """Every row and every threshold, contradictions an error, no clock: the preparation of a
+    consistency objective outside a fit (CNF export, benchmarks, tests)."""
+    return prepare(
+        dataset,
+        None,
+        consistency=True,
+        resolve=None,
+        recorder=Recorder(objective),
+        deadline=None,
+        max_thresholds=None,
+        max_memory_mb=max_memory_mb,
+    )

@@ -17,7 +17,7 @@ from satdt.dp.boxes import BoxGrid, solve_consistent
 from satdt.dp.boxes import pareto_front as box_front
 from satdt.errors import DataError, InfeasibleError, NotProvenWarning, TimeUp
 from satdt.methods import box_count, choose_method
-from satdt.prepare import prepare
+from satdt.prepare import prepare_consistent
 from satdt.result import Recorder
 
 
@@ -131,16 +131,7 @@ def test_deadline_raises_with_what_was_proven():
 
 
 def _prepared(path):
-    return prepare(
-        read_csv(path),
-        None,
-        consistency=True,
-        resolve=None,
-        recorder=Recorder("size"),
-        deadline=None,
-        max_thresholds=None,
-        max_memory_mb=1024,
-    )
+    return prepare_consistent(read_csv(path), "size")
 
 
 @pytest.mark.parametrize(

@@ -32,8 +32,7 @@ from pysat.formula import IDPool
 
 from ..data import Dataset
 from ..errors import DataError
-from ..prepare import prepare
-from ..result import Recorder
+from ..prepare import prepare_consistent
 from ..tree import Tree
 from .counter import SequentialCounter, labelled_leaf_vars
 from .perfect import (
@@ -105,16 +104,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
             "the data has no label column: encoding needs the class of every row; "
             "give a labelled file"
         )
-    data = prepare(
-        dataset,
-        None,
-        consistency=True,
-        resolve=None,
-        recorder=Recorder("depth"),
-        deadline=None,
-        max_thresholds=None,
-        max_memory_mb=_MEMORY_MB,
-    )
+    data = prepare_consistent(dataset, max_memory_mb=_MEMORY_MB)
     view = data.binary()
     classes = data.classes
     problem = Problem.from_data(view.B, data.y, len(classes), classes)

@@ -263,6 +263,24 @@ def test_time_limit_returns_the_best_diagram_not_proven(monkeypatch) -> None:
     _check_consistent(result.diagram, B, y)
 
 
+def test_the_last_share_of_the_time_raises_the_lower_bound(monkeypatch) -> None:
+    B, y = _parity(4)
+    asked = []
+    real = sd.DiagramLoop.run
+
+    def spy(self, max_nodes=None):
+        asked.append(max_nodes)
+        return real(self, max_nodes)
+
+    monkeypatch.setattr(sd.DiagramLoop, "run", spy)
+    monkeypatch.setattr(sd, "LOWER_SHARE", 1.0)  # the descent gets no time
+    result = minimum_size_diagram(B, y, 2, (1, 2, 4, 4), time_limit=30)
+    assert result.proven and result.objective == result.lower_bound == 7
+    _check_consistent(result.diagram, B, y)
+    # the first diagram (no bound), the descent cut at once, then the bounds rise from 1
+    assert asked[0] is None and asked[2:] == list(range(1, asked[1] + 1))
+
+
 def test_time_limits_without_a_diagram() -> None:
     B, y = _parity(4)
     with pytest.raises(InfeasibleError, match="time limit"):

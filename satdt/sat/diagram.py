@@ -50,7 +50,7 @@ from ..prepare import group_rows, prepare
 from ..result import Recorder
 from .counter import SequentialCounter, leaf_counter
 from .heuristics import greedy_tree
-from .solving import DEFAULT_SOLVER, SOLVERS, add_clauses, solve_until
+from .solving import DEFAULT_SOLVER, SOLVERS, add_clauses, past, solve_until
 
 Clauses = list[list[int]]
 
@@ -604,6 +604,9 @@ def compact(diagram: Diagram, B: np.ndarray, y: np.ndarray, n_classes: int) -> D
     )
 
 
+LOWER_SHARE = 0.25
+
+
 def _fits(diagram: Diagram, widths: tuple[int, ...]) -> bool:
     return len(diagram.widths) <= len(widths) and all(
         w <= v for w, v in zip(diagram.widths, widths, strict=False)
@@ -703,8 +706,10 @@ def minimum_size_diagram(
         :func:`compact`; else the first SAT answer. With N nodes known, the formula is built
         on the skeleton narrowed to :func:`layer_caps` ``(widths, N - 1)`` (every smaller
         diagram fits it), and at most N - 1 is asked (assumptions: the counter (D9) and the
-        layer caps of the bound) until UNSAT; each diagram found is compacted too. The lower
-        bound starts at ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which
+        layer caps of the bound) until UNSAT; each diagram found is compacted too. With a
+        time limit the descent stops at three quarters of the time left once a diagram is
+        known, and the rest asks at most L nodes for L = lower bound, L + 1, .. (each UNSAT
+        raises the bound; a SAT answer is an optimum). The lower bound starts at ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which
         enter the non-root nodes, so at most N + 1 terminals are reached.
 
     Raises
@@ -759,9 +764,26 @@ def minimum_size_diagram(
                 deadline=end,
             )
             loop.add_counter(sum(skeleton) - 1)
+        reserved = False
         while best is None or best.n_nodes > lower:
+            if end is not None and best is not None and not reserved:
+                # once a diagram is known, the last share of the time raises the lower bound
+                loop.deadline = end - LOWER_SHARE * max(end - time.perf_counter(), 0.0)
+                reserved = True
             bound = None if best is None else best.n_nodes - 1
             status, diagram = loop.run(bound)
+            if status == "UNKNOWN" and best is not None and not past(end):
+                loop.deadline = end
+                while status != "SAT" and lower < best.n_nodes:
+                    status, diagram = loop.run(lower)
+                    if status == "UNKNOWN":
+                        break
+                    lower += status == "UNSAT"
+                if status == "SAT":
+                    best = compact(diagram, Bd, yd, n_classes)
+                if best.n_nodes > lower:
+                    break
+                continue
             if status == "UNKNOWN":
                 break
             if status == "UNSAT":

@@ -213,18 +213,7 @@ def run_pareto(task: Task, method: str = "sat"):
     """The depth/size Pareto front: ``(points, stop reason)``, by SAT over binary features or
     (``method="boxes"``) from the box DP's tables over the numeric columns."""
     if method == "boxes":
-        from .dp.boxes import pareto_front as box_front
-
-        data = task.data
-        return box_front(
-            data.numeric(),
-            data.y,
-            data.n_classes,
-            column_values=data.column_values(),
-            max_depth=task.max_depth,
-            deadline=task.deadline,
-            recorder=task.recorder,
-        )
+        return _boxes(task, front=True)
     from .sat.search import pareto_front
 
     return pareto_front(
@@ -263,8 +252,10 @@ def _warmup(dp_module: str) -> Callable[[], None]:
 
 
 # ---------------------------------------------------------------------- box DP
-def _run_boxes(task: Task) -> SearchResult:
-    from .dp.boxes import solve_consistent
+def _boxes(task: Task, front: bool = False) -> Any:
+    """The box DP's search for the task's objective, or (``front``) its Pareto front, once the
+    tables are known to fit in ``max_memory_mb``."""
+    from .dp import boxes
 
     data = task.data
     needed = box_table_mb(data.column_values())
@@ -274,16 +265,16 @@ def _run_boxes(task: Task) -> SearchResult:
             f"(columns with many distinct values), up to {needed:,.0f} MB, over max_memory_mb="
             f"{data.max_memory_mb:g}: use method='sat' (or 'auto', which picks it)"
         )
-    return solve_consistent(
-        data.numeric(),
-        data.y,
-        data.n_classes,
-        task.objective,
+    common = dict(
         column_values=data.column_values(),
         max_depth=task.max_depth,
-        max_nodes=task.max_nodes,
         deadline=task.deadline,
         recorder=task.recorder,
+    )
+    if front:
+        return boxes.pareto_front(data.numeric(), data.y, data.n_classes, **common)
+    return boxes.solve_consistent(
+        data.numeric(), data.y, data.n_classes, task.objective, max_nodes=task.max_nodes, **common
     )
 
 
@@ -499,7 +490,7 @@ METHODS: dict[str, Method] = {
             input="numeric",
             summary="DP over every box of the threshold grid, all at once per depth: proves minimum "
             "depth and size on columns with few values (what `auto` runs there)",
-            run=_run_boxes,
+            run=_boxes,
             report=_report_boxes,
         ),
         Method(

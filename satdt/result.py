@@ -478,3 +478,14 @@ def primal_integral(
         # a point at or after the horizon is only checked
     total += gap * (horizon - previous)
     return total
+
+
+@dataclass(frozen=True)
+class ParetoPoint:
+    """The smallest consistent tree of depth at most ``depth`` found by a Pareto search (over
+    the search's own features: binary for SAT, the numeric columns for the box DP)."""
+
+    depth: int
+    n_nodes: int
+    tree: Tree
+    proven: bool

@@ -34,17 +34,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..binarize import threshold_between
 from ..errors import DataError, InfeasibleError, TimeUp
-from ..result import BoxStats, Progress, Recorder, SearchResult
+from ..result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult
 from ..tree import Tree
-
-if TYPE_CHECKING:
-    from ..sat.search import ParetoPoint
 
 #: ``label`` of a box holding no row.
 EMPTY = -2
@@ -301,8 +297,6 @@ def pareto_front(
     Stops early by the rule of :func:`satdt.sat.search.pareto_front` (L leaves at depth d with
     L <= d + 2: a deeper tree has at least d + 2 leaves). Returns the points and that reason.
     """
-    from ..sat.search import ParetoPoint
-
     if column_values is None:
         column_values = [np.unique(X[:, c]) for c in range(X.shape[1])]
     grid = BoxGrid.build(X, y, column_values)

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import InfeasibleError, TimeUp
-from ..result import Recorder, SatStats, SearchResult
+from ..result import ParetoPoint, Recorder, SatStats, SearchResult
 from ..tree import Tree
 from .counter import DEFAULT_COUNTER
 from .heuristics import greedy_tree, lookahead_tree, root_candidates
@@ -381,16 +380,6 @@ def minimum_size(
         )
     recorder.lower_bound = 2 * lower - 1
     return recorder.snapshot(proven_optimal=proven)
-
-
-@dataclass(frozen=True)
-class ParetoPoint:
-    """The smallest consistent tree of depth at most ``depth`` (over binary features)."""
-
-    depth: int
-    n_nodes: int
-    tree: Tree
-    proven: bool
 
 
 def pareto_front(

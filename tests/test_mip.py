@@ -304,6 +304,20 @@ def test_incumbents_are_reported_and_improve(solver: str) -> None:
     assert seen[-1] == pytest.approx(out.objective)
 
 
+def test_a_missing_dual_bound_reports_zero(monkeypatch) -> None:
+    from satdt.mip import solvers
+
+    X = np.array([[0.0], [1.0], [0.0], [1.0]])
+    y = np.array([0, 1, 1, 0])
+
+    def no_dual_bound(*args, **kwargs):
+        return solvers.RawResult("time_limit", None, np.inf, -1e20, 0, 0.0)
+
+    monkeypatch.setattr(solvers, "solve", no_dual_bound)
+    out = solve_diagram(X, y, 2, (1, 2), solver="scip", time_limit=5)
+    assert out.bound == 0.0 and out.status == "time_limit" and not out.proven_optimal
+
+
 def test_time_limit_returns_an_unproven_outcome() -> None:
     rng = np.random.default_rng(0)
     X = rng.random((60, 4))

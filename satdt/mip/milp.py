@@ -1074,7 +1074,8 @@ def solve_diagram(
             status = "optimal"  # nothing beats the start's cutoff
     else:
         diagram, objective = None, np.inf
-    bound = objective if status == "optimal" else min(raw.bound, objective)
+    # objective (18) is never negative: 0 bounds it when the solver has no dual bound (-1e20)
+    bound = objective if status == "optimal" else min(max(raw.bound, 0.0), objective)
     if diagram is None:
         gap = np.inf
     else:

@@ -507,3 +507,40 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
         sys.exit("usage: python tests/test_sat_diagram.py --write")
     write()
+
+
+def _soybean_consistent_100(data_dir) -> tuple[np.ndarray, np.ndarray]:
+    """100 rows (seed 0) of CP4IM soybean whose feature vector carries one label."""
+    table = np.loadtxt(data_dir / "cp4im" / "soybean.txt", dtype=np.uint8, ndmin=2)
+    B, y = np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
+    labels: dict[bytes, set[int]] = {}
+    for row, label in zip(B, y, strict=True):
+        labels.setdefault(row.tobytes(), set()).add(int(label))
+    keep = np.array([len(labels[row.tobytes()]) == 1 for row in B])
+    chosen = np.sort(np.random.default_rng(0).choice(int(keep.sum()), 100, replace=False))
+    return B[keep][chosen], y[keep][chosen]
+
+
+# objective (18) of soybean's subset above on (1, 2, 2), alpha 0.01: proven by the slow test
+SOYBEAN_OPTIMUM = 0.05
+
+
+def test_a_stopped_maxsat_search_keeps_a_valid_bound_and_its_time_limit(data_dir) -> None:
+    """RC2 stopped by the clock: its bound never passes the optimum, and it stops near the
+    limit. It used to process the interrupted call's unproven core (a bound of 0.12-0.13 here)
+    and minimise it with more oracle calls (9.7 s for a 5 s limit)."""
+    import time
+
+    B, y = _soybean_consistent_100(data_dir)
+    for cap in (2.0, 5.0):
+        began = time.perf_counter()
+        stopped = minimum_error_diagram(B, y, 2, (1, 2, 2), alpha=0.01, time_limit=cap)
+        assert time.perf_counter() - began < cap + 1.5
+        assert stopped.lower_bound <= SOYBEAN_OPTIMUM + 1e-12 <= stopped.objective + 1e-12
+
+
+@pytest.mark.slow
+def test_soybean_optimum_behind_the_stopped_search_test(data_dir) -> None:
+    B, y = _soybean_consistent_100(data_dir)
+    result = minimum_error_diagram(B, y, 2, (1, 2, 2), alpha=0.01)
+    assert result.proven and result.objective == pytest.approx(SOYBEAN_OPTIMUM)

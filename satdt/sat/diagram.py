@@ -971,12 +971,15 @@ def minimum_error_diagram(
     wcnf, formula, D = maxsat_formula(Bd, class_weight, widths, alpha)
     timed_out = threading.Event()
     with _CountingRC2(wcnf, solver=solver, adapt=True, exhaust=True, minz=True) as rc2:
+        rc2.stop = timed_out
         timer = None
         if end is not None:
             timer = threading.Timer(max(end - time.perf_counter(), 0.0), _stop, (rc2, timed_out))
             timer.start()
         try:
             model = None if timed_out.is_set() else rc2.compute(expect_interrupt=True)
+        except _Stopped as stopped:
+            model, lower = None, min(stopped.cost / D, best_value)
         finally:
             if timer is not None:
                 timer.cancel()
@@ -989,8 +992,6 @@ def minimum_error_diagram(
                     f"internal error: the decoded diagram scores {value}, MaxSAT {rc2.cost / D}"
                 )
             best, best_value, lower, proven = diagram, value, value, True
-        else:
-            lower = min(rc2.cost / D, best_value)
     return DiagramResult(
         best.replace(classes=labels, feature_names=feature_names),
         best_value,
@@ -1008,14 +1009,40 @@ def _stop(rc2: RC2Stratified, flag: threading.Event) -> None:
     rc2.interrupt()
 
 
+class _Stopped(Exception):
+    """The clock stopped RC2; ``cost`` is the cost of the cores it had fully processed."""
+
+    def __init__(self, cost: int) -> None:
+        super().__init__(cost)
+        self.cost = cost
+
+
 class _CountingRC2(RC2Stratified):
-    """RC2 (stratified) that counts the calls of its core-guided loop to the SAT oracle."""
+    """RC2 (stratified) that counts its calls to the SAT oracle and stops at the clock.
+
+    Once ``stop`` is set, an interrupted call (or the next call) raises :class:`_Stopped`
+    instead of returning: RC2 itself would go on "processing the last found core" of the
+    interrupted call — a core the solver never proved, which inflated the lower bound — and
+    trim, minimise and exhaust it with more oracle calls past the time limit. The cost
+    before the call counts only cores processed in full, so it is a valid lower bound.
+    With ``stop`` every oracle call can be interrupted.
+    """
 
     calls = 0
+    stop: threading.Event | None = None
 
     def _call_oracle(self, assumptions: list[int] = (), expect_interrupt: bool = False) -> bool:
+        stopped = self.stop is not None and self.stop.is_set()
+        if stopped:
+            raise _Stopped(self.cost)
         self.calls += 1
-        return super()._call_oracle(list(assumptions), expect_interrupt)
+        cost = self.cost
+        # every call interruptible: RC2 asks for that only in its main loop, not when it
+        # trims, minimises or exhausts a core (one such call ran 4.4 s past a 5 s limit)
+        result = super()._call_oracle(list(assumptions), self.stop is not None)
+        if result is None and self.stop is not None and self.stop.is_set():
+            raise _Stopped(cost)
+        return result
 
 
 # ---------------------------------------------------------------------------- CNF with a legend

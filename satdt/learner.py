@@ -192,6 +192,13 @@ class SatdtEstimator:
         dataset = validate(X, y, feature_names=feature_names, estimator=type(self).__name__)
         return self.fit_dataset(dataset, sample_weight=sample_weight, started=started)
 
+    def _method_for(self, data: Prepared, method: Method, options: dict[str, Any]) -> Method:
+        """The method to run: ``auto`` looks at the prepared data, unless method options were
+        given (they name the method they belong to, the one :meth:`_resolve` chose)."""
+        if self.method == "auto" and not options:
+            return methods.METHODS[methods.choose_method(self.objective, data)]
+        return method
+
     def _prepare(
         self,
         dataset: Dataset,
@@ -237,8 +244,7 @@ class SatdtEstimator:
         """
         method, options = self._resolve()
         data = self._prepare(dataset, sample_weight, on_event, started)
-        if self.method == "auto" and not options:  # with options, the method they belong to
-            method = methods.METHODS[methods.choose_method(self.objective, data)]
+        method = self._method_for(data, method, options)
         task = Task(data, self.objective, self.max_depth, self.max_nodes, options)
         recorder = data.recorder
         try:
@@ -450,8 +456,7 @@ class OptimalTreeClassifier(SatdtEstimator):
             )
         method, options = self._resolve()
         data = self._prepare(dataset, None, on_event, None)
-        if self.method == "auto" and not options:
-            method = methods.METHODS[methods.choose_method(self.objective, data)]
+        method = self._method_for(data, method, options)
         to_user = data.user_tree if method.input == "binary" else data.finish
         data.recorder.to_user_tree = to_user
         if data.n_classes == 1:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .dp.boxes import AUTO_BOXES, box_count, box_table_mb
 from .errors import SatdtError
 from .prepare import Prepared
 from .result import Recorder, SatStats, SearchResult
@@ -589,25 +590,6 @@ CONTREE_CROSSOVER = 500
 # quantile thresholds it has good trees within seconds, where one depth-two subproblem of
 # ConTree on every threshold can take longer than the limit (README, "Which search").
 CONTREE_TIMED_ROWS = 20_000
-
-
-# The most boxes ``method="auto"`` tabulates for the consistency objectives: above it a layer
-# of the box DP takes longer than the SAT search on such data (benchmarks/min_size.py, README).
-AUTO_BOXES = 2**21
-
-
-def box_count(column_values: list[np.ndarray]) -> int:
-    """How many boxes (one interval of values per column) the box DP tabulates."""
-    return math.prod(len(v) * (len(v) + 1) // 2 for v in column_values)
-
-
-def box_table_mb(column_values: list[np.ndarray]) -> float:
-    """Megabytes of the box DP's tables at worst: an int32 layer per depth (at most one per
-    threshold, plus depth 0), the labels, and the split sums of the column with the most
-    values (``(n - 1) / 3`` splits per interval, two arrays of them)."""
-    layers = sum(len(v) - 1 for v in column_values) + 2
-    sums = 2 * max([1.0] + [(len(v) - 1) / 3 for v in column_values])
-    return box_count(column_values) * 4 * (layers + sums) / 2**20
 
 
 def choose_method(objective: str, data: Prepared | None = None) -> str:

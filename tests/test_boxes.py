@@ -13,10 +13,10 @@ from naive import min_consistent_depth, min_consistent_leaves
 
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
-from satdt.dp.boxes import BoxGrid, solve_consistent
+from satdt.dp.boxes import BoxGrid, box_count, solve_consistent
 from satdt.dp.boxes import pareto_front as box_front
 from satdt.errors import DataError, InfeasibleError, NotProvenWarning, TimeUp
-from satdt.methods import box_count, choose_method
+from satdt.methods import choose_method
 from satdt.prepare import prepare_consistent
 from satdt.result import Recorder
 

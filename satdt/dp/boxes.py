@@ -32,6 +32,7 @@ minimum-size search works"), and ``method="auto"`` picks it there.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -48,6 +49,25 @@ EMPTY = -2
 MIXED = -1
 #: The leaf count of a box no tree of the layer's depth classifies (two add up within int32).
 UNREACHABLE = np.int32(2**29)
+
+
+#: The most boxes ``method="auto"`` tabulates for the consistency objectives: above it a
+#: layer takes seconds, and a shallow optimum SAT finds at once would wait (README).
+AUTO_BOXES = 2**21
+
+
+def box_count(column_values: list[np.ndarray]) -> int:
+    """How many boxes (one interval of values per column) the box DP tabulates."""
+    return math.prod(len(v) * (len(v) + 1) // 2 for v in column_values)
+
+
+def box_table_mb(column_values: list[np.ndarray]) -> float:
+    """Megabytes of the box DP's tables at worst: an int32 layer per depth (at most one per
+    threshold, plus depth 0), the labels, and the split sums of the column with the most
+    values (``(n - 1) / 3`` splits per interval, two arrays of them)."""
+    layers = sum(len(v) - 1 for v in column_values) + 2
+    sums = 2 * max([1.0] + [(len(v) - 1) / 3 for v in column_values])
+    return box_count(column_values) * 4 * (layers + sums) / 2**20
 
 
 @dataclass
@@ -103,11 +123,16 @@ class BoxGrid:
     layers: list[np.ndarray]
 
     @classmethod
-    def build(cls, X: np.ndarray, y: np.ndarray, column_values: list[np.ndarray]) -> BoxGrid:
-        """The grid of ``X`` (rows) over the sorted distinct ``column_values`` of each column.
+    def build(
+        cls, X: np.ndarray, y: np.ndarray, column_values: list[np.ndarray] | None = None
+    ) -> BoxGrid:
+        """The grid of ``X`` (rows) over the sorted distinct ``column_values`` of each column
+        (default: those of ``X``).
 
         Raises :class:`DataError` when two rows with the same values have different classes.
         """
+        if column_values is None:
+            column_values = [np.unique(X[:, c]) for c in range(X.shape[1])]
         axes = [_Axis.of(len(v)) for v in column_values]
         shape = tuple(axis.lo.size for axis in axes)
         ranks = tuple(np.searchsorted(v, X[:, c]) for c, v in enumerate(column_values))
@@ -221,8 +246,6 @@ def solve_consistent(
     """
     if objective not in ("depth", "size"):
         raise ValueError(f"objective must be 'depth' or 'size', got {objective!r}")
-    if column_values is None:
-        column_values = [np.unique(X[:, c]) for c in range(X.shape[1])]
     started = time.perf_counter()
     grid = BoxGrid.build(X, y, column_values)
     stats = BoxStats(boxes=grid.label.size)
@@ -297,8 +320,6 @@ def pareto_front(
     Stops early by the rule of :func:`satdt.sat.search.pareto_front` (L leaves at depth d with
     L <= d + 2: a deeper tree has at least d + 2 leaves). Returns the points and that reason.
     """
-    if column_values is None:
-        column_values = [np.unique(X[:, c]) for c in range(X.shape[1])]
     grid = BoxGrid.build(X, y, column_values)
     stats = BoxStats(boxes=grid.label.size)
     recorder.stats = stats

@@ -45,7 +45,7 @@ from pysat.solvers import Solver
 
 from ..data import Dataset
 from ..diagram import Diagram, _reach
-from ..errors import DataError, InfeasibleError, TimeUp
+from ..errors import DataError, InfeasibleError, SatdtError, TimeUp
 from ..prepare import group_rows, prepare
 from ..result import Recorder
 from .counter import SequentialCounter, leaf_counter
@@ -639,7 +639,7 @@ def _tree_start(
             model = OptimalTreeClassifier(
                 objective="error", max_depth=len(widths), time_limit=seconds
             ).fit(B.astype(np.float64), y)
-    except Exception:  # no start is no harm: the SAT loop finds its own first diagram
+    except SatdtError:  # no tree in time: the SAT loop finds its own first diagram
         return None
     tree = Diagram.from_tree(model.tree_, n_features=B.shape[1])
     if tree.n_nodes == 0:
@@ -1032,8 +1032,7 @@ class _CountingRC2(RC2Stratified):
     stop: threading.Event | None = None
 
     def _call_oracle(self, assumptions: list[int] = (), expect_interrupt: bool = False) -> bool:
-        stopped = self.stop is not None and self.stop.is_set()
-        if stopped:
+        if self.stop is not None and self.stop.is_set():
             raise _Stopped(self.cost)
         self.calls += 1
         cost = self.cost

@@ -34,8 +34,13 @@ __all__ = [
 ]
 
 
-def warmup() -> None:
-    """Compile (or load from the cache) every Numba kernel now, not at the first fit."""
+def warmup() -> list:
+    """Compile (or load from Numba's on-disk cache) every Numba kernel now, not at a first fit.
+
+    For Docker images, CI and cluster bootstrap (``satdt warmup`` on the command line). Returns
+    what was done per kernel group (:class:`satdt.dp.kernels.Compiled`: compiled or loaded,
+    seconds, the compile seconds of each kernel).
+    """
     from .methods import warmup as warmup_methods
 
-    warmup_methods()
+    return warmup_methods()

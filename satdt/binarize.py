@@ -29,6 +29,30 @@ def readable_threshold(threshold: float, below: float, above: float) -> str:
     return repr(threshold)
 
 
+def readable_thresholds(below: np.ndarray, above: np.ndarray) -> np.ndarray:
+    """For each pair, the shortest decimal in ``[below, above)`` near the midpoint (as
+    :func:`readable_threshold`): the thresholds of a greedy tree's splits.
+
+    Each distinct pair is written once: on real data the same gaps recur in many nodes.
+    """
+    if below.size == 0:
+        return np.zeros(0)
+    pairs = np.empty(below.size, dtype=np.complex128)  # (below, above) as one sortable number
+    pairs.real = below
+    pairs.imag = above
+    pairs, inverse = np.unique(pairs, return_inverse=True)
+    lo, hi = pairs.real, pairs.imag
+    with np.errstate(over="ignore"):
+        mid = lo + (hi - lo) / 2
+    # keep below <= t < above even where the two values are adjacent floats
+    mid = np.where(mid < hi, mid, lo)
+    texts = [
+        float(readable_threshold(t, a, b))
+        for t, a, b in zip(mid.tolist(), lo.tolist(), hi.tolist(), strict=True)
+    ]
+    return np.asarray(texts, dtype=np.float64)[inverse.ravel()]
+
+
 def threshold_between(values: np.ndarray, rank: int) -> float:
     """The Binarizer's threshold between the sorted distinct values of rank ``rank`` and ``rank + 1``."""
     below, above = float(values[rank]), float(values[rank + 1])

@@ -25,7 +25,7 @@ from . import __version__, methods
 from .data import Dataset, read_csv, read_with_schema
 from .errors import InfeasibleError, NotProvenWarning, SatdtError
 from .learner import OptimalTreeClassifier, ParetoFront
-from .model import Model, load_model, save_model
+from .model import Model, load_model, model_dict, save_model
 from .result import Event, Progress, SatCall, SearchResult
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
@@ -259,6 +259,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_diagram_command(commands)
     _add_sweep_commands(commands)
+    warmup = commands.add_parser(
+        "warmup",
+        help="compile the search kernels now (Docker images, CI, cluster bootstrap)",
+        description=(
+            "Compile every Numba kernel of the DP searches (or of the methods given) into "
+            "Numba's on-disk cache, or load them if they are there; prints what it did and how "
+            "long it took. Later runs load them in a fraction of a second."
+        ),
+    )
+    warmup.add_argument(
+        "--method",
+        action="append",
+        choices=[m.name for m in methods.METHODS.values() if m.kernels(None)],
+        help="only the kernels of this method (repeatable); default: every method's",
+    )
+    warmup.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="processes compiling at once (default: the cores, at most 2)",
+    )
+    warmup.add_argument(
+        "--verbose", action="store_true", help="also the compile time of each kernel"
+    )
     return parser
 
 
@@ -395,7 +419,7 @@ def _diagram(args: argparse.Namespace, started: float) -> int:
     if args.test:
         _print_test_accuracy(args, model.schema_, fitted)
     if args.save:
-        save_model(args.save, fitted, model.schema_, result)
+        _save(args.save, fitted, model.schema_, result)
         if not args.quiet:
             print(f"model saved to {args.save}", file=sys.stderr)
     return EXIT_OK
@@ -625,6 +649,7 @@ def _render(model: OptimalTreeClassifier, fmt: str) -> str:
             "n_leaves": getattr(fitted, "n_leaves", None),
             "proven_optimal": result.proven_optimal,
             "lower_bound": result.lower_bound,
+            "stop_reason": result.stop_reason,
             "runtime": result.runtime,
             "stats": result.stats.as_dict(),
             "preparation": result.preparation.as_dict(),
@@ -667,13 +692,63 @@ def _json_default(value: object) -> object:
 
 
 def _write(text: str, output: str | None) -> None:
+    """Write ``text`` to ``output`` (stdout when None); if that fails, to stdout, and say so."""
     if output:
         try:
             Path(output).write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise SatdtError(f"cannot write {output}: {exc.strerror}") from None
+            sys.stdout.write(text)
+            raise SatdtError(
+                f"cannot write {output}: {exc.strerror}; the output is printed above instead"
+            ) from None
     else:
         sys.stdout.write(text)
+
+
+def _save(path: str, model: Model, schema: Any, result: SearchResult) -> None:
+    """Save a model with ``--save``; if that fails, print it (the saved JSON) and say so."""
+    try:
+        save_model(path, model, schema, result)
+    except OSError as exc:
+        sys.stdout.write(json.dumps(model_dict(model, schema, result), indent=1) + "\n")
+        raise SatdtError(
+            f"cannot save the model to {path}: {exc.strerror}; it is printed above as JSON "
+            "(save it from there)"
+        ) from None
+
+
+# Options that name a file a command writes (checked before it reads or searches anything).
+_OUTPUTS = {"output": "-o/--output", "save": "--save", "plot": "--plot"}
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse output paths that cannot be written, before any work: a missing folder, a
+    folder in place of a file, no permission. Nothing is created here."""
+    for name, flag in _OUTPUTS.items():
+        path = getattr(args, name, None)
+        if path:
+            _check_writable(Path(path), flag)
+    plots = getattr(args, "plots", None)
+    if plots:  # a folder, created with its parents if needed
+        folder = Path(plots).absolute()
+        existing = next(p for p in (folder, *folder.parents) if p.exists())
+        if not existing.is_dir():
+            raise SatdtError(f"--plots {plots}: {existing} is a file, not a folder")
+        if not os.access(existing, os.W_OK):
+            raise SatdtError(f"--plots {plots}: no permission to write in {existing}")
+
+
+def _check_writable(path: Path, flag: str) -> None:
+    parent = path.absolute().parent
+    if path.is_dir():
+        raise SatdtError(f"{flag} {path} is a folder, not a file: name a file in it")
+    if not parent.is_dir():
+        raise SatdtError(
+            f"{flag} {path}: the folder {parent} does not exist; create it or choose another path"
+        )
+    target = path if path.exists() else parent
+    if not os.access(target, os.W_OK):
+        raise SatdtError(f"{flag} {path}: no permission to write there; choose another path")
 
 
 def _plot_title(args: argparse.Namespace, model: OptimalTreeClassifier, n_rows: int) -> str:
@@ -727,7 +802,7 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier, started: floa
     if front is not None:
         _write(_render_front(front, args.format), args.output)
         if args.save:
-            save_model(args.save, model.tree_, model.schema_, model.result_)
+            _save(args.save, model.tree_, model.schema_, model.result_)
         return EXIT_OK
     _write(_render(model, args.format), args.output)
     if not args.quiet:
@@ -735,7 +810,7 @@ def _learn(args: argparse.Namespace, model: OptimalTreeClassifier, started: floa
     if args.test:
         _print_test_accuracy(args, model.schema_, model.tree_)
     if args.save:
-        save_model(args.save, model.tree_, model.schema_, model.result_)
+        _save(args.save, model.tree_, model.schema_, model.result_)
         if not args.quiet:
             print(f"model saved to {args.save}", file=sys.stderr)
     if plot_path:
@@ -796,6 +871,33 @@ def _decode(args: argparse.Namespace) -> int:
     print(f"depth: {tree.depth}\nnodes: {tree.n_nodes} ({_leaves(tree)})")
     if args.output:
         _write(tree.to_json(indent=1) + "\n", args.output)
+    return EXIT_OK
+
+
+def _warmup(args: argparse.Namespace) -> int:
+    """Compile (or load) the kernels and print, per group, what was done and how long it took."""
+    from .dp.kernels import GROUPS, cache_dir
+
+    print(f"{'kernels':<8} {'what':<43} {'done':<20} {'seconds':>7}")
+
+    def report(done: Any) -> None:
+        print(
+            f"{done.group:<8} {GROUPS[done.group].summary:<43} {done.action:<20} "
+            f"{done.seconds:>7.2f}",
+            flush=True,
+        )
+        if args.verbose:
+            for kernel, seconds in sorted(done.kernels.items(), key=lambda kv: -kv[1]):
+                print(f"  {kernel:<50} {seconds:>7.2f}", flush=True)
+
+    tic = time.perf_counter()
+    records = methods.warmup(args.method, report, args.jobs)
+    total = time.perf_counter() - tic
+    compiled = sum(r.action.startswith("compiled") for r in records)
+    print(f"total: {total:.2f} s ({compiled} of {len(records)} groups compiled)")
+    folder = cache_dir()
+    where = f"Numba's cache: {folder}" if folder else "Numba cannot cache here: no writable folder"
+    print(where)
     return EXIT_OK
 
 
@@ -967,6 +1069,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        check_outputs(args)
+        if args.command == "warmup":
+            return _warmup(args)
         if args.command == "predict":
             return _predict(args)
         if args.command == "encode":

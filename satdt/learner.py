@@ -15,6 +15,7 @@ import textwrap
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -253,7 +254,12 @@ class SatdtEstimator:
             if recorder.best is None:
                 raise
             recorder.stats.interrupted = True
+            recorder.stop_reason = "interrupted"
             result = recorder.snapshot(proven_optimal=False)
+        left = data.time_left()
+        if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
+            recorder.stop_reason = "time limit"
+            result = replace(result, stop_reason=recorder.stop_reason)
         if result.tree is not task.checked:  # a greedy first tree was checked when recorded
             self._check_model(result.tree, data, result.objective_value)
         self.result_ = result
@@ -268,8 +274,9 @@ class SatdtEstimator:
                 stacklevel=2,
             )
         elif not result.proven_optimal:
+            why = f" ({result.stop_reason})" if result.stop_reason else ""
             warnings.warn(
-                f"search stopped early: returning the best model found ({self.objective} "
+                f"search stopped early{why}: returning the best model found ({self.objective} "
                 f"{result.objective_value:g}, lower bound {result.lower_bound:g}), not proven optimal",
                 NotProvenWarning,
                 stacklevel=2,
@@ -289,6 +296,8 @@ class SatdtEstimator:
         if len(data.y) >= LARGE_ROWS:
             self._greedy_start(task)
         try:
+            if not self._await_kernels(method, task):
+                return recorder.snapshot(proven_optimal=False)
             return method.run(task)
         except TimeUp:
             if recorder.best is None:
@@ -299,6 +308,44 @@ class SatdtEstimator:
                     "found; raise time_limit"
                 ) from None
             return recorder.snapshot(proven_optimal=False)
+
+    def _await_kernels(self, method: Method, task: Task) -> bool:
+        """Make sure the method's Numba kernels are ready before it runs; False: time is up.
+
+        On a first run they compile in a background process (:mod:`satdt.dp.kernels`) while
+        a greedy tree grown in NumPy becomes the incumbent, so that a time limit that passes
+        first still returns a real tree, not proven, saying why. Once compiled they load
+        from Numba's cache in a fraction of a second.
+        """
+        options = method.kernels(task.options)
+        if not options:
+            return True
+        from .dp import kernels
+
+        if any(kernels.ready(option) for option in options):
+            return True
+        if not kernels.request([group for option in options for group in option]):
+            return True  # no background compilation here: the method compiles them itself
+        recorder = task.recorder
+        if recorder.best is None and OBJECTIVES[self.objective].kind != CONSISTENCY:
+            self._greedy_start(task)
+        step = "compiling the search kernels (first run only)"
+        recorder.event(Progress(step))
+
+        def tell(seconds: float) -> None:
+            if seconds >= 1:
+                recorder.event(Progress(f"{step}: {seconds:.0f} s"))
+
+        if kernels.wait(options, task.deadline, tell):
+            return True
+        left = task.data.time_left()
+        if left is None or left > 0:
+            return True  # the background compilation failed: the method compiles them here
+        recorder.stop_reason = (
+            "the time limit passed while the search kernels were compiling (a first run): "
+            "this is the greedy tree; later runs load them from the cache"
+        )
+        return False
 
     def _greedy_start(self, task: Task, hurry: bool = False) -> None:
         """Record a greedy tree grown on the numeric data as the first incumbent.

@@ -10,9 +10,8 @@ Search modules are imported only when a method runs, so importing this table sta
 
 from __future__ import annotations
 
-import importlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,7 +148,10 @@ class Method:
     summary: str
     run: Callable[[Task], SearchResult]
     params: tuple[Param, ...] = ()
-    warmup: Callable[[], None] | None = None
+    # The Numba kernel groups (satdt.dp.kernels) the method runs with these options (None:
+    # with any options), as alternatives: it can start once every group of one of them is
+    # ready; all are compiled, in order, when it first runs.
+    kernels: Callable[[dict[str, Any] | None], tuple[tuple[str, ...], ...]] = lambda options: ()
     report: Callable[[SearchResult], list[str]] = lambda result: []
 
     def params_for(self, objective: str) -> tuple[Param, ...]:
@@ -243,15 +245,6 @@ def _report_sat(result: SearchResult) -> list[str]:
     return lines
 
 
-def _warmup(dp_module: str) -> Callable[[], None]:
-    """The ``warmup`` of a module of :mod:`satdt.dp`, imported only when called."""
-
-    def run() -> None:
-        importlib.import_module(f"{__package__}.dp.{dp_module}").warmup()
-
-    return run
-
-
 # ---------------------------------------------------------------------- box DP
 def _boxes(task: Task, front: bool = False) -> Any:
     """The box DP's search for the task's objective, or (``front``) its Pareto front, once the
@@ -340,13 +333,13 @@ def _run_blossom(task: Task) -> SearchResult:
 
 # ---------------------------------------------------------------------- DL8.5, CA-DL8.5
 def _dl85_rules() -> tuple[str, ...]:
-    from .dp.dl85 import RULES
+    from .dp.rules import RULES
 
     return RULES
 
 
 def _dl85_schedules() -> tuple[str, ...]:
-    from .dp.dl85 import SCHEDULES
+    from .dp.rules import SCHEDULES
 
     return SCHEDULES
 
@@ -361,6 +354,13 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
     if "relax_step" in options and options.get("rule") in ("purity", "gain"):
         options["relax_step"] = options["relax_step"] / 100  # given in hundredths
     return _run_dp(solve_min_error, task, data.binary(_blossom_feature_cap(data)).B, **options)
+
+
+def _dl85_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
+    """DL8.5's kernels: the shared counts, and the support rule's when ``min_support`` > 1."""
+    if options is None or options.get("min_support", 1) > 1:
+        return (("counts", "support"),)
+    return (("counts",),)
 
 
 def _run_cadl85(task: Task) -> SearchResult:
@@ -500,7 +500,7 @@ METHODS: dict[str, Method] = {
             input="binary",
             summary="anytime depth-first DP with optimal depth-two subtrees (Demirovic et al.)",
             run=_run_blossom,
-            warmup=_warmup("blossom"),
+            kernels=lambda options: (("blossom",),),
         ),
         Method(
             name="dl85",
@@ -510,7 +510,7 @@ METHODS: dict[str, Method] = {
             "Aglin et al.)",
             run=_run_dl85,
             params=(_MIN_SUPPORT, _MAX_CACHE_MB),
-            warmup=_warmup("dl85"),
+            kernels=_dl85_kernels,
             report=_report_dl85,
         ),
         Method(
@@ -545,7 +545,7 @@ METHODS: dict[str, Method] = {
                     positive_int=True,
                 ),
             ),
-            warmup=_warmup("dl85"),
+            kernels=_dl85_kernels,
             report=_report_dl85,
         ),
         Method(
@@ -565,7 +565,7 @@ METHODS: dict[str, Method] = {
                     non_negative=True,
                 ),
             ),
-            warmup=_warmup("contree"),
+            kernels=lambda options: (("contree",), ("contree", "contree_d2")),
             report=_report_contree,
         ),
         Method(
@@ -574,9 +574,9 @@ METHODS: dict[str, Method] = {
             input="binary",
             summary="Blossom alone for 0.5 s, then Blossom and CA-DL8.5 (top-k) in alternating "
             "slices on one core, sharing the incumbent (what `auto` runs for `error` unless it picks "
-            "`contree`)",
+            "`contree`); on a first run it starts with whichever search's kernels are compiled",
             run=_run_portfolio,
-            warmup=_warmup("portfolio"),
+            kernels=lambda options: (("counts",), ("blossom",)),
             report=_report_portfolio,
         ),
     )
@@ -667,17 +667,29 @@ def resolve(objective: str, method: str, options: dict[str, Any]) -> tuple[Metho
     return chosen, {name: options[name] for name in own if options.get(name, "auto") != "auto"}
 
 
-def warmup() -> None:
-    """Compile (or load from numba's cache) every method's kernels now, not at the first fit.
+def kernel_groups(names: Iterable[str] | None = None) -> list[str]:
+    """The Numba kernel groups that these methods (default: all) run, in compile order."""
+    from .dp.kernels import GROUPS, in_order
 
-    Also the greedy tree on numeric data that large tables start from.
-    """
-    from .dp.greedy import warmup_greedy
+    if names is None:
+        return list(GROUPS)
+    return in_order(g for name in names for option in METHODS[name].kernels(None) for g in option)
 
-    warmup_greedy()
-    for method in METHODS.values():
-        if method.warmup is not None:
-            method.warmup()
+
+def warmup(
+    names: Iterable[str] | None = None,
+    report: Callable[[Any], None] | None = None,
+    jobs: int | None = None,
+) -> list[Any]:
+    """Compile (or load from Numba's cache) the kernels of these methods (default: all) now,
+    not at their first fit, on up to ``jobs`` processes at once (default: the cores, at most
+    2); returns what was done per kernel group (:class:`satdt.dp.kernels.Compiled`)."""
+    import os
+
+    from .dp.kernels import compile_groups
+
+    jobs = min(os.cpu_count() or 1, 2) if jobs is None else jobs
+    return compile_groups(kernel_groups(names), report, jobs=jobs)
 
 
 def methods_table() -> str:

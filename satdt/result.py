@@ -228,6 +228,11 @@ class SearchResult:
         The method's counters (a :class:`Stats` subclass such as :class:`SatStats`).
     preparation
         What data preparation did (:class:`Preparation`).
+    stop_reason
+        Why a search stopped before proving its model optimal, for people (``""`` when
+        proven): the time limit, an interruption, or a time limit that passed while the
+        search's kernels were still compiling on a first run (the model is then the greedy
+        tree grown meanwhile).
     """
 
     objective: str
@@ -241,6 +246,7 @@ class SearchResult:
     stats: Stats = field(default_factory=Stats)
     preparation: Preparation = field(default_factory=Preparation)
     gap: float = 0.0
+    stop_reason: str = ""
 
     @property
     def trace(self) -> tuple[SatCall, ...]:
@@ -318,6 +324,7 @@ class Recorder:
         self.events: list[Event] = []
         self.lower_bound: float = 0.0
         self.gap = 0.0  # see SearchResult.gap
+        self.stop_reason = ""  # see SearchResult.stop_reason
         self.stats: Stats = Stats()
         self.preparation = Preparation()
 
@@ -372,6 +379,7 @@ class Recorder:
             stats=copy.deepcopy(self.stats),
             preparation=copy.deepcopy(self.preparation),
             gap=self.gap,
+            stop_reason="" if proven_optimal else self.stop_reason,
         )
 
 

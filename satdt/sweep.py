@@ -357,8 +357,9 @@ def resolve_estimator(name: str) -> type:
 def _warm(model: Any) -> float:
     """Load the Numba kernels of the method a satdt estimator will run, once per process.
 
-    Kept out of the measured fit time (numba's on-disk cache makes it a load, not a compile,
-    after the first process); returns the seconds it took (0 when already loaded).
+    Kept out of the measured fit time: the first worker compiles them (the others wait for
+    it, :mod:`satdt.dp.kernels`), every other process loads them from Numba's cache; returns
+    the seconds it took (0 when already loaded).
     """
     from . import methods
     from .learner import SatdtEstimator
@@ -370,11 +371,10 @@ def _warm(model: Any) -> float:
     if method == "auto" and objective == "error":
         names.add("contree")  # what auto picks on numeric data with many thresholds
     started = time.perf_counter()
-    for name in names - _WARMED:
-        run = methods.METHODS[name].warmup if name in methods.METHODS else None
-        if run is not None:
-            run()
-        _WARMED.add(name)
+    todo = sorted(name for name in names - _WARMED if name in methods.METHODS)
+    if todo:
+        methods.warmup(todo)
+    _WARMED.update(names)
     return time.perf_counter() - started
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from naive import min_error
 
 from satdt import prepare
-from satdt.dp import blossom, solve_min_error, warmup
+from satdt.dp import blossom, common, solve_min_error
 from satdt.errors import DataError
 from satdt.result import DPStats, Recorder
 
@@ -212,10 +212,6 @@ def test_incumbents_are_recorded_and_reported():
     assert result.stats.distinct_rows <= len(y)
 
 
-def test_warmup_runs():
-    warmup()
-
-
 def test_statistics_are_typed():
     B, y = load_cp4im("australian-credit")
     result, recorder = solve(B, y, 2, 4)
@@ -253,7 +249,7 @@ def test_order_of_distinct_rows_does_not_matter_with_unit_weights(name, depth, m
     B, y = load_cp4im(name)
     reference = _summary(solve(B, y, 2, depth)[0])
     for seed in (0, 1):
-        monkeypatch.setattr(blossom, "group_rows", _shuffled_group_rows(seed))
+        monkeypatch.setattr(common, "group_rows", _shuffled_group_rows(seed))
         assert _summary(solve(B, y, 2, depth)[0]) == reference
 
 
@@ -262,12 +258,12 @@ def test_order_of_distinct_rows_does_not_matter_with_unit_weights(name, depth, m
 def test_order_of_distinct_rows_does_not_change_the_optimum(problem, seed):
     B, y, w, n_classes, depth = problem
     reference, _ = solve(B, y, n_classes, depth, weight=w)
-    original = blossom.group_rows
+    original = common.group_rows
     try:
-        blossom.group_rows = _shuffled_group_rows(seed)
+        common.group_rows = _shuffled_group_rows(seed)
         result, _ = solve(B, y, n_classes, depth, weight=w)
     finally:
-        blossom.group_rows = original
+        common.group_rows = original
     assert result.objective_value == pytest.approx(reference.objective_value, abs=1e-9)
     assert result.proven_optimal
     check_tree(result, B, y, w, depth)

@@ -287,3 +287,65 @@ def test_models_saved_by_version_1_still_load(capsys, tmp_path):
     model.write_text(json.dumps(document))
     code, _, err = run(capsys, "predict", model, MOUSE)
     assert code == 2 and "forest" in err
+
+
+# ---------------------------------------------------------------------- output paths
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["infer", MOUSE, "--save", "{missing}/model.json"],
+        ["infer", MOUSE, "-o", "{missing}/tree.txt"],
+        ["fit", MOUSE, "--max-depth", "2", "--save", "{missing}/model.json"],
+        ["fit", MOUSE, "--max-depth", "2", "--plot", "{missing}/curve.png"],
+        ["fit", MOUSE, "--max-depth", "2", "-o", "{tmp}"],  # a folder, not a file
+        ["diagram", MOUSE, "--size", "--save", "{missing}/diagram.json"],
+        ["predict", "{tmp}/model.json", MOUSE, "-o", "{missing}/predicted.csv"],
+        ["encode", MOUSE, "--depth", "2", "-o", "{missing}/formula.cnf"],
+        ["decode", "{tmp}/formula.cnf", "{tmp}/answer.txt", "-o", "{missing}/tree.json"],
+        ["sweep", "--data", str(MOUSE), "--param", "max_depth=2", "-o", "{missing}/r.jsonl"],
+        ["report", "{tmp}/results.jsonl", "--plots", "{tmp}/model.json/plots"],
+    ],
+)
+def test_an_unwritable_output_fails_before_any_work(capsys, tmp_path, argv):
+    (tmp_path / "model.json").write_text("{}")  # a file where --plots wants a folder
+    args = [str(a).format(missing=tmp_path / "missing", tmp=tmp_path) for a in argv]
+    code, out, err = run(capsys, *args)
+    assert code == 2, err
+    assert out == ""  # nothing was searched, printed or written
+    assert "Traceback" not in err and err.startswith("satdt: error:")
+    assert ("does not exist" in err) or ("folder" in err) or ("is a file" in err)
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_model_that_cannot_be_saved_after_the_search_is_printed(capsys, tmp_path, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("satdt.cli.save_model", full_disk)
+    code, out, err = run(capsys, "infer", MOUSE, "--save", tmp_path / "model.json")
+    assert code == 2
+    assert "depth: 4 (proven minimum)" in out  # the tree and its summary
+    document = json.loads(out[out.index('{\n "format"') :])  # then the model file's content
+    assert document["kind"] == "tree"
+    assert "cannot save the model" in err and "No space left" in err
+
+
+def test_an_output_that_cannot_be_written_after_the_search_is_printed(
+    capsys, tmp_path, monkeypatch
+):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", full_disk)
+    code, out, err = run(capsys, "infer", MOUSE, "-o", tmp_path / "tree.txt", "--quiet")
+    assert code == 2
+    assert "class: 1" in out and "cannot write" in err and "printed above" in err
+
+
+def test_warmup_command_reports_every_group(capsys):
+    code, out, _ = run(capsys, "warmup", "--method", "blossom", "--verbose")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1].split()[0] == "counts" and lines[1].split()[-1].replace(".", "").isdigit()
+    assert any(line.split()[0] == "blossom" for line in lines[1:])
+    assert "Numba's cache:" in out and "total:" in out

@@ -257,10 +257,6 @@ def test_rejects_bad_inputs():
         run(X, y, 2, 2, max_gap=-1.0)
 
 
-def test_warmup():
-    contree.warmup()
-
-
 def test_with_a_time_limit_at_depth_four_blossom_trees_come_early():
     X, y = load_continuous("segment")
     n_classes = int(y.max()) + 1

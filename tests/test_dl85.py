@@ -15,6 +15,7 @@ from test_blossom import OPTIMA, check_tree, load_cp4im, tiny_problems
 
 from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85
+from satdt.dp.rules import luby, relaxation
 from satdt.errors import DataError
 from satdt.result import DL85Stats, Recorder, Restart
 
@@ -219,10 +220,10 @@ def test_upper_bound_at_the_optimum_proves_the_callers_tree():
 
 
 def test_schedules_and_luby():
-    assert [dl85.luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
-    assert [dl85.relaxation("monotonic", 1, r) for r in range(4)] == [0, 1, 2, 3]
-    assert [dl85.relaxation("exponential", 1, r) for r in range(4)] == [0, 1, 3, 7]
-    assert [dl85.relaxation("luby", 2, r) for r in range(5)] == [0, 2, 4, 8, 10]
+    assert [luby(i) for i in range(1, 16)] == [1, 1, 2, 1, 1, 2, 4, 1, 1, 2, 1, 1, 2, 4, 8]
+    assert [relaxation("monotonic", 1, r) for r in range(4)] == [0, 1, 2, 3]
+    assert [relaxation("exponential", 1, r) for r in range(4)] == [0, 1, 3, 7]
+    assert [relaxation("luby", 2, r) for r in range(5)] == [0, 2, 4, 8, 10]
 
 
 def test_bad_options_are_refused():
@@ -258,7 +259,3 @@ def test_estimator_runs_cadl85_with_options():
     ).fit(X, y)
     assert model.result_.objective_value == reference.result_.objective_value
     assert not math.isnan(model.result_.lower_bound)
-
-
-def test_warmup_runs():
-    dl85.warmup()

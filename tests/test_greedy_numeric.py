@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from satdt.dp import greedy
-from satdt.dp.greedy import greedy_numeric_tree, warmup_greedy
+from satdt.dp import _greedy_kernels, greedy
+from satdt.dp.greedy import greedy_numeric_tree
 from satdt.errors import DataError, SatdtError
 from satdt.tree import LEAF, Tree
 
@@ -121,6 +121,12 @@ def without_contradictions(X: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Labels where identical rows share the label of the first of them."""
     _, first, inverse = np.unique(X, axis=0, return_index=True, return_inverse=True)
     return y[first[inverse.ravel()]]
+
+
+def numba_tree(X, y, n_classes, sample_weight=None, max_depth=None, deadline=None) -> Tree:
+    """The tree of the Numba kernels (``greedy_numeric_tree`` grows small tables in NumPy)."""
+    X, y, w = greedy._check_inputs(X, y, n_classes, sample_weight, max_depth)
+    return greedy._grow_numba(X, y, n_classes, w, max_depth, deadline)[0]
 
 
 def fit(X, y, w, n_classes, **kwargs) -> Tree:
@@ -261,9 +267,9 @@ def test_resuming_after_each_node_changes_nothing(monkeypatch):
     monkeypatch.setattr(greedy, "_STACK", 1)  # and whenever the stack is full
     for local in (0, 1, 37, 1000, 1 << 20):  # subtrees renumbering their rows, from none to all
         monkeypatch.setattr(greedy, "_LOCAL", local)
-        assert greedy_numeric_tree(X, y, 2) == expected[0]
-        assert greedy_numeric_tree(X, y, 2, sample_weight=w) == expected[1]
-        assert greedy_numeric_tree(X, y, 2, max_depth=3) == expected[2]
+        assert numba_tree(X, y, 2) == expected[0]
+        assert numba_tree(X, y, 2, sample_weight=w) == expected[1]
+        assert numba_tree(X, y, 2, max_depth=3) == expected[2]
 
 
 class _Clock:
@@ -284,7 +290,8 @@ def test_a_deadline_passing_during_growth(monkeypatch):
     gini = greedy_numeric_tree(X, y, 3)
     monkeypatch.setattr(greedy, "_BUDGET", 1)
     monkeypatch.setattr(greedy, "time", _Clock())
-    tree, fell_back = greedy._grow(X, y, 3, None, None, 10.5)  # Gini for the first 10 splits
+    X, y, w = greedy._check_inputs(X, y, 3, None, None)
+    tree, fell_back = greedy._grow_numba(X, y, 3, w, None, 10.5)  # Gini for the first 10 splits
     assert fell_back
     assert np.array_equal(tree.predict_index(X), y)
     assert tree.to_nested() != gini.to_nested()
@@ -335,12 +342,14 @@ def test_negative_zero_equals_zero():
 
 
 def test_wide_class_codes(monkeypatch):
-    # with too many classes for int32 codes the kernels use int64 ones
+    # codes rank << shift | class too wide for the kernels' int32: the NumPy twin grows the tree
     rng = np.random.default_rng(0)
     X = np.round(rng.random((100, 3)), 2)
     y = without_contradictions(X, rng.integers(0, 2, 100))
-    narrow = greedy_numeric_tree(X, y, 2)
+    narrow = numba_tree(X, y, 2)
+    monkeypatch.setattr(greedy, "KERNEL_ROWS", 0)
     monkeypatch.setattr(greedy, "_CODE_LIMIT", 64)
+    monkeypatch.setattr(greedy, "_grow_numba", None)  # not called
     assert greedy_numeric_tree(X, y, 2) == narrow
 
 
@@ -393,7 +402,7 @@ def test_presort_orders_rows_and_ranks_values(distinct):
     y = rng.integers(0, 3, n).astype(np.int32)
     idx = np.empty((5, n), dtype=np.int32)
     code = np.empty((5, n), dtype=np.int32)
-    assert greedy._k.presort(X, y, 2, idx, code) == -1
+    _greedy_kernels.presort(X, y, 2, idx, code)
     for c in range(5):
         _, rank = np.unique(X[:, c], return_inverse=True)  # -0.0 == 0.0 for np.unique too
         assert np.array_equal(np.sort(idx[c]), np.arange(n))
@@ -414,7 +423,3 @@ def test_many_distinct_values_match_the_reference():
     expected, _ = reference_greedy(X, y, w, 2, 2)
     assert training_error(tree, X, y, w) == expected
     assert np.array_equal(greedy_numeric_tree(X, y, 2).predict_index(X), y)
-
-
-def test_warmup():
-    warmup_greedy()

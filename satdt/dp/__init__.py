@@ -1,7 +1,8 @@
 """The dynamic-programming side of satdt (NumPy + numba; the package itself loads neither).
 
-``solve_min_error`` finds minimum-error trees of bounded depth with Blossom; ``warmup``
-compiles its kernels (or loads them from numba's on-disk cache).
+``solve_min_error`` finds minimum-error trees of bounded depth with Blossom;
+:mod:`~satdt.dp.kernels` compiles the Numba kernels of every search off the caller's
+critical path (and :func:`satdt.warmup` all of them at once).
 
 Modules: :mod:`~satdt.dp._counts` holds the counting kernels every DP method shares (class
 weights, single and pair counts, the exact depth-one and depth-two solvers, the similarity
@@ -9,8 +10,7 @@ lower bound) over named tuples of flat arrays; :mod:`~satdt.dp.blossom` orchestr
 Blossom's search, whose kernels live in :mod:`~satdt.dp._blossom_kernels`; :mod:`~satdt.dp.dl85`
 is DL8.5 and CA-DL8.5 (a cached OR-AND search in Python over the shared kernels);
 :mod:`~satdt.dp.boxes` proves minimum depth and size of consistent trees with NumPy alone,
-so importing it does not load numba (``solve_min_error`` and ``warmup`` import Blossom on
-first use).
+so importing it does not load numba (``solve_min_error`` imports Blossom on first use).
 """
 
 from typing import Any
@@ -24,4 +24,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["solve_min_error", "warmup"]
+__all__ = ["solve_min_error"]

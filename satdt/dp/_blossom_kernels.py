@@ -22,19 +22,23 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof, types
 
 from ._counts import (
+    DATA_T,
+    F64_T,
+    I64_T,
+    SCRATCH_T,
     Space,
     class_totals,
     count_in_space,
     eval_pairs,
     leaf_error,
     make_space,
+    new_space,
     similarity_bound,
     single_counts,
     solve_depth1,
-    solve_depth2,
 )
 
 # Columns of the per-position integer table ``ip``.
@@ -115,8 +119,26 @@ class Bottom(NamedTuple):
     large: Space
 
 
+def _sample_state() -> State:
+    """A State of the smallest sizes, for its Numba type."""
+    ints = np.zeros((1, 1), dtype=np.int64)
+    return State(
+        perm=np.zeros((1, 1), dtype=np.int32),
+        ip=ints,
+        fp=np.zeros((1, 1)),
+        dom=ints,
+        bt=np.zeros(1, dtype=np.int64),
+        stk=np.zeros(1, dtype=np.int64),
+        inc=np.zeros(1, dtype=np.int64),
+    )
+
+
+STATE_T = typeof(_sample_state())
+BOTTOM_T = typeof(Bottom(new_space(1, 1), new_space(1, 1), new_space(1, 1)))
+
+
 # ---------------------------------------------------------------------- search helpers
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _depth(p):
     d = 0
     while p > 1:
@@ -125,19 +147,19 @@ def _depth(p):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bt_offset(p, d, K):
     """Start of position p's subtree block in ``bt`` (blocks of 2^(K-d+1) per position)."""
     return d * (1 << (K + 1)) + (p - (1 << d)) * (1 << (K - d + 1))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bt_leaf(bt, p, d, K):
     off = _bt_offset(p, d, K)
     bt[off : off + (1 << (K - d + 1))] = -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bt_combine(bt, p, d, K, f):
     """Best subtree of p := split on f with the best subtrees of its two children."""
     off = _bt_offset(p, d, K)
@@ -150,7 +172,7 @@ def _bt_combine(bt, p, d, K, f):
             bt[off + r + (1 << (e + 1))] = bt[hi + r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _bt_to_incumbent(bt, p, d, K, inc):
     """Copy position p's best subtree into the incumbent tree (absolute heap positions)."""
     off = _bt_offset(p, d, K)
@@ -159,7 +181,7 @@ def _bt_to_incumbent(bt, p, d, K, inc):
             inc[(p << e) + r - (1 << e)] = bt[off + r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cut_level(p, lower, ip, fp, incumbent):
     """The position whose best no completion of p can beat (0 if none).
 
@@ -183,7 +205,7 @@ def _cut_level(p, lower, ip, fp, incumbent):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finalize(p, a, ip):
     """Close position p after a cut at ancestor a (0: exhausted); mark inexact positions."""
     if a != 0 and a != p:
@@ -194,8 +216,55 @@ def _finalize(p, a, ip):
     ip[p, FINAL] = CUT if ip[p, INEXACT] else EXACT
 
 
-@njit(cache=True)
-def _init_position(c, d, parent, skip, data, state, ctl, scr):
+@njit((F64_T, I64_T, types.int64, F64_T, I64_T), cache=True)
+def stable_sort(keys, values, n, key_buf, value_buf):
+    """Sort ``keys[:n]`` ascending in place, ``values[:n]`` along, keeping ties in order.
+
+    A bottom-up merge sort over insertion-sorted runs of 16 (a stable sort, so the same
+    order as NumPy's ``argsort(kind="stable")``); ``key_buf``, ``value_buf`` hold ``n`` entries.
+    """
+    run = 16
+    for lo in range(0, n, run):
+        for i in range(lo + 1, min(lo + run, n)):
+            key = keys[i]
+            value = values[i]
+            j = i - 1
+            while j >= lo and keys[j] > key:
+                keys[j + 1] = keys[j]
+                values[j + 1] = values[j]
+                j -= 1
+            keys[j + 1] = key
+            values[j + 1] = value
+    src_k, src_v, dst_k, dst_v = keys, values, key_buf, value_buf
+    width = run
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = min(lo + width, n)
+            hi = min(lo + 2 * width, n)
+            i = lo
+            j = mid
+            for t in range(lo, hi):
+                if j >= hi or (i < mid and src_k[i] <= src_k[j]):
+                    dst_k[t] = src_k[i]
+                    dst_v[t] = src_v[i]
+                    i += 1
+                else:
+                    dst_k[t] = src_k[j]
+                    dst_v[t] = src_v[j]
+                    j += 1
+        src_k, src_v, dst_k, dst_v = dst_k, dst_v, src_k, src_v
+        width *= 2
+    if src_k is not keys:  # the sorted run ended in the buffers
+        for t in range(n):
+            keys[t] = src_k[t]
+            values[t] = src_v[t]
+
+
+@njit(
+    (types.int64, types.int64, types.int64, types.int64, DATA_T, STATE_T, I64_T, SCRATCH_T),
+    cache=True,
+)
+def init_position(c, d, parent, skip, data, state, ctl, scr):
     """A new branch at depth d: its best is a leaf; its features are ordered by Gini impurity.
 
     The branch's features are those of its parent's domain that split its rows, except the
@@ -252,20 +321,20 @@ def _init_position(c, d, parent, skip, data, state, ctl, scr):
         buf[n] = f
         score[n] = gini
         n += 1
-    order = np.argsort(score[:n], kind="mergesort")
+    stable_sort(score, buf, n, scr.best_left, scr.cand)  # (the two last: free scratch here)
     for i in range(n):
-        dom[c, i] = buf[order[i]]
+        dom[c, i] = buf[i]
     ip[c, NDOM] = n
     ctl[C_WORK] += n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _enqueue(p, stk, ctl, P):
     stk[P + ctl[C_TAIL] % P] = p
     ctl[C_TAIL] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _expand(p, d, data, state, ctl, scr):
     """Take p's next feature: partition its rows and queue the two new branches."""
     Bd = data.Bd
@@ -296,11 +365,11 @@ def _expand(p, d, data, state, ctl, scr):
     ip[2 * p + 1, START] = lo
     ip[2 * p + 1, END] = e
     for c in (2 * p, 2 * p + 1):
-        _init_position(c, d + 1, p, f, data, state, ctl, scr)
+        init_position(c, d + 1, p, f, data, state, ctl, scr)
         _enqueue(c, stk, ctl, P)
 
 
-@njit(cache=True)
+@njit((types.int64, types.int64, DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T), cache=True)
 def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
     """A bud at depth L: solve its remaining one or two levels exactly, unless cut.
 
@@ -363,17 +432,26 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
             e, i, il, ir, work = eval_pairs(xs, xs.pairs, xs.pairs, False, rows.shape[0], aq, scr)
         else:
             lg = bottom.large
-            lg.single[:aq, :] = qs.single[:aq, :] - xs.single[:aq, :]
-            lg.tot[:] = qs.tot - xs.tot
-            lg.n1[:aq] = qs.n1[:aq] - xs.n1[:aq]
+            for i in range(aq):
+                for c in range(lg.single.shape[1]):
+                    lg.single[i, c] = qs.single[i, c] - xs.single[i, c]
+                lg.n1[i] = qs.n1[i] - xs.n1[i]
+            for c in range(lg.tot.shape[0]):
+                lg.tot[c] = qs.tot[c] - xs.tot[c]
             e, i, il, ir, work = eval_pairs(lg, qs.pairs, xs.pairs, True, rows.shape[0], aq, scr)
         act = qs.act
         f = act[i] if i >= 0 else -1
         gl = act[il] if il >= 0 else -1
         gr = act[ir] if ir >= 0 else -1
     else:
-        e, f, gl, gr, work = solve_depth2(rows, data, scr, xs)
+        aq, work = make_space(rows, data, scr, xs)
+        ctl[C_WORK] += work
         ctl[C_XKEY] = -1
+        e, i, il, ir, work = eval_pairs(xs, xs.pairs, xs.pairs, False, rows.shape[0], aq, scr)
+        act = xs.act
+        f = act[i] if i >= 0 else -1
+        gl = act[il] if il >= 0 else -1
+        gr = act[ir] if ir >= 0 else -1
     ctl[C_WORK] += work
     if e < fp[p, BEST]:
         fp[p, BEST] = e
@@ -387,12 +465,12 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
     _finalize(p, 0, ip)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _child_value(c, ip, fp):
     return fp[c, TMP] if ip[c, INDEC] else fp[c, BEST]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _current_value(ip, fp, stk, ctl):
     """Error of the best tree that combines the current tree with the bests found so far.
 
@@ -406,10 +484,11 @@ def _current_value(ip, fp, stk, ctl):
     return _child_value(1, ip, fp)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _extract_current(ip, fp, bt, K, inc):
     """Write the tree whose error :func:`_current_value` computed into ``inc``."""
-    inc[:] = -1
+    for x in range(inc.shape[0]):
+        inc[x] = -1
     todo = np.empty(ip.shape[0], dtype=np.int64)
     todo[0] = 1
     n = 1
@@ -428,7 +507,7 @@ def _extract_current(ip, fp, bt, K, inc):
         _bt_to_incumbent(bt, p, d, K, inc)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _backtrack(ip, fp, bt, stk, ctl, fctl):
     """Pop decisions, keeping improved subtrees, until one can try its next feature."""
     K = ctl[C_K]
@@ -452,7 +531,7 @@ def _backtrack(ip, fp, bt, stk, ctl, fctl):
         _finalize(p, a, ip)
 
 
-@njit(cache=True)
+@njit((DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T, types.int64), cache=True)
 def search(data, state, ctl, fctl, scr, bottom, budget):
     """Run Blossom's loop for about ``budget`` units of work; ``DONE`` when proven optimal.
 
@@ -499,25 +578,9 @@ def search(data, state, ctl, fctl, scr, bottom, budget):
         else:
             if fp[1, BEST] < fctl[F_INCUMBENT]:
                 fctl[F_INCUMBENT] = fp[1, BEST]
-                inc[:] = -1
+                for x in range(inc.shape[0]):
+                    inc[x] = -1
                 _bt_to_incumbent(bt, 1, 0, K, inc)
                 ctl[C_IMPROVED] = 1
             return DONE
     return RUNNING
-
-
-@njit(cache=True)
-def start(data, state, ctl, scr):
-    """Reset the search: the root holds every row and is the only bud."""
-    perm, ip, stk = state.perm, state.ip, state.stk
-    for i in range(perm.shape[1]):
-        perm[0, i] = i
-    ip[1, START] = 0
-    ip[1, END] = perm.shape[1]
-    for slot in range(C_SEQ, N_CTL):
-        ctl[slot] = 0
-    ctl[C_QKEY] = -1
-    ctl[C_XKEY] = -1
-    ip[:, SIM_STAMP] = -1
-    _init_position(1, 0, 0, -1, data, state, ctl, scr)
-    _enqueue(1, stk, ctl, ip.shape[0])

@@ -3,143 +3,38 @@
 Every DP method (Blossom today; DL8.5 and ConTree next) asks the same questions of a set of
 rows: what is the class weight of the rows, of the rows having feature f, of the rows having
 both f and g, and what is the best tree of depth one or two over them. This module answers
-them with Numba kernels over flat, C-contiguous arrays, grouped in named tuples (Numba
-compiles ``typing.NamedTuple`` values of arrays in nopython mode and reads their fields by
-name, at no cost compared with passing the arrays one by one):
+them with Numba kernels over the flat arrays of :mod:`satdt.dp.common` (:class:`Data`,
+:class:`Scratch`, :class:`Space`).
 
-- :class:`Data`: the distinct rows of the training data, each with its class weights;
-- :class:`Scratch`: per-feature work arrays of one search, overwritten by every call;
-- :class:`Space`: the class weights of one set of rows over the features that split it,
-  singly and in pairs (MurTree's depth-two counting), in a local feature numbering.
-
-Rows are named by their index in :class:`Data`; a set of rows is an ``int32`` array of such
-indices (a slice of a search's row permutation).
+Compilation. Every kernel that Python or another kernel calls is compiled for one signature,
+given explicitly (the ``*_T`` types below), when its module is imported, or loaded from
+Numba's on-disk cache: calls with other integer or literal types convert to it instead of
+compiling a second specialization. Helpers of a few lines are inlined where they are called
+(``inline="always"``), so they cost no separate compilation unit; the kernels avoid the
+constructs that are slow to compile (slice assignments, array expressions, NumPy's sorts).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
-from numba import njit
+from numba import njit, typeof, types
 
-# Cells (rows x features) per block when building the CSR 1-features, so that NumPy's int64
-# index temporaries stay small (at most 32 MB) however large the data is.
-_CSR_BLOCK_CELLS = 1 << 21
+from .common import Data, Scratch, Space, build_data, new_scratch, new_space
 
-
-class Data(NamedTuple):
-    """The ``N`` distinct rows over ``M`` binary features, as every counting kernel reads them.
-
-    Features are stored *flipped* where that makes them sparser (see :func:`build_data`): the
-    kernels only ever visit the 1-entries of a row, so a sparse matrix is cheap to count.
-    """
-
-    Bd: np.ndarray  # uint8 (N, M): the binary features (after the flip)
-    W: np.ndarray  # float64 (N, C): class weights of each distinct row
-    pure: np.ndarray  # int64 (N,): the only class of a row, -1 if it has several
-    ones_ptr: np.ndarray  # int64 (N + 1,): row u's 1-features are ones[ones_ptr[u]:ones_ptr[u + 1]]
-    ones: np.ndarray  # int32 (nnz,): 1-features of each row, ascending (CSR indices)
-    rirr: np.ndarray  # float64 (N,): irreducible error of each row (weight minus heaviest class)
+# Numba types of the kernels' arguments (one compiled signature per kernel).
+ROWS_T = types.int32[::1]  # a set of distinct rows
+I64_T = types.int64[::1]
+F64_T = types.float64[::1]
+F64_2D_T = types.float64[:, ::1]
 
 
-class Scratch(NamedTuple):
-    """Work arrays of the counting kernels, sized by ``M`` features and ``C`` classes."""
-
-    single: np.ndarray  # float64 (M, C): class weights of the rows having feature f
-    n1: np.ndarray  # int64 (M,): number of rows having feature f
-    tot: np.ndarray  # float64 (C,): class weights of all the rows
-    side: np.ndarray  # float64 (C,): class weights of one side of a split
-    score: np.ndarray  # float64 (M,): a score per feature (e.g. a heuristic's)
-    buf: np.ndarray  # int64 (M,): features (or local indices) of one row or one list
-    cand: np.ndarray  # int64 (M,): local indices taking part in a depth-two evaluation
-    best_left: np.ndarray  # float64 (M,): best one-split error of a root feature's 0-side
-    best_right: np.ndarray  # float64 (M,): ... and of its 1-side
-    arg_left: np.ndarray  # int64 (M,): the split giving best_left (-1: a leaf)
-    arg_right: np.ndarray  # int64 (M,): the split giving best_right (-1: a leaf)
-
-
-class Space(NamedTuple):
-    """Class weights of a set of rows over the ``a`` features that split it, in local indices.
-
-    Local index ``i < a`` stands for feature ``act[i]``; ``loc[f]`` is feature f's local index
-    (-1 if f does not split the rows). ``pairs[(i * a + j) * C + c]`` (``i < j``) is the weight
-    of class c on the rows having both features.
-    """
-
-    pairs: np.ndarray  # float64 (M * M * C,) or (1,) when pairs are not needed
-    single: np.ndarray  # float64 (M, C)
-    tot: np.ndarray  # float64 (C,)
-    n1: np.ndarray  # int64 (M,)
-    act: np.ndarray  # int64 (M,)
-    loc: np.ndarray  # int64 (M,)
-
-
-def new_scratch(n_features: int, n_classes: int) -> Scratch:
-    """Zeroed :class:`Scratch` arrays for ``n_features`` features and ``n_classes`` classes."""
-    M, C = n_features, n_classes
-    return Scratch(
-        single=np.zeros((M, C)),
-        n1=np.zeros(M, dtype=np.int64),
-        tot=np.zeros(C),
-        side=np.zeros(C),
-        score=np.zeros(M),
-        buf=np.zeros(M, dtype=np.int64),
-        cand=np.zeros(M, dtype=np.int64),
-        best_left=np.zeros(M),
-        best_right=np.zeros(M),
-        arg_left=np.zeros(M, dtype=np.int64),
-        arg_right=np.zeros(M, dtype=np.int64),
-    )
-
-
-def new_space(n_features: int, n_classes: int, *, pairs: bool = True) -> Space:
-    """A zeroed :class:`Space`; without ``pairs`` its pair table is a single unused cell."""
-    M, C = n_features, n_classes
-    return Space(
-        pairs=np.zeros(M * M * C if pairs else 1),
-        single=np.zeros((M, C)),
-        tot=np.zeros(C),
-        n1=np.zeros(M, dtype=np.int64),
-        act=np.zeros(M, dtype=np.int64),
-        loc=np.zeros(M, dtype=np.int64),
-    )
-
-
-def build_data(U: np.ndarray, W: np.ndarray, *, copy: bool = True) -> tuple[Data, np.ndarray]:
-    """The :class:`Data` of distinct rows ``U`` (0/1 ``(N, M)``) with class weights ``W``.
-
-    A feature set on more than half of the rows is flipped (``flip[j]``), so that no column
-    has more 1-entries than 0-entries; a tree on the flipped feature is the same tree with its
-    children swapped. The CSR indices are built block by block, in ``int32``: they are the
-    largest array of the data (up to half of ``N * M`` entries).
-
-    Returns ``(data, flip)``. With ``copy=False`` a C-contiguous uint8 ``U`` is flipped in
-    place and becomes ``data.Bd`` (no second ``N * M`` array).
-    """
-    N, M = U.shape
-    if M >= 2**31:
-        raise ValueError(f"at most 2**31 - 1 features are supported, got {M}")
-    flip = U.sum(axis=0, dtype=np.int64) * 2 > N
-    Bd = np.array(U, dtype=np.uint8, order="C", copy=copy or None)
-    np.bitwise_xor(Bd, flip.astype(np.uint8), out=Bd)
-    ones_ptr = np.zeros(N + 1, dtype=np.int64)
-    np.cumsum(Bd.sum(axis=1, dtype=np.int64), out=ones_ptr[1:])
-    ones = np.empty(int(ones_ptr[-1]), dtype=np.int32)
-    step = max(1, _CSR_BLOCK_CELLS // max(M, 1))
-    for lo in range(0, N, step):
-        hi = min(lo + step, N)
-        ones[ones_ptr[lo] : ones_ptr[hi]] = np.nonzero(Bd[lo:hi])[1]
-    W = np.ascontiguousarray(W, dtype=np.float64)
-    rirr = W.sum(axis=1) - W.max(axis=1, initial=0.0)
-    nonzero = (W > 0).sum(axis=1)
-    pure = np.where(nonzero == 1, W.argmax(axis=1), -1).astype(np.int64)
-    data = Data(Bd=Bd, W=W, pure=pure, ones_ptr=ones_ptr, ones=ones, rirr=rirr)
-    return data, flip
+DATA_T = typeof(build_data(np.zeros((1, 1), dtype=np.uint8), np.zeros((1, 1)))[0])
+SCRATCH_T = typeof(new_scratch(1, 1))
+SPACE_T = typeof(new_space(1, 1))
 
 
 # ---------------------------------------------------------------------- class weights
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def leaf_error(counts):
     """Weight minus the heaviest class: the error of a leaf over these class weights."""
     total = 0.0
@@ -151,10 +46,11 @@ def leaf_error(counts):
     return total - top
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def class_totals(rows, W, tot):
     """Class weights of a set of rows, into ``tot``."""
-    tot[:] = 0.0
+    for c in range(tot.shape[0]):
+        tot[c] = 0.0
     for u in rows:
         for c in range(W.shape[1]):
             tot[c] += W[u, c]
@@ -171,15 +67,34 @@ def _add_row(single, n1, f, W, u, cu):
             single[f, c] += W[u, c]
 
 
-@njit(cache=True)
+@njit((ROWS_T, F64_2D_T, F64_T, F64_T), cache=True)
+def node_totals(rows, W, rirr, tot):
+    """Class weights of a node's rows into ``tot``; returns their irreducible error.
+
+    One pass for the two numbers every DL8.5 node starts from (its leaf error, Algorithm 1
+    line 4, and its lower bound).
+    """
+    for c in range(tot.shape[0]):
+        tot[c] = 0.0
+    irr = 0.0
+    for u in rows:
+        irr += rirr[u]
+        for c in range(W.shape[1]):
+            tot[c] += W[u, c]
+    return irr
+
+
+@njit((ROWS_T, DATA_T, F64_2D_T, I64_T), cache=True)
 def single_counts(rows, data, single, n1):
     """Class weights ``single[f, c]`` and row counts ``n1[f]`` of the rows with feature f set.
 
     Returns the number of 1-entries visited (the work done).
     """
     W, pure, ones_ptr, ones = data.W, data.pure, data.ones_ptr, data.ones
-    single[:, :] = 0.0
-    n1[:] = 0
+    for f in range(n1.shape[0]):
+        for c in range(single.shape[1]):
+            single[f, c] = 0.0
+        n1[f] = 0
     visited = 0
     for u in rows:
         cu = pure[u]
@@ -192,7 +107,7 @@ def single_counts(rows, data, single, n1):
 
 
 # ---------------------------------------------------------------------- depth one
-@njit(cache=True)
+@njit((ROWS_T, DATA_T, SCRATCH_T), cache=True)
 def solve_depth1(rows, data, scr):
     """Optimal tree of depth at most one over ``rows``: ``(error, feature or -1, work)``.
 
@@ -220,7 +135,7 @@ def solve_depth1(rows, data, scr):
 
 
 # ---------------------------------------------------------------------- depth two
-@njit(cache=True)
+@njit((ROWS_T, DATA_T, I64_T, types.int64, F64_T, I64_T), cache=True)
 def _count_pairs(rows, data, loc, a, pairs, buf):
     """Class weights of the rows having both features of each pair (local indices i < j).
 
@@ -230,7 +145,8 @@ def _count_pairs(rows, data, loc, a, pairs, buf):
     W, pure, ones_ptr, ones = data.W, data.pure, data.ones_ptr, data.ones
     C = W.shape[1]
     stride = a * C
-    pairs[: a * stride] = 0.0
+    for k in range(a * stride):
+        pairs[k] = 0.0
     work = a * a
     for u in rows:
         k = 0
@@ -257,7 +173,7 @@ def _count_pairs(rows, data, loc, a, pairs, buf):
     return work
 
 
-@njit(cache=True)
+@njit((ROWS_T, DATA_T, SCRATCH_T, SPACE_T), cache=True)
 def make_space(rows, data, scr, space):
     """Count ``rows`` over the features that split them (their local index space).
 
@@ -275,7 +191,8 @@ def make_space(rows, data, scr, space):
         if 0 < g_n1[f] < n_rows:
             loc[f] = a
             act[a] = f
-            single[a, :] = g_single[f, :]
+            for c in range(single.shape[1]):
+                single[a, c] = g_single[f, c]
             n1[a] = g_n1[f]
             a += 1
         else:
@@ -284,7 +201,7 @@ def make_space(rows, data, scr, space):
     return a, work
 
 
-@njit(cache=True)
+@njit((ROWS_T, DATA_T, I64_T, types.int64, SPACE_T, I64_T), cache=True)
 def count_in_space(rows, data, loc, a, space, buf):
     """Count ``rows`` (a subset of another space's rows) in that space's local indices.
 
@@ -294,8 +211,10 @@ def count_in_space(rows, data, loc, a, space, buf):
     W, pure, ones_ptr, ones = data.W, data.pure, data.ones_ptr, data.ones
     single, n1 = space.single, space.n1
     class_totals(rows, W, space.tot)
-    single[:a, :] = 0.0
-    n1[:a] = 0
+    for i in range(a):
+        for c in range(single.shape[1]):
+            single[i, c] = 0.0
+        n1[i] = 0
     for u in rows:
         cu = pure[u]
         for t in range(ones_ptr[u], ones_ptr[u + 1]):
@@ -305,7 +224,7 @@ def count_in_space(rows, data, loc, a, space, buf):
     return rows.shape[0] + _count_pairs(rows, data, loc, a, space.pairs, buf)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def quadrant_errors(pa, pb, subtract, k, single, i, j, tot):
     """Leaf errors of the four cells of a split on features i and j (local indices).
 
@@ -331,7 +250,7 @@ def quadrant_errors(pa, pb, subtract, k, single, i, j, tot):
     return t11 - m11, t10 - m10, t01 - m01, t00 - m00
 
 
-@njit(cache=True)
+@njit((SPACE_T, F64_T, F64_T, types.boolean, types.int64, types.int64, SCRATCH_T), cache=True)
 def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     """Best depth-two tree from counts in a local index space.
 
@@ -440,29 +359,24 @@ def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     return best, bi, bl, br, n * n // 2 + a
 
 
-@njit(cache=True)
-def solve_depth2(rows, data, scr, space):
+def solve_depth2(
+    rows: np.ndarray, data: Data, scr: Scratch, space: Space
+) -> tuple[float, int, int, int, int]:
     """Optimal tree of depth at most two over ``rows``: ``(error, f, g_left, g_right, work)``.
 
     Counts the rows over the features that split them (``space`` is overwritten), then
     evaluates every root feature with the best one-split subtree on each side; -1 = leaf
     (``g_left`` splits the rows without f, ``g_right`` those with f).
     """
-    tot = scr.tot
-    class_totals(rows, data.W, tot)
-    if leaf_error(tot) <= 0.0:
-        return leaf_error(tot), -1, -1, -1, rows.shape[0]
     a, work = make_space(rows, data, scr, space)
     e, i, il, ir, w2 = eval_pairs(space, space.pairs, space.pairs, False, rows.shape[0], a, scr)
     act = space.act
-    f = act[i] if i >= 0 else -1
-    gl = act[il] if il >= 0 else -1
-    gr = act[ir] if ir >= 0 else -1
+    f, gl, gr = (int(act[x]) if x >= 0 else -1 for x in (i, il, ir))
     return e, f, gl, gr, work + w2
 
 
 # ---------------------------------------------------------------------- lower bounds
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def removed_weight(space, a, g, f, side):
     """Weight of the rows with ``g == side`` but ``f != side``, from a parent's pair counts.
 
@@ -485,7 +399,11 @@ def removed_weight(space, a, g, f, side):
     return removed - both
 
 
-@njit(cache=True)
+@njit(
+    (types.float64, SPACE_T, types.int64, types.int64, types.int64, types.int64),
+    cache=True,
+    inline="always",
+)
 def similarity_bound(opt_then, space, a, g, f, side):
     """MurTree's similarity lower bound on the optimal error of a child of a parent node.
 

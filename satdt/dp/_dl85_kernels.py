@@ -1,4 +1,4 @@
-"""Numba kernels of DL8.5 (:mod:`satdt.dp.dl85`) beyond the shared ones of :mod:`._counts`.
+"""The Numba kernel of DL8.5's minimum leaf support (:mod:`satdt.dp.dl85`), beyond :mod:`._counts`.
 
 The depth-two solver of :mod:`._counts` tries every split; under DL8.5's minimum support
 (Algorithm 1, line 16 of Kiossou, Nijssen & Schaus) a split is allowed only when both of
@@ -6,17 +6,18 @@ its sides hold at least ``min_support`` training rows. :func:`eval_pairs_support
 solver with the support rule: the class weights of a node's rows come from one
 :class:`~._counts.Space`, the supports (training rows merged into each distinct row) from a
 second one counted the same way over a one-class copy of the data whose weights are the
-row counts, so both share one local feature numbering.
+row counts, so both share one local feature numbering. A module (and a kernel group) of its
+own, so that searches without a minimum support never compile it.
 """
 
 from __future__ import annotations
 
-from numba import njit
+from numba import njit, types
 
-from ._counts import leaf_error, quadrant_errors
+from ._counts import SCRATCH_T, SPACE_T, leaf_error, quadrant_errors
 
 
-@njit(cache=True)
+@njit((SPACE_T, SPACE_T, types.int64, types.int64, types.int64, SCRATCH_T), cache=True)
 def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
     """Best depth-two tree whose every split keeps ``min_support`` rows on each side.
 
@@ -83,19 +84,3 @@ def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
             bl = arg_left[x]
             br = arg_right[x]
     return best, bi, bl, br
-
-
-@njit(cache=True)
-def node_totals(rows, W, rirr, tot):
-    """Class weights of a node's rows into ``tot``; returns their irreducible error.
-
-    One pass for the two numbers every DL8.5 node starts from (its leaf error, Algorithm 1
-    line 4, and its lower bound).
-    """
-    tot[:] = 0.0
-    irr = 0.0
-    for u in rows:
-        irr += rirr[u]
-        for c in range(W.shape[1]):
-            tot[c] += W[u, c]
-    return irr

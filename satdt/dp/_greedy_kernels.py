@@ -1,6 +1,6 @@
 """Numba kernels of the greedy numeric tree (:mod:`satdt.dp.greedy`) over flat arrays.
 
-The state is two ``(p, n)`` integer matrices. ``idx[c]`` lists the row indices sorted by
+The state is two ``(p, n)`` int32 matrices. ``idx[c]`` lists the row indices sorted by
 column ``c``; ``code[c]`` holds, at the same positions, ``rank << shift | class``: the rank of
 the row's value among the distinct values of the column (equal values, equal ranks) and the
 row's class in the low ``shift`` bits. So the split search reads one sequential array per
@@ -21,7 +21,18 @@ empty array meaning "all 1" (the fast path).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+
+# Numba types of the kernels' arguments: each kernel is compiled for one signature (see
+# :mod:`satdt.dp._counts`); codes are int32 (:mod:`satdt.dp.greedy` keeps them below 2^31).
+I32_T = types.int32[::1]
+I32_2D_T = types.int32[:, ::1]
+I64_T = types.int64[::1]
+I64_2D_T = types.int64[:, ::1]
+U64_T = types.uint64[::1]
+U8_T = types.uint8[::1]
+F64_T = types.float64[::1]
+F64_2D_T = types.float64[:, ::1]
 
 # Split rules (ctl[MODE]).
 GINI = 1
@@ -46,56 +57,41 @@ _HASH_SHIFT = np.uint64(64 - 15)
 _LOOSE = 1.0 - 1e-12  # margin of the division-free filter of _best_split
 
 
-@njit(cache=True)
-def presort(X, y, shift, idx, code):
-    """Sort every column of ``X``: row indices into ``idx[c]``, ``rank << shift | y`` into ``code[c]``.
-
-    The values are compared through their IEEE bits, mapped to unsigned integers in the same
-    order (negative values: all bits flipped; others: the sign bit set; ``-0.0`` counts as
-    ``0.0``). A column with few distinct values is sorted by counting (:func:`_counting_sort`),
-    the others by radix (:func:`_radix_sort`); both are stable, so equal values keep row
-    order. Returns the first column holding a NaN or an infinite value (and stops there), or
-    -1.
+@njit((U64_T, U64_T, I32_T, I32_T, I64_2D_T), cache=True)
+def _radix_sort(keys, spare, rows, spare_rows, hist):
+    """Sort ``keys`` with their ``rows`` by LSD radix (11-bit digits), skipping digits equal
+    for every key; returns the sorted keys and rows (either the given arrays or the spares).
     """
-    n, p = X.shape
-    group = np.empty((_GROUP, n), dtype=np.uint64)  # the keys of a few columns, read together
-    spare = np.empty(n, dtype=np.uint64)
-    rows = np.empty(n, dtype=np.int32)
-    spare_rows = np.empty(n, dtype=np.int32)
-    hist = np.empty((_N_DIGITS, _RADIX), dtype=np.int64)
-    table = np.empty(_TABLE, dtype=np.uint64)
-    table_slot = np.empty(_TABLE, dtype=np.int32)
-    values = group.view(np.float64)
-    for c0 in range(0, p, _GROUP):
-        g_end = min(_GROUP, p - c0)
-        for i in range(n):  # one pass over the rows of X per group of columns
-            for g in range(g_end):
-                v = X[i, c0 + g]
-                if v - v != 0.0:  # NaN or infinite
-                    return c0 + g
-                values[g, i] = v + 0.0  # -0.0 + 0.0 == +0.0: equal values get equal keys
-        for g in range(g_end):
-            keys = group[g]
-            for i in range(n):
-                k = keys[i]
-                keys[i] = ~k if k & _SIGN else k | _SIGN
-            c = c0 + g
-            if _counting_sort(keys, y, shift, idx[c], code[c], rows, table, table_slot, hist):
-                continue
-            for i in range(n):
-                rows[i] = i
-            keys, sorted_rows = _radix_sort(keys, spare, rows, spare_rows, hist)
-            rank = 0
-            for i in range(n):
-                if i > 0 and keys[i] != keys[i - 1]:
-                    rank += 1
-                row = sorted_rows[i]
-                idx[c, i] = row
-                code[c, i] = (rank << shift) | y[row]
-    return -1
+    n = keys.shape[0]
+    for d in range(_N_DIGITS):
+        for b in range(_RADIX):
+            hist[d, b] = 0
+    for i in range(n):
+        k = keys[i]
+        for d in range(_N_DIGITS):
+            hist[d, (k >> np.uint64(d * _DIGIT_BITS)) & _MASK] += 1
+    for d in range(_N_DIGITS):
+        s = np.uint64(d * _DIGIT_BITS)
+        if n == 0 or hist[d, (keys[0] >> s) & _MASK] == n:
+            continue  # every key has this digit: the pass would not move anything
+        total = 0
+        for b in range(_RADIX):  # bucket sizes -> first position of each bucket
+            size = hist[d, b]
+            hist[d, b] = total
+            total += size
+        for i in range(n):
+            k = keys[i]
+            b = (k >> s) & _MASK
+            j = hist[d, b]
+            hist[d, b] = j + 1
+            spare[j] = k
+            spare_rows[j] = rows[i]
+        keys, spare = spare, keys
+        rows, spare_rows = spare_rows, rows
+    return keys, rows
 
 
-@njit(cache=True)
+@njit((U64_T, I32_T, types.int64, I32_T, I32_T, I32_T, U64_T, I32_T, I64_2D_T), cache=True)
 def _counting_sort(keys, y, shift, idx_c, code_c, slot_of, table, table_slot, hist):
     """Sort by counting when the keys take at most ``_FEW`` values; False (nothing done) else.
 
@@ -153,41 +149,51 @@ def _counting_sort(keys, y, shift, idx_c, code_c, slot_of, table, table_slot, hi
     return True
 
 
-@njit(cache=True)
-def _radix_sort(keys, spare, rows, spare_rows, hist):
-    """Sort ``keys`` with their ``rows`` by LSD radix (11-bit digits), skipping digits equal
-    for every key; returns the sorted keys and rows (either the given arrays or the spares).
+@njit((F64_2D_T, I32_T, types.int64, I32_2D_T, I32_2D_T), cache=True)
+def presort(X, y, shift, idx, code):
+    """Sort every column of ``X``: row indices into ``idx[c]``, ``rank << shift | y`` into ``code[c]``.
+
+    The values are compared through their IEEE bits, mapped to unsigned integers in the same
+    order (negative values: all bits flipped; others: the sign bit set; ``-0.0`` counts as
+    ``0.0``). A column with few distinct values is sorted by counting (:func:`_counting_sort`),
+    the others by radix (:func:`_radix_sort`); both are stable, so equal values keep row
+    order. The values must be finite (the caller checks).
     """
-    n = keys.shape[0]
-    for d in range(_N_DIGITS):
-        for b in range(_RADIX):
-            hist[d, b] = 0
-    for i in range(n):
-        k = keys[i]
-        for d in range(_N_DIGITS):
-            hist[d, (k >> np.uint64(d * _DIGIT_BITS)) & _MASK] += 1
-    for d in range(_N_DIGITS):
-        s = np.uint64(d * _DIGIT_BITS)
-        if n == 0 or hist[d, (keys[0] >> s) & _MASK] == n:
-            continue  # every key has this digit: the pass would not move anything
-        total = 0
-        for b in range(_RADIX):  # bucket sizes -> first position of each bucket
-            size = hist[d, b]
-            hist[d, b] = total
-            total += size
-        for i in range(n):
-            k = keys[i]
-            b = (k >> s) & _MASK
-            j = hist[d, b]
-            hist[d, b] = j + 1
-            spare[j] = k
-            spare_rows[j] = rows[i]
-        keys, spare = spare, keys
-        rows, spare_rows = spare_rows, rows
-    return keys, rows
+    n, p = X.shape
+    group = np.empty((_GROUP, n), dtype=np.uint64)  # the keys of a few columns, read together
+    spare = np.empty(n, dtype=np.uint64)
+    rows = np.empty(n, dtype=np.int32)
+    spare_rows = np.empty(n, dtype=np.int32)
+    hist = np.empty((_N_DIGITS, _RADIX), dtype=np.int64)
+    table = np.empty(_TABLE, dtype=np.uint64)
+    table_slot = np.empty(_TABLE, dtype=np.int32)
+    values = group.view(np.float64)
+    for c0 in range(0, p, _GROUP):
+        g_end = min(_GROUP, p - c0)
+        for i in range(n):  # one pass over the rows of X per group of columns
+            for g in range(g_end):
+                values[g, i] = X[i, c0 + g] + 0.0  # -0.0 + 0.0 == +0.0: equal values, equal keys
+        for g in range(g_end):
+            keys = group[g]
+            for i in range(n):
+                k = keys[i]
+                keys[i] = ~k if k & _SIGN else k | _SIGN
+            c = c0 + g
+            if _counting_sort(keys, y, shift, idx[c], code[c], rows, table, table_slot, hist):
+                continue
+            for i in range(n):
+                rows[i] = i
+            keys, sorted_rows = _radix_sort(keys, spare, rows, spare_rows, hist)
+            rank = 0
+            for i in range(n):
+                if i > 0 and keys[i] != keys[i - 1]:
+                    rank += 1
+                row = sorted_rows[i]
+                idx[c, i] = row
+                code[c, i] = (rank << shift) | y[row]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _score(sum_left, w_left, sum_right, w_right):
     """``sum_left / w_left + sum_right / w_right``, a side of weight 0 counting 0."""
     score = 0.0
@@ -198,7 +204,7 @@ def _score(sum_left, w_left, sum_right, w_right):
     return score
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _may_beat(sum_left, w_left, sum_right, w_right, best):
     """False only when :func:`_score` is surely not above ``best``.
 
@@ -211,7 +217,11 @@ def _may_beat(sum_left, w_left, sum_right, w_right, best):
     return sum_left * w_right + sum_right * w_left > best * (w_left * w_right) * _LOOSE
 
 
-@njit(cache=True, error_model="numpy")
+@njit(
+    (I32_2D_T, I32_2D_T, types.int64, F64_T, F64_T, types.int64, types.int64, F64_T),
+    cache=True,
+    error_model="numpy",
+)
 def _best_split(idx, code, shift, w, counts, s, e, left):
     """The Gini split of the rows at positions ``s:e``: ``(column, last left position)``.
 
@@ -306,7 +316,7 @@ def _best_split(idx, code, shift, w, counts, s, e, left):
     return best_c, best_q
 
 
-@njit(cache=True)
+@njit((I32_2D_T, types.int64, types.int64, types.int64), cache=True)
 def _median_split(code, shift, s, e):
     """The cheap split used after the deadline: ``(column, last left position)``.
 
@@ -338,7 +348,22 @@ def _median_split(code, shift, s, e):
     return -1, -1  # not reached: the column has two distinct values
 
 
-@njit(cache=True)
+@njit(
+    (
+        I32_2D_T,
+        I32_2D_T,
+        types.int64,
+        types.int64,
+        types.int64,
+        types.int64,
+        types.int64,
+        U8_T,
+        I32_T,
+        I32_T,
+        U8_T,
+    ),
+    cache=True,
+)
 def _partition(idx, code, s, e, col, pos, keep, side, buf_idx, buf_code, buf_side):
     """Split the rows at positions ``s:e`` of every column into the two children, stably.
 
@@ -392,7 +417,7 @@ def _partition(idx, code, s, e, col, pos, keep, side, buf_idx, buf_code, buf_sid
                 write_right += 1 - goes_left
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _impure(counts):
     """True when at least two classes have positive weight."""
     positive = 0
@@ -401,7 +426,30 @@ def _impure(counts):
     return positive >= 2
 
 
-@njit(cache=True)
+@njit((I32_2D_T, types.int64, types.int64, F64_T, I32_T, F64_T, I32_T), cache=True)
+def _renumber(idx, s, e, w, origin, w_local, remap):
+    """Number the rows at positions ``s:e`` as ``s .. e - 1`` (their order in column 0).
+
+    ``remap`` (one entry per row of the table) is scratch; ``origin`` and ``w_local`` (empty
+    for unit weights) receive each new number's row and weight.
+    """
+    ic = idx[0]
+    for t in range(s, e):
+        remap[ic[t]] = t
+        origin[t] = ic[t]
+    for c in range(idx.shape[0]):
+        ic = idx[c]
+        for t in range(s, e):
+            ic[t] = remap[ic[t]]
+    if w.shape[0]:
+        for t in range(s, e):
+            w_local[t] = w[origin[t]]
+
+
+@njit(
+    (I32_2D_T, I32_2D_T, F64_T, I64_2D_T, F64_2D_T, I32_2D_T, F64_2D_T, I64_T, I32_T, F64_T),
+    cache=True,
+)
 def grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_local):
     """Grow the tree depth-first from the open nodes on ``stack``, until a budget of work.
 
@@ -505,23 +553,3 @@ def grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_lo
     ctl[TOP] = top
     ctl[N_NODES] = n_nodes
     return status
-
-
-@njit(cache=True)
-def _renumber(idx, s, e, w, origin, w_local, remap):
-    """Number the rows at positions ``s:e`` as ``s .. e - 1`` (their order in column 0).
-
-    ``remap`` (one entry per row of the table) is scratch; ``origin`` and ``w_local`` (empty
-    for unit weights) receive each new number's row and weight.
-    """
-    ic = idx[0]
-    for t in range(s, e):
-        remap[ic[t]] = t
-        origin[t] = ic[t]
-    for c in range(idx.shape[0]):
-        ic = idx[c]
-        for t in range(s, e):
-            ic[t] = remap[ic[t]]
-    if w.shape[0]:
-        for t in range(s, e):
-            w_local[t] = w[origin[t]]

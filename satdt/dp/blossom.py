@@ -7,9 +7,8 @@ depth-two subtrees at the bottom) is known almost at once and improves until the
 space is exhausted, which proves it optimal. Memory is proportional to the data: one current
 tree, no cache.
 
-This module prepares the data (merging duplicate rows and dropping redundant features with
-the shared :func:`satdt.prepare.group_rows` and :func:`satdt.prepare.distinct_features`,
-then :func:`satdt.dp._counts.build_data`), drives the search kernels of
+This module prepares the data (:func:`satdt.dp.common.prepare_binary`: duplicate rows
+merged, redundant features dropped), drives the search kernels of
 :mod:`satdt.dp._blossom_kernels` in chunks so the deadline is honoured, and turns the
 kernels' heap-ordered trees into :class:`satdt.tree.Tree` objects.
 
@@ -20,81 +19,29 @@ it exhausts the space without one, the caller's tree is the proven optimum.
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DataError
-from ..prepare import distinct_features, group_rows
 from ..result import DPStats, Recorder, SearchResult
 from ..tree import Tree
 from . import _blossom_kernels as k
-from ._counts import Data, Scratch, build_data, new_scratch, new_space
+from .common import (
+    Data,
+    PreparedBinary,
+    Scratch,
+    bound_to_beat,
+    check_inputs,
+    new_scratch,
+    new_space,
+    prepare_binary,
+    start_stats,
+    tolerance,
+)
 
 # Seconds of work per kernel call: short enough to honour a deadline and report incumbents
 # promptly, long enough that the Python round trip costs nothing.
 _CHUNK_SECONDS = 0.02
-# Relative tolerance on errors (sums of float weights in different orders), times the total
-# weight: a tree's recomputed error must match the search's within it, and a tree must beat
-# ``upper_bound`` by more than it to count as strictly better.
-_REL_TOL = 1e-9
-
-
-@dataclass(frozen=True)
-class PreparedBinary:
-    """The data as the kernels see it.
-
-    ``data`` holds the distinct rows over the kept features, each kept feature flipped when
-    that makes it sparser (``flip``); ``keep[j]`` is the column of ``B`` behind feature j;
-    ``floor`` is the irreducible error of the data (no tree can do better); ``count[u]`` is
-    the number of training rows (of positive weight) merged into distinct row u, for
-    supports (DL8.5's ``min_support``).
-    """
-
-    data: Data
-    keep: np.ndarray  # int64 (M,)
-    flip: np.ndarray  # bool (M,)
-    floor: float
-    count: np.ndarray  # int64 (N,)
-
-
-def prepare_binary(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> PreparedBinary:
-    """Merge duplicate rows into class weights; drop constant, identical and complementary features.
-
-    Rows with the same features but different classes can never be separated: a distinct row
-    keeps its per-class weights, and its weight minus its heaviest class is irreducible (the
-    paper's preprocessing (a), for any number of classes). Two features that are equal or
-    complementary on every row split the same way, so one is enough (preprocessing (b)).
-    The search does not depend on the order of the distinct rows (with unit weights, its
-    results are identical for any order; with fractional weights only float rounding of sums
-    can differ).
-    """
-    used = w > 0
-    if not used.all():
-        B, y, w = B[used], y[used], w[used]
-    n, m = B.shape
-    if n == 0 or m == 0:  # at most one distinct row
-        first = np.zeros(min(n, 1), dtype=np.int64)
-        inverse = np.zeros(n, dtype=np.int64)
-    else:
-        first, inverse = group_rows(B)
-    N = first.shape[0]
-    if N >= 2**31:
-        raise DataError(f"at most 2**31 - 1 distinct rows are supported; got {N}")
-    W = np.zeros((N, n_classes))
-    np.add.at(W, (inverse, y), w)
-    count = np.bincount(inverse, minlength=N).astype(np.int64)
-    del inverse
-    U = B[first]
-    keep = distinct_features(U) if N > 1 else np.zeros(0, dtype=np.int64)
-    if keep.shape[0] < m:
-        U = U[:, keep]
-    data, flip = build_data(U, W, copy=False)
-    return PreparedBinary(
-        data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()), count=count
-    )
 
 
 def _allocate(
@@ -130,6 +77,22 @@ def _allocate(
         large=new_space(M, C, pairs=False),
     )
     return state, ctl, fctl, new_scratch(M, C), bottom
+
+
+def _start(data: Data, state: k.State, ctl: np.ndarray, scr: Scratch) -> None:
+    """Reset the search: the root holds every row and is the only bud (in NumPy: one kernel
+    less to compile)."""
+    state.perm[0] = np.arange(state.perm.shape[1], dtype=np.int32)
+    state.ip[1, k.START] = 0
+    state.ip[1, k.END] = state.perm.shape[1]
+    ctl[k.C_SEQ :] = 0
+    ctl[k.C_QKEY] = -1
+    ctl[k.C_XKEY] = -1
+    state.ip[:, k.SIM_STAMP] = -1
+    k.init_position(1, 0, 0, -1, data, state, ctl, scr)
+    P = state.ip.shape[0]  # the root enters the FIFO of buds (the kernels' _enqueue)
+    state.stk[P + ctl[k.C_TAIL] % P] = 1
+    ctl[k.C_TAIL] += 1
 
 
 def _heap_to_tree(
@@ -180,76 +143,6 @@ def _checked_tree(value: float, inc: np.ndarray, prep: PreparedBinary, B, y, w, 
             f"internal error: the search reports error {value} but its tree has error {error}"
         )
     return tree
-
-
-def check_inputs(
-    B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, *, binary: bool = True
-) -> None:
-    """Reject inputs the kernels cannot handle, saying the rule, the value seen and the fix.
-
-    ``binary``: the features must be 0/1 (Blossom, DL8.5); else any finite numbers (ConTree).
-    """
-    name = "B" if binary else "X"
-    n = B.shape[0] if B.ndim == 2 else -1
-    if B.ndim != 2 or y.shape != (n,) or w.shape != (n,):
-        raise DataError(
-            f"{name} must be (n, m) with y and sample_weight of length n; got {name} {B.shape}, "
-            f"y {y.shape}, sample_weight {w.shape}: pass arrays with one entry per row"
-        )
-    if binary and B.size and B.max() > 1:
-        raise DataError(
-            f"B must hold 0/1 values; found {int(B.max())}: binarize the features first"
-        )
-    if not binary and B.size and not np.all(np.isfinite(B)):
-        raise DataError("X must hold finite numbers: impute or drop rows with NaN or inf")
-    if n and (y.min() < 0 or y.max() >= n_classes):
-        raise DataError(
-            f"class indices must lie in [0, {n_classes}); found {int(y.min())}..{int(y.max())}: "
-            "encode the labels as 0 .. n_classes - 1"
-        )
-    if not np.all(np.isfinite(w)) or (w < 0).any():
-        raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
-    if depth < 0:
-        raise DataError(f"max_depth must be >= 0; got {depth}")
-
-
-def start_stats(kind: type[DPStats], B: np.ndarray, prep: PreparedBinary, recorder: Recorder):
-    """A DP search's statistics (``kind``, a :class:`DPStats` subclass), set on the recorder."""
-    N, M = prep.data.Bd.shape
-    stats = kind(
-        rows=int(B.shape[0]),
-        distinct_rows=int(N),
-        features=int(B.shape[1]),
-        features_used=int(M),
-        irreducible_error=prep.floor,
-    )
-    recorder.stats = stats
-    return stats
-
-
-def tolerance(w: np.ndarray) -> float:
-    """How much two errors may differ by float rounding alone (relative to the total weight)."""
-    return _REL_TOL * max(1.0, float(w.sum()))
-
-
-def bound_to_beat(upper_bound: float | None, recorder: Recorder, w: np.ndarray) -> float:
-    """The error a DP search must beat: ``upper_bound`` less a rounding tolerance (``inf`` if None).
-
-    The tree the bound comes from must already be the recorder's incumbent, since the search
-    reports only better trees.
-    """
-    if upper_bound is None:
-        return math.inf
-    tol = tolerance(w)
-    bound = float(upper_bound) - tol
-    best = recorder.best
-    if math.isnan(bound) or best is None or best.value > float(upper_bound) + tol:
-        seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
-        raise DataError(
-            f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
-            f"the recorder holds {seen}: record that tree first (recorder.improve)"
-        )
-    return bound
 
 
 def solve_min_error(
@@ -343,7 +236,7 @@ class BlossomRun:
         self.prep, self.K, self.source = prep, K, source
         self.recorder, self.stats = recorder, stats
         self.state, self.ctl, self.fctl, self.scr, self.bottom = _allocate(prep, K, bound)
-        k.start(prep.data, self.state, self.ctl, self.scr)
+        _start(prep.data, self.state, self.ctl, self.scr)
         self.budget = 20_000
         self.proven = False
 
@@ -401,13 +294,3 @@ class BlossomRun:
         stats.cuts = int(ctl[k.C_CUTS])
         stats.similarity_cuts = int(ctl[k.C_SIM_CUTS])
         stats.complete_trees = int(ctl[k.C_TREES])
-
-
-def warmup() -> None:
-    """Compile (or load from numba's cache) every kernel on a tiny problem."""
-    rng = np.random.default_rng(0)
-    B = rng.integers(0, 2, size=(24, 5), dtype=np.uint8)
-    y = rng.integers(0, 3, size=24)
-    w = rng.random(24)
-    for depth in (1, 2, 3):
-        solve_min_error(B, y, 3, depth, sample_weight=w, recorder=Recorder("error"))

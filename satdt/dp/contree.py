@@ -12,7 +12,8 @@ data using dynamic programming with branch-and-bound" (AAAI 2025). The recursion
   interval shrinking (Theorem 2, Eq. (10)) and sub-interval pruning (Theorem 3);
 * the depth-two subroutine D2Split (Algorithm 2), which solves both depth-one children of
   a split in one pass over the sorted data, and a whole depth-two Branch in one kernel
-  (:func:`satdt.dp._contree_kernels.solve_d2`);
+  (:func:`satdt.dp._contree_d2.solve_d2`; on a first run, until that kernel is compiled in
+  the background, depth-two subproblems recurse in Python, finding the same optima);
 * a cache of solved subproblems keyed by (row set, remaining depth), holding the exact
   optimum or a lower bound (the optimum is at least the upper bound a search failed under);
 * ``max_gap``: the root accepts only trees better than the incumbent by more than the gap,
@@ -52,7 +53,8 @@ from ..prepare import group_rows
 from ..result import ConTreeStats, Recorder, SearchResult
 from ..tree import Tree
 from . import _contree_kernels as k
-from .blossom import check_inputs
+from . import kernels
+from .common import check_inputs
 from .greedy import greedy_numeric_tree
 
 #: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
@@ -125,7 +127,7 @@ def prepare_numeric(
     for f in range(m):
         vals = np.unique(X[:, f]) if column_values is None else column_values[f]
         values.append(vals)
-        k.column_ranks(X, f, vals, ranks)
+        ranks[:, f] = np.searchsorted(vals, X[:, f])
         check_time()
     if n:
         first, inverse = group_rows(ranks)
@@ -148,7 +150,7 @@ def _root_order(prep: PreparedNumeric) -> np.ndarray:
     m, N = prep.Rt.shape
     order = np.empty((m, N), dtype=np.int32)
     for f in range(m):
-        k.rank_order(prep.Rt[f], len(prep.values[f]), order[f])
+        order[f] = np.argsort(prep.Rt[f], kind="stable")
     return order
 
 
@@ -175,6 +177,7 @@ class _Search:
         self.prep = prep
         self.flags = flags
         self.d2 = d2
+        self.d2_kernel: Callable[..., float] | None = None
         self.cap = max_cache_mb * 2**20
         self.deadline = deadline
         self.stats = stats
@@ -187,6 +190,15 @@ class _Search:
         self.FQ = np.zeros(C)
         self.CL = np.zeros(C)
         self.on_root = on_root
+
+    def _d2_ready(self) -> bool:
+        """Whether depth-two subproblems go to the D2Split kernel: when asked for (``d2``) and
+        compiled; until then (a first run) they recurse in Python, which finds the same optima."""
+        if self.d2_kernel is None and self.d2 and kernels.ready(["contree_d2"]):
+            from ._contree_d2 import solve_d2
+
+            self.d2_kernel = solve_d2
+        return self.d2_kernel is not None
 
     def _store(self, key: tuple[int, bytes], value: float, node: Any, exact: bool) -> None:
         old = self.cache.get(key)
@@ -206,7 +218,7 @@ class _Search:
         self.stats.bottom_solves += 1
         if d == 2:
             deadline = math.inf if self.deadline is None else self.deadline
-            value = k.solve_d2(
+            value = self.d2_kernel(
                 order,
                 p.Rt,
                 p.W,
@@ -257,7 +269,7 @@ class _Search:
             if hit is not None and (hit[2] or hit[0] >= ub):
                 self.stats.cache_hits += 1
                 return (hit[0], hit[1]) if hit[0] < ub else (hit[0], None)
-        if d == 1 or (d == 2 and self.d2):
+        if d == 1 or (d == 2 and self._d2_ready()):
             value, node = self._kernel(order, d, ub, slack)
             if d == 2 and self.out[k.O_TIMEOUT]:
                 if root and node is not None:  # the best depth-two tree so far, not proven
@@ -407,7 +419,7 @@ def _primal(
     lies between two data values), so they become ConTree incumbents and bounds.
     """
     from ..binarize import Binarizer
-    from .blossom import solve_min_error as blossom
+    from .blossom import solve_min_error as blossom  # its kernels are ready (see the caller)
 
     binarizer = Binarizer(max_thresholds=PRIMAL_THRESHOLDS).fit(X)
     B = binarizer.transform(X)
@@ -493,6 +505,8 @@ def solve_min_error(
     if not (max_gap >= 0):
         raise DataError(f"max_gap must be >= 0; got {max_gap}")
     flags, d2 = _flags(prune)
+    if d2 and not kernels.request(["contree_d2"]):  # no background compilation: here, now
+        kernels.load(["contree_d2"])
     total = float(w.sum())
     tol = _REL_TOL * max(1.0, total)
     gap = float(max_gap) * total if 0 < max_gap < 1 else float(max_gap)
@@ -560,13 +574,15 @@ def solve_min_error(
         elif deadline is not None and max_depth >= PRIMAL_DEPTH:
             # the exact search briefly (easy problems end here), then Blossom's good trees
             # early (_primal), then the exact search again with their bound and its cache
+            kernels.request(["blossom"])
             left = max(deadline - time.perf_counter(), 0.0)
             search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
             try:
                 value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
             except TimeUp:
-                until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
-                _primal(X, y, w, n_classes, max_depth, min(until, deadline), prep, report)
+                if kernels.ready(["blossom"]):  # on a first run they may be compiling still
+                    until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
+                    _primal(X, y, w, n_classes, max_depth, min(until, deadline), prep, report)
                 if recorder.best is not None:
                     ub = min(ub, recorder.best.value - slack)
                 search.deadline = deadline
@@ -590,13 +606,3 @@ def solve_min_error(
     else:
         recorder.lower_bound = prep.floor
     return recorder.snapshot(proven_optimal=proven and gap == 0)
-
-
-def warmup() -> None:
-    """Compile (or load from numba's cache) every kernel on a tiny problem."""
-    rng = np.random.default_rng(0)
-    X = rng.integers(0, 5, size=(30, 3)).astype(np.float64)
-    y = rng.integers(0, 3, size=30)
-    w = rng.random(30)
-    for depth in (1, 2, 3):
-        solve_min_error(X, y, 3, depth, sample_weight=w, recorder=Recorder("error"))

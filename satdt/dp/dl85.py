@@ -14,7 +14,8 @@ child ``child_ub`` minus the left child's error (lines 17 and 20), and a better 
 depth at most the remaining depth. Nodes with two levels left (one, if ``max_depth`` is 1)
 are solved exactly by the shared depth-two solver of :mod:`satdt.dp._counts` (with a
 larger ``min_support``, by its variant under the support rule in
-:mod:`satdt.dp._dl85_kernels`; one level left is then solved in NumPy). The depth-two
+:mod:`satdt.dp._dl85_kernels`, whose kernels load only then; one level left is then solved
+in NumPy). The depth-two
 children of a node with three levels left are counted in the parent's feature space, the
 smaller child directly and the larger by subtraction (Blossom's and MurTree's scheme).
 Lower bounds: the irreducible error of a node's rows (rows that agree on every feature but
@@ -71,29 +72,28 @@ from ..errors import DataError
 from ..result import DL85Stats, Recorder, Restart, SearchResult
 from ..tree import Tree
 from ._counts import (
-    Data,
     count_in_space,
     eval_pairs,
     make_space,
-    new_scratch,
-    new_space,
+    node_totals,
     similarity_bound,
     single_counts,
     solve_depth1,
     solve_depth2,
 )
-from ._dl85_kernels import eval_pairs_support, node_totals
-from .blossom import (
+from .common import (
+    Data,
     PreparedBinary,
     bound_to_beat,
     check_inputs,
+    new_scratch,
+    new_space,
     prepare_binary,
     start_stats,
     tolerance,
 )
+from .rules import RULES, SCHEDULES, Rule, relaxation
 
-RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
-SCHEDULES = ("monotonic", "exponential", "luby")
 DEFAULT_CACHE_MB = 512
 # Estimated bytes of one cache entry besides its key's row bytes (dict slot, tuples, floats).
 _ENTRY_BYTES = 200
@@ -121,71 +121,6 @@ class Companion(Protocol):
     every: float
 
     def pause(self, now: float) -> bool: ...
-
-
-def luby(i: int) -> int:
-    """The i-th term (from 1) of the Luby sequence 1, 1, 2, 1, 1, 2, 4, 1, ..."""
-    k = 1
-    while (1 << k) - 1 < i:
-        k += 1
-    while True:
-        if i == (1 << k) - 1:
-            return 1 << (k - 1)
-        i -= (1 << (k - 1)) - 1
-        k = 1
-        while (1 << k) - 1 < i:
-            k += 1
-
-
-def relaxation(schedule: str, step: float, restart: int) -> float:
-    """How far the rule is relaxed before restart ``restart`` (0 for the first one).
-
-    The sum of the first ``restart`` increments: ``step`` each (monotonic), ``step * 2^r``
-    (exponential: the limit roughly doubles), ``step * luby(r + 1)`` (Luby).
-    """
-    if schedule == "monotonic":
-        return step * restart
-    if schedule == "exponential":
-        return step * ((1 << restart) - 1)
-    if schedule == "luby":
-        return step * sum(luby(r + 1) for r in range(restart))
-    raise DataError(f"relax must be one of {list(SCHEDULES)}, got {schedule!r}")
-
-
-class _Rule:
-    """A CA-DL8.5 rule (Table 1) at one limit: which features a node may try.
-
-    ``state`` is what the rule carries down a path: the discrepancies spent, the gain gap
-    accumulated (``0`` for the rules that keep none).
-    """
-
-    def __init__(self, name: str, limit: float) -> None:
-        self.name = name
-        self.limit = limit
-
-    def stops(self, leaf: float, weight: float) -> bool:
-        """Purity rule: a node pure enough is not expanded (Table 1, ``prune``)."""
-        return self.name == "purity" and weight > 0 and 1.0 - leaf / weight >= self.limit
-
-    def mask(self, state: float, depth: int, gaps: np.ndarray | None, n: int) -> np.ndarray:
-        """Which of a node's ``n`` features (heuristic order) the rule lets it try."""
-        index = np.arange(n)
-        if self.name == "discrepancy":
-            return index <= self.limit - state + 1e-9
-        if self.name == "topk":
-            return index < self.limit
-        if self.name == "topk_star":
-            return index < max(1, int(self.limit) >> depth)
-        if self.name == "gain" and gaps is not None:
-            return state + gaps <= self.limit + 1e-12
-        return np.ones(n, dtype=bool)
-
-    def child_state(self, state: float, i: int, gap: float) -> float:
-        if self.name == "discrepancy":
-            return state + i
-        if self.name == "gain":
-            return state + gap
-        return 0.0
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -262,7 +197,7 @@ class _Search:
         self.partial: dict[tuple[int, bytes], tuple[Any, ...]] = {}
         self.partial_bytes = 0.0
         self.full = False
-        self.rule: _Rule | None = None
+        self.rule: Rule | None = None
         self.nodes = 0
         self.hits = 0
         self.bottom = 0
@@ -311,7 +246,7 @@ class _Search:
             return
         self.local[lkey] = (ub, value, tree)
 
-    def new_restart(self, rule: _Rule | None) -> None:
+    def new_restart(self, rule: Rule | None) -> None:
         """Results pruned by the previous rule are forgotten; exact ones stay (Algorithm 2)."""
         self.rule = rule
         self.frames.clear()
@@ -401,7 +336,9 @@ class _Search:
         return float(e), (int(f), left, right)
 
     def _depth2_support(self, rows: np.ndarray) -> tuple[float, Any]:
-        """Depth-two optimum under ``min_support`` (:mod:`._dl85_kernels`)."""
+        """Depth-two optimum under ``min_support`` (:mod:`._dl85_kernels`, loaded when used)."""
+        from ._dl85_kernels import eval_pairs_support
+
         self.bottom += 1
         a, _ = make_space(rows, self.data, self.scr, self.space)
         make_space(rows, self.sup_data, self.sup_scr, self.sup_space)
@@ -756,7 +693,7 @@ def solve_min_error(
         purity (default 0.05) for ``gain`` / ``purity``.
     prep, companion
         For a portfolio (:mod:`satdt.dp.portfolio`): the data already prepared by
-        :func:`~satdt.dp.blossom.prepare_binary` from the same arguments, and a search run in
+        :func:`~satdt.dp.common.prepare_binary` from the same arguments, and a search run in
         slices between this one's nodes that reports to the same recorder. Each restart
         starts from the recorder's incumbent, whoever found it; when the companion proves
         it optimal, so is the result.
@@ -831,7 +768,7 @@ def solve_min_error(
             if rule is not None:
                 start = {"discrepancy": 0.0, "topk": 1.0, "topk_star": 1.0, "gain": 0.0}
                 base = start.get(rule, 1.0 - root_leaf / max(float(W.sum()), 1e-300) + step)
-                active = _Rule(rule, base + relaxation(relax, step, restart))
+                active = Rule(rule, base + relaxation(relax, step, restart))
             search.new_restart(active)
             tic = time.perf_counter()
             value, nested, terminal = search.node(rows, K, 0, to_beat(), 0.0)
@@ -877,16 +814,3 @@ def _fill_stats(stats: DL85Stats, search: _Search, restarts: int) -> None:
     stats.cache_mb = (search.bytes + search.local_bytes + search.partial_bytes) / 2**20
     stats.cache_full = search.full
     stats.restarts = restarts
-
-
-def warmup() -> None:
-    """Compile (or load from numba's cache) the shared kernels DL8.5 calls, on a tiny problem."""
-    rng = np.random.default_rng(0)
-    B = rng.integers(0, 2, size=(24, 5), dtype=np.uint8)
-    y = rng.integers(0, 3, size=24)
-    w = rng.random(24)
-    for depth in (1, 2, 3):
-        for min_support in (1, 2):
-            solve_min_error(
-                B, y, 3, depth, sample_weight=w, recorder=Recorder("error"), min_support=min_support
-            )

@@ -29,19 +29,23 @@ import time
 
 import numpy as np
 
-from ..binarize import readable_threshold
+from ..binarize import readable_thresholds
 from ..errors import DataError, SatdtError
 from ..tree import LEAF, Tree
-from . import _greedy_kernels as _k
+from . import kernels
+from ._greedy_numpy import grow_numpy
 
 # Row-column visits between two looks at the clock (some 10 - 50 ms of work).
 _BUDGET = 1 << 24
-# Codes rank << shift | class are int32 while they stay below this, else int64.
+# The kernels' codes rank << shift | class are int32: they must stay below this.
 _CODE_LIMIT = 2**31
 # Initial capacity of the stack of open nodes (doubled when full).
 _STACK = 64
 # Subtrees of at most this many rows renumber them, so that they work in the cache.
 _LOCAL = 1 << 18
+# From this many rows on the Numba kernels grow the tree (NumPy below: as fast there, and
+# nothing to compile).
+KERNEL_ROWS = 20_000
 
 
 def greedy_numeric_tree(
@@ -97,27 +101,47 @@ def _grow(
     max_depth: int | None,
     deadline: float | None,
 ) -> tuple[Tree, bool]:
-    """:func:`greedy_numeric_tree`, also saying whether the deadline forced the median rule."""
+    """:func:`greedy_numeric_tree`, also saying whether the deadline forced the median rule.
+
+    Large tables grow with the Numba kernels once they are compiled (a background process
+    compiles them the first time, :mod:`satdt.dp.kernels`); smaller ones, and large ones
+    until then, grow the same tree in NumPy (:mod:`satdt.dp._greedy_numpy`).
+    """
     X, y, w = _check_inputs(X, y, n_classes, sample_weight, max_depth)
-    n, p = X.shape
     n_classes = int(n_classes)
+    n = X.shape[0]
+    # the kernels' codes rank << shift | class are int32: beyond, NumPy (with int64 codes)
+    if n < KERNEL_ROWS or n << (n_classes - 1).bit_length() >= _CODE_LIMIT:
+        return grow_numpy(X, y, n_classes, w, max_depth, deadline)
+    if not kernels.ready(["greedy"]):
+        kernels.request(["greedy"])
+        return grow_numpy(X, y, n_classes, w, max_depth, deadline)
+    return _grow_numba(X, y, n_classes, w, max_depth, deadline)
+
+
+def _grow_numba(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    w: np.ndarray,
+    max_depth: int | None,
+    deadline: float | None,
+) -> tuple[Tree, bool]:
+    """:func:`_grow` by the Numba kernels, on checked inputs (``w`` empty: all weights 1)."""
+    from . import _greedy_kernels as _k
+
+    n, p = X.shape
     root_counts = np.bincount(y, weights=w if w.size else None, minlength=n_classes)
     classes = np.arange(n_classes)
     if n == 0:
         tree = Tree.single_leaf(0, classes)
         return tree, False
 
-    # code[c, q] = rank << shift | class (see _greedy_kernels); int64 only when int32 is too small
+    # code[c, q] = rank << shift | class (see _greedy_kernels), below _CODE_LIMIT (see _grow)
     shift = (n_classes - 1).bit_length()
-    code_type = np.int32 if (n << shift) < _CODE_LIMIT else np.int64
     idx = np.empty((p, n), dtype=np.int32)
-    code = np.empty((p, n), dtype=code_type)
-    bad = _k.presort(X, y, shift, idx, code)
-    if bad >= 0:
-        raise DataError(
-            f"column {bad} of X contains NaN or infinite values; the greedy tree needs "
-            f"finite values: impute or drop them first"
-        )
+    code = np.empty((p, n), dtype=np.int32)
+    _k.presort(X, y, shift, idx, code)  # X is finite (_check_inputs)
     n_nodes = 2 * n - 1  # each leaf holds a row
     if max_depth is not None and max_depth < 40:
         n_nodes = min(n_nodes, 2 ** (max_depth + 1) - 1)
@@ -155,32 +179,11 @@ def _grow(
     internal = feature != LEAF
     column = feature[internal]
     threshold = np.full(m, np.nan)
-    threshold[internal] = _thresholds(X[tree[internal, 3], column], X[tree[internal, 4], column])
+    threshold[internal] = readable_thresholds(
+        X[tree[internal, 3], column], X[tree[internal, 4], column]
+    )
     value = np.where(internal, -1, np.argmax(counts, axis=1))
     return Tree(feature, threshold, left, right, value, counts, classes), fell_back
-
-
-def _thresholds(below: np.ndarray, above: np.ndarray) -> np.ndarray:
-    """The shortest decimal in ``[below, above)`` near the midpoint, for each pair.
-
-    Each distinct pair is written once: on real data the same gaps recur in many nodes.
-    """
-    if below.size == 0:
-        return np.zeros(0)
-    pairs = np.empty(below.size, dtype=np.complex128)  # (below, above) as one sortable number
-    pairs.real = below
-    pairs.imag = above
-    pairs, inverse = np.unique(pairs, return_inverse=True)
-    lo, hi = pairs.real, pairs.imag
-    with np.errstate(over="ignore"):
-        mid = lo + (hi - lo) / 2
-    # keep below <= t < above even where the two values are adjacent floats
-    mid = np.where(mid < hi, mid, lo)
-    texts = [
-        float(readable_threshold(t, a, b))
-        for t, a, b in zip(mid.tolist(), lo.tolist(), hi.tolist(), strict=True)
-    ]
-    return np.asarray(texts, dtype=np.float64)[inverse.ravel()]
 
 
 def _check_inputs(
@@ -190,10 +193,17 @@ def _check_inputs(
     sample_weight: np.ndarray | None,
     max_depth: int | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Validated C-contiguous ``X`` (float64), ``y`` (int32) and weights (float64; empty: all 1)."""
+    """Validated C-contiguous finite ``X`` (float64), ``y`` (int32) and weights (float64;
+    empty: all 1)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     if X.ndim != 2:
         raise DataError(f"X must be a 2-D design matrix, got shape {X.shape}")
+    for c in range(X.shape[1]):  # a column at a time: no (n, p) mask
+        if not np.isfinite(X[:, c]).all():
+            raise DataError(
+                f"column {c} of X contains NaN or infinite values; the greedy tree needs "
+                f"finite values: impute or drop them first"
+            )
     n = X.shape[0]
     if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
         raise SatdtError(f"n_classes must be a positive integer, got {n_classes!r}")
@@ -224,12 +234,3 @@ def _check_inputs(
             f"use None to grow until the leaves are pure"
         )
     return X, y, w
-
-
-def warmup_greedy() -> None:
-    """Compile the kernels (or load them from Numba's on-disk cache) on a tiny problem."""
-    rng = np.random.default_rng(0)
-    X = np.round(rng.random((16, 3)), 1)
-    y = rng.integers(0, 2, 16)
-    greedy_numeric_tree(X, y, 2)  # Gini
-    greedy_numeric_tree(X, y, 2, deadline=0.0)  # the median rule

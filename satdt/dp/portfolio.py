@@ -18,8 +18,8 @@ import time
 import numpy as np
 
 from ..result import DPStats, PortfolioStats, Recorder, SearchResult
-from . import dl85
-from .blossom import BlossomRun, bound_to_beat, check_inputs, prepare_binary, tolerance
+from . import kernels
+from .common import bound_to_beat, check_inputs, prepare_binary, tolerance
 
 # CA-DL8.5's rule with the lowest primal integrals besides Blossom in benchmarks/anytime.py.
 DEFAULT_RULE = "topk"
@@ -29,16 +29,26 @@ EVERY = 0.05  # seconds of CA-DL8.5 between two Blossom slices
 
 
 class _BlossomSlices:
-    """Blossom as CA-DL8.5's companion: resumed between DL8.5 nodes for its share of time."""
+    """Blossom as CA-DL8.5's companion: resumed between DL8.5 nodes for its share of time.
 
-    def __init__(self, run: BlossomRun, recorder: Recorder, tol: float, deadline, share, every):
-        self.run, self.recorder, self.tol, self.deadline = run, recorder, tol, deadline
+    ``start()`` makes the search once Blossom's kernels are ready (``None``: not yet; the
+    kernels may still be compiling in the background when CA-DL8.5 starts).
+    """
+
+    def __init__(self, run, start, recorder: Recorder, tol: float, deadline, share, every):
+        self.run, self.start, self.recorder = run, start, recorder
+        self.tol, self.deadline = tol, deadline
         self.ratio = share / (1.0 - share)
         self.every = every
         self.resumed = time.perf_counter()
         self.seconds = 0.0
 
     def pause(self, now: float) -> bool:
+        if self.run is None:
+            self.run = self.start()
+            if self.run is None:
+                return False
+            self.resumed = now  # Blossom's share counts from its start
         best = self.recorder.best
         if best is not None:
             self.run.tighten(best.value - self.tol)
@@ -74,6 +84,11 @@ def solve_min_error(
     seconds of CA-DL8.5 between two Blossom slices. ``recorder.stats`` becomes a
     :class:`~satdt.result.PortfolioStats`: CA-DL8.5's counters, Blossom's in ``blossom``,
     the time each search had, and which one proved the optimum.
+
+    On a fresh install the two searches' kernels may still be compiling in the background
+    (:mod:`satdt.dp.kernels`): the portfolio starts with whichever search is ready (Blossom
+    alone until CA-DL8.5's kernels are, or CA-DL8.5 alone until Blossom's are) and takes the
+    other in as soon as it is ready. With both ready it runs as described above.
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
@@ -94,16 +109,32 @@ def solve_min_error(
         features_used=int(M),
         irreducible_error=prep.floor,
     )
+    source = (B, y, w, n_classes)
+    if not kernels.ready(["counts"]) and not kernels.ready(["blossom"]):
+        kernels.load(["counts"])  # nothing ready: compile here (the caller did not wait)
     if K == 0 or M == 0 or bound <= prep.floor:  # nothing to interleave
+        if not kernels.ready(["counts"]):
+            return _blossom().solve_min_error(
+                B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
+                upper_bound=upper_bound,
+            )  # fmt: skip
+        from . import dl85
+
         return dl85.solve_min_error(
             B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
             upper_bound=upper_bound, rule=rule, prep=prep,
         )  # fmt: skip
-    run = BlossomRun(prep, K, bound, (B, y, w, n_classes), recorder, blossom_stats)
-    first = time.perf_counter() + first_slice
-    proven = run.advance(first if deadline is None else min(first, deadline))
-    blossom_seconds = time.perf_counter() - tic
-    if proven or (deadline is not None and time.perf_counter() >= deadline):
+    run = None
+    proven = False
+    blossom_seconds = 0.0
+    if kernels.ready(["blossom"]):
+        run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats)
+        first = time.perf_counter() + first_slice
+        proven = run.advance(first if deadline is None else min(first, deadline))
+        while not (proven or _past(deadline) or kernels.ready(["counts"])):  # CA-DL8.5 compiling
+            proven = run.advance(_soon(deadline))
+        blossom_seconds = time.perf_counter() - tic
+    if proven or _past(deadline):
         result = run.finish()
         recorder.stats = PortfolioStats(
             **vars(blossom_stats),
@@ -112,7 +143,18 @@ def solve_min_error(
             proven_by="blossom" if proven else "",
         )
         return recorder.snapshot(proven_optimal=result.proven_optimal)
-    slices = _BlossomSlices(run, recorder, tol, deadline, blossom_share, every)
+
+    def start_blossom():
+        """Blossom's search, from the incumbent, once its kernels are ready."""
+        if not kernels.ready(["blossom"]):
+            return None
+        best = recorder.best
+        now = bound if best is None else min(bound, best.value - tol)
+        return _blossom().BlossomRun(prep, K, now, source, recorder, blossom_stats)
+
+    from . import dl85  # ready now (waited for above, or compiled here)
+
+    slices = _BlossomSlices(run, start_blossom, recorder, tol, deadline, blossom_share, every)
     ca_tic = time.perf_counter()
     best = recorder.best
     result = dl85.solve_min_error(
@@ -120,23 +162,34 @@ def solve_min_error(
         upper_bound=None if best is None else best.value, rule=rule, prep=prep,
         companion=slices,
     )  # fmt: skip
-    run.fill_stats()
+    if slices.run is not None:
+        slices.run.fill_stats()
     ca_seconds = time.perf_counter() - ca_tic - slices.seconds
     ca_stats = recorder.stats
+    by_blossom = slices.run is not None and slices.run.proven
     recorder.stats = PortfolioStats(
         **vars(ca_stats),
         blossom=blossom_stats,
         blossom_seconds=blossom_seconds + slices.seconds,
         dl85_seconds=ca_seconds,
-        proven_by=("blossom" if run.proven else "cadl85") if result.proven_optimal else "",
+        proven_by=("blossom" if by_blossom else "cadl85") if result.proven_optimal else "",
     )
     recorder.lower_bound = result.lower_bound
     return recorder.snapshot(proven_optimal=result.proven_optimal)
 
 
-def warmup() -> None:
-    """Compile (or load from numba's cache) the kernels of both searches."""
-    from .blossom import warmup as warmup_blossom
+def _blossom():
+    """The Blossom module, imported when its kernels are wanted (importing it loads them)."""
+    from . import blossom
 
-    warmup_blossom()
-    dl85.warmup()
+    return blossom
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() >= deadline
+
+
+def _soon(deadline: float | None) -> float:
+    """A short slice of Blossom alone, between two looks at CA-DL8.5's kernels."""
+    until = time.perf_counter() + 0.1
+    return until if deadline is None else min(until, deadline)

@@ -1,0 +1,178 @@
+"""The first fit on a fresh install: whole-process times with an empty and a warm Numba cache.
+
+For iris, monk1, a CP4IM file and a continuous file (ConTree), each in its own empty Numba
+cache (``NUMBA_CACHE_DIR``):
+
+* ``satdt fit FILE --max-depth K`` cold (nothing compiled yet) and warm (median of several
+  runs), whole process, interpreter start included;
+* the same cold with ``--time-limit T`` (each in a fresh cache), its time, whether it kept the
+  limit within max(0.5 s, 5 %), and its training accuracy beside CART's of the same depth;
+* ``satdt warmup`` cold (every kernel), and per kernel group;
+* beside them the whole process of pystreed and pycontree on the same files (import + fit),
+  median of several runs (the ``bench`` extra installs them).
+
+    python benchmarks/cold_start.py                  # K = 3, T = 5 s and 2 s, 3 warm runs
+    python benchmarks/cold_start.py --files iris --runs 5
+
+Run from the repository root; data from ``examples/data`` and ``../shared/data``. Never
+collected by pytest; results never become assertions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+FILES = {
+    "iris": ROOT / "examples" / "data" / "iris.csv",
+    "monk1": ROOT / "examples" / "data" / "monk1.csv",
+    "anneal": SHARED / "cp4im" / "anneal.txt",
+    "bank": SHARED / "continuous" / "bank.txt",
+}
+PEERS = ("pystreed", "pycontree")
+
+
+# ---------------------------------------------------------------------- worker side
+def _load(path: Path):
+    import numpy as np
+
+    if path.suffix == ".txt":  # label first, space-separated, no header
+        table = np.loadtxt(path, ndmin=2)
+        return table[:, 1:], table[:, 0].astype(int)
+    table = np.genfromtxt(path, delimiter=",", skip_header=1, encoding="utf-8-sig")
+    return table[:, :-1], table[:, -1].astype(int)
+
+
+def _peer(name: str, path: Path, depth: int) -> None:
+    """Import a peer, load the data, fit, print the training accuracy (timed from outside)."""
+    if name == "pystreed":
+        from pystreed import STreeDClassifier
+
+        X, y = _load(path)
+        model = STreeDClassifier(max_depth=depth, time_limit=600)
+    else:
+        from pycontree import ConTree
+
+        X, y = _load(path)
+        model = ConTree(max_depth=depth, time_limit=600)
+    model.fit(X, y)
+    print(json.dumps({"accuracy": float((model.predict(X) == y).mean())}))
+
+
+def _cart(path: Path, depth: int) -> float:
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = _load(path)
+    return float(DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y).score(X, y))
+
+
+# ---------------------------------------------------------------------- driver side
+def _timed(command: list[str], env: dict[str, str], timeout: float = 900) -> tuple[float, str]:
+    tic = time.perf_counter()
+    done = subprocess.run(
+        command, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
+    elapsed = time.perf_counter() - tic
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or ["?"])[-1]
+        raise RuntimeError(f"{' '.join(command[1:4])}: exit {done.returncode}: {tail}")
+    return elapsed, done.stdout
+
+
+def _env(cache: str) -> dict[str, str]:
+    return {**os.environ, "NUMBA_CACHE_DIR": cache}
+
+
+def _fit(path: Path, depth: int, cache: str, limit: float | None = None) -> tuple[float, dict]:
+    command = [sys.executable, "-m", "satdt.cli", "fit", str(path), "--max-depth", str(depth)]
+    command += ["--format", "json", "--quiet"]
+    if limit is not None:
+        command += ["--time-limit", str(limit)]
+    elapsed, out = _timed(command, _env(cache))
+    return elapsed, json.loads(out)
+
+
+def _accuracy(document: dict, path: Path) -> float:
+    X, y = _load(path)
+    from satdt.tree import Tree
+
+    tree = Tree.from_dict(document["tree"])
+    return float((tree.predict(X) == y).mean())
+
+
+def _finish_background(cache: str) -> None:
+    """Wait for a background compilation of that cache to end (``satdt warmup`` waits on its
+    locks), so that warm runs find every kernel there."""
+    _timed([sys.executable, "-m", "satdt.cli", "warmup"], _env(cache))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--files", default=",".join(FILES), help="comma-separated names")
+    parser.add_argument("--depth", type=int, default=3)
+    parser.add_argument("--limits", default="5,2", help="comma-separated time limits (s)")
+    parser.add_argument("--runs", type=int, default=3, help="warm runs (median)")
+    parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--peer", nargs=3, metavar=("NAME", "FILE", "DEPTH"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args()
+    if args.peer:
+        _peer(args.peer[0], FILES[args.peer[1]], int(args.peer[2]))
+        return
+    names = args.files.split(",")
+    limits = [float(x) for x in args.limits.split(",") if x]
+    depth = args.depth
+
+    print(f"## Whole process of `satdt fit FILE --max-depth {depth}` (seconds)\n")
+    header = "| file | method | cold | warm (median) | cold/warm | proven |"
+    for limit in limits:
+        header += f" cold, limit {limit:g} s | kept | accuracy (CART) |"
+    for peer in () if args.no_peers else PEERS:
+        header += f" {peer} (median) | satdt warm / {peer} |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for name in names:
+        path = FILES[name]
+        with tempfile.TemporaryDirectory() as cache:
+            cold, document = _fit(path, depth, cache)
+            _finish_background(cache)
+            warm = statistics.median(_fit(path, depth, cache)[0] for _ in range(args.runs))
+        row = (
+            f"| {name} | {document['method']} | {cold:.2f} | {warm:.2f} | {cold / warm:.1f} | "
+            f"{'yes' if document['proven_optimal'] else 'no'} |"
+        )
+        cart = _cart(path, depth)
+        for limit in limits:
+            with tempfile.TemporaryDirectory() as cache:
+                elapsed, limited = _fit(path, depth, cache, limit)
+                accuracy = _accuracy(limited, path)
+                _finish_background(cache)  # its compilation goes on after the fit returned
+            kept = elapsed <= limit + max(0.5, 0.05 * limit)
+            row += f" {elapsed:.2f} | {'yes' if kept else 'NO'} | {accuracy:.3f} ({cart:.3f}) |"
+        for peer in () if args.no_peers else PEERS:
+            command = [sys.executable, __file__, "--peer", peer, name, str(depth)]
+            times = [_timed(command, dict(os.environ))[0] for _ in range(args.runs)]
+            peer_time = statistics.median(times)
+            row += f" {peer_time:.2f} | {warm / peer_time:.2f} |"
+        print(row, flush=True)
+
+    print("\n## `satdt warmup` on an empty cache\n")
+    with tempfile.TemporaryDirectory() as cache:
+        elapsed, out = _timed([sys.executable, "-m", "satdt.cli", "warmup"], _env(cache))
+        print(f"whole process: {elapsed:.2f} s\n\n```text\n{out.strip()}\n```")
+        elapsed, _ = _timed([sys.executable, "-m", "satdt.cli", "warmup"], _env(cache))
+        print(f"\nagain (loads from the cache): {elapsed:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,273 @@
+"""What every dynamic-programming search shares before its kernels run (NumPy only).
+
+The binary data as the counting kernels of :mod:`satdt.dp._counts` read them, grouped in
+named tuples of flat, C-contiguous arrays (Numba compiles ``typing.NamedTuple`` values of
+arrays in nopython mode and reads their fields by name):
+
+- :class:`Data`: the distinct rows of the training data, each with its class weights;
+- :class:`Scratch`: per-feature work arrays of one search, overwritten by every call;
+- :class:`Space`: the class weights of one set of rows over the features that split it,
+  singly and in pairs (MurTree's depth-two counting), in a local feature numbering.
+
+Rows are named by their index in :class:`Data`; a set of rows is an ``int32`` array of such
+indices (a slice of a search's row permutation).
+
+Also the shared preparation (:func:`prepare_binary`: duplicate rows merged, redundant
+features dropped), the input checks, the rounding tolerance and the bound a search must beat.
+Nothing here imports Numba, so a search can prepare its data while its kernels compile.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import DataError
+from ..prepare import distinct_features, group_rows
+from ..result import DPStats, Recorder
+
+# Relative tolerance on errors (sums of float weights in different orders), times the total
+# weight: a tree's recomputed error must match the search's within it, and a tree must beat
+# ``upper_bound`` by more than it to count as strictly better.
+_REL_TOL = 1e-9
+# Cells (rows x features) per block when building the CSR 1-features, so that NumPy's int64
+# index temporaries stay small (at most 32 MB) however large the data is.
+_CSR_BLOCK_CELLS = 1 << 21
+
+
+class Data(NamedTuple):
+    """The ``N`` distinct rows over ``M`` binary features, as every counting kernel reads them.
+
+    Features are stored *flipped* where that makes them sparser (see :func:`build_data`): the
+    kernels only ever visit the 1-entries of a row, so a sparse matrix is cheap to count.
+    """
+
+    Bd: np.ndarray  # uint8 (N, M): the binary features (after the flip)
+    W: np.ndarray  # float64 (N, C): class weights of each distinct row
+    pure: np.ndarray  # int64 (N,): the only class of a row, -1 if it has several
+    ones_ptr: np.ndarray  # int64 (N + 1,): row u's 1-features are ones[ones_ptr[u]:ones_ptr[u + 1]]
+    ones: np.ndarray  # int32 (nnz,): 1-features of each row, ascending (CSR indices)
+    rirr: np.ndarray  # float64 (N,): irreducible error of each row (weight minus heaviest class)
+
+
+class Scratch(NamedTuple):
+    """Work arrays of the counting kernels, sized by ``M`` features and ``C`` classes."""
+
+    single: np.ndarray  # float64 (M, C): class weights of the rows having feature f
+    n1: np.ndarray  # int64 (M,): number of rows having feature f
+    tot: np.ndarray  # float64 (C,): class weights of all the rows
+    side: np.ndarray  # float64 (C,): class weights of one side of a split
+    score: np.ndarray  # float64 (M,): a score per feature (e.g. a heuristic's)
+    buf: np.ndarray  # int64 (M,): features (or local indices) of one row or one list
+    cand: np.ndarray  # int64 (M,): local indices taking part in a depth-two evaluation
+    best_left: np.ndarray  # float64 (M,): best one-split error of a root feature's 0-side
+    best_right: np.ndarray  # float64 (M,): ... and of its 1-side
+    arg_left: np.ndarray  # int64 (M,): the split giving best_left (-1: a leaf)
+    arg_right: np.ndarray  # int64 (M,): the split giving best_right (-1: a leaf)
+
+
+class Space(NamedTuple):
+    """Class weights of a set of rows over the ``a`` features that split it, in local indices.
+
+    Local index ``i < a`` stands for feature ``act[i]``; ``loc[f]`` is feature f's local index
+    (-1 if f does not split the rows). ``pairs[(i * a + j) * C + c]`` (``i < j``) is the weight
+    of class c on the rows having both features.
+    """
+
+    pairs: np.ndarray  # float64 (M * M * C,) or (1,) when pairs are not needed
+    single: np.ndarray  # float64 (M, C)
+    tot: np.ndarray  # float64 (C,)
+    n1: np.ndarray  # int64 (M,)
+    act: np.ndarray  # int64 (M,)
+    loc: np.ndarray  # int64 (M,)
+
+
+def new_scratch(n_features: int, n_classes: int) -> Scratch:
+    """Zeroed :class:`Scratch` arrays for ``n_features`` features and ``n_classes`` classes."""
+    M, C = n_features, n_classes
+    return Scratch(
+        single=np.zeros((M, C)),
+        n1=np.zeros(M, dtype=np.int64),
+        tot=np.zeros(C),
+        side=np.zeros(C),
+        score=np.zeros(M),
+        buf=np.zeros(M, dtype=np.int64),
+        cand=np.zeros(M, dtype=np.int64),
+        best_left=np.zeros(M),
+        best_right=np.zeros(M),
+        arg_left=np.zeros(M, dtype=np.int64),
+        arg_right=np.zeros(M, dtype=np.int64),
+    )
+
+
+def new_space(n_features: int, n_classes: int, *, pairs: bool = True) -> Space:
+    """A zeroed :class:`Space`; without ``pairs`` its pair table is a single unused cell."""
+    M, C = n_features, n_classes
+    return Space(
+        pairs=np.zeros(M * M * C if pairs else 1),
+        single=np.zeros((M, C)),
+        tot=np.zeros(C),
+        n1=np.zeros(M, dtype=np.int64),
+        act=np.zeros(M, dtype=np.int64),
+        loc=np.zeros(M, dtype=np.int64),
+    )
+
+
+def build_data(U: np.ndarray, W: np.ndarray, *, copy: bool = True) -> tuple[Data, np.ndarray]:
+    """The :class:`Data` of distinct rows ``U`` (0/1 ``(N, M)``) with class weights ``W``.
+
+    A feature set on more than half of the rows is flipped (``flip[j]``), so that no column
+    has more 1-entries than 0-entries; a tree on the flipped feature is the same tree with its
+    children swapped. The CSR indices are built block by block, in ``int32``: they are the
+    largest array of the data (up to half of ``N * M`` entries).
+
+    Returns ``(data, flip)``. With ``copy=False`` a C-contiguous uint8 ``U`` is flipped in
+    place and becomes ``data.Bd`` (no second ``N * M`` array).
+    """
+    N, M = U.shape
+    if M >= 2**31:
+        raise ValueError(f"at most 2**31 - 1 features are supported, got {M}")
+    flip = U.sum(axis=0, dtype=np.int64) * 2 > N
+    Bd = np.array(U, dtype=np.uint8, order="C", copy=copy or None)
+    np.bitwise_xor(Bd, flip.astype(np.uint8), out=Bd)
+    ones_ptr = np.zeros(N + 1, dtype=np.int64)
+    np.cumsum(Bd.sum(axis=1, dtype=np.int64), out=ones_ptr[1:])
+    ones = np.empty(int(ones_ptr[-1]), dtype=np.int32)
+    step = max(1, _CSR_BLOCK_CELLS // max(M, 1))
+    for lo in range(0, N, step):
+        hi = min(lo + step, N)
+        ones[ones_ptr[lo] : ones_ptr[hi]] = np.nonzero(Bd[lo:hi])[1]
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    rirr = W.sum(axis=1) - W.max(axis=1, initial=0.0)
+    nonzero = (W > 0).sum(axis=1)
+    pure = np.where(nonzero == 1, W.argmax(axis=1), -1).astype(np.int64)
+    data = Data(Bd=Bd, W=W, pure=pure, ones_ptr=ones_ptr, ones=ones, rirr=rirr)
+    return data, flip
+
+
+@dataclass(frozen=True)
+class PreparedBinary:
+    """The data as the kernels see it.
+
+    ``data`` holds the distinct rows over the kept features, each kept feature flipped when
+    that makes it sparser (``flip``); ``keep[j]`` is the column of ``B`` behind feature j;
+    ``floor`` is the irreducible error of the data (no tree can do better); ``count[u]`` is
+    the number of training rows (of positive weight) merged into distinct row u, for
+    supports (DL8.5's ``min_support``).
+    """
+
+    data: Data
+    keep: np.ndarray  # int64 (M,)
+    flip: np.ndarray  # bool (M,)
+    floor: float
+    count: np.ndarray  # int64 (N,)
+
+
+def prepare_binary(B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int) -> PreparedBinary:
+    """Merge duplicate rows into class weights; drop constant, identical and complementary features.
+
+    Rows with the same features but different classes can never be separated: a distinct row
+    keeps its per-class weights, and its weight minus its heaviest class is irreducible (the
+    paper's preprocessing (a), for any number of classes). Two features that are equal or
+    complementary on every row split the same way, so one is enough (preprocessing (b)).
+    The search does not depend on the order of the distinct rows (with unit weights, its
+    results are identical for any order; with fractional weights only float rounding of sums
+    can differ).
+    """
+    used = w > 0
+    if not used.all():
+        B, y, w = B[used], y[used], w[used]
+    n, m = B.shape
+    if n == 0 or m == 0:  # at most one distinct row
+        first = np.zeros(min(n, 1), dtype=np.int64)
+        inverse = np.zeros(n, dtype=np.int64)
+    else:
+        first, inverse = group_rows(B)
+    N = first.shape[0]
+    if N >= 2**31:
+        raise DataError(f"at most 2**31 - 1 distinct rows are supported; got {N}")
+    W = np.zeros((N, n_classes))
+    np.add.at(W, (inverse, y), w)
+    count = np.bincount(inverse, minlength=N).astype(np.int64)
+    del inverse
+    U = B[first]
+    keep = distinct_features(U) if N > 1 else np.zeros(0, dtype=np.int64)
+    if keep.shape[0] < m:
+        U = U[:, keep]
+    data, flip = build_data(U, W, copy=False)
+    return PreparedBinary(
+        data=data, keep=keep, flip=flip, floor=float(data.rirr.sum()), count=count
+    )
+
+
+def check_inputs(
+    B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, *, binary: bool = True
+) -> None:
+    """Reject inputs the kernels cannot handle, saying the rule, the value seen and the fix.
+
+    ``binary``: the features must be 0/1 (Blossom, DL8.5); else any finite numbers (ConTree).
+    """
+    name = "B" if binary else "X"
+    n = B.shape[0] if B.ndim == 2 else -1
+    if B.ndim != 2 or y.shape != (n,) or w.shape != (n,):
+        raise DataError(
+            f"{name} must be (n, m) with y and sample_weight of length n; got {name} {B.shape}, "
+            f"y {y.shape}, sample_weight {w.shape}: pass arrays with one entry per row"
+        )
+    if binary and B.size and B.max() > 1:
+        raise DataError(
+            f"B must hold 0/1 values; found {int(B.max())}: binarize the features first"
+        )
+    if not binary and B.size and not np.all(np.isfinite(B)):
+        raise DataError("X must hold finite numbers: impute or drop rows with NaN or inf")
+    if n and (y.min() < 0 or y.max() >= n_classes):
+        raise DataError(
+            f"class indices must lie in [0, {n_classes}); found {int(y.min())}..{int(y.max())}: "
+            "encode the labels as 0 .. n_classes - 1"
+        )
+    if not np.all(np.isfinite(w)) or (w < 0).any():
+        raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
+    if depth < 0:
+        raise DataError(f"max_depth must be >= 0; got {depth}")
+
+
+def start_stats(kind: type[DPStats], B: np.ndarray, prep: PreparedBinary, recorder: Recorder):
+    """A DP search's statistics (``kind``, a :class:`DPStats` subclass), set on the recorder."""
+    N, M = prep.data.Bd.shape
+    stats = kind(
+        rows=int(B.shape[0]),
+        distinct_rows=int(N),
+        features=int(B.shape[1]),
+        features_used=int(M),
+        irreducible_error=prep.floor,
+    )
+    recorder.stats = stats
+    return stats
+
+
+def tolerance(w: np.ndarray) -> float:
+    """How much two errors may differ by float rounding alone (relative to the total weight)."""
+    return _REL_TOL * max(1.0, float(w.sum()))
+
+
+def bound_to_beat(upper_bound: float | None, recorder: Recorder, w: np.ndarray) -> float:
+    """The error a DP search must beat: ``upper_bound`` less a rounding tolerance (``inf`` if None).
+
+    The tree the bound comes from must already be the recorder's incumbent, since the search
+    reports only better trees.
+    """
+    if upper_bound is None:
+        return math.inf
+    tol = tolerance(w)
+    bound = float(upper_bound) - tol
+    best = recorder.best
+    if math.isnan(bound) or best is None or best.value > float(upper_bound) + tol:
+        seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
+        raise DataError(
+            f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
+            f"the recorder holds {seen}: record that tree first (recorder.improve)"
+        )
+    return bound

@@ -1,0 +1,422 @@
+"""Numba's kernels off the critical path: compiled once, in the background, then loaded.
+
+Every DP search runs Numba kernels, and Numba compiles a kernel the first time it is used,
+which on a fresh install takes seconds to tens of seconds that no time limit can interrupt.
+So a search never compiles in the caller's process when it can avoid it:
+
+* The kernels come in **groups** (:data:`GROUPS`), one per kernel module of
+  :mod:`satdt.dp`. Each kernel has one explicit signature, so importing its module compiles
+  it, or loads it from Numba's on-disk cache when it was compiled before.
+* A group is **ready** when its modules are imported in this process or when a *stamp*
+  says that a complete compilation of exactly these sources, by this Numba, for this CPU,
+  is in the cache. Stamps (``satdt-<group>-<key>.ok``) live beside Numba's cache files, so
+  deleting the cache deletes them too.
+* :func:`request` starts a **background process** (``python -m satdt.dp.kernels``) that
+  compiles the groups a search needs and stamps them, while the caller does what needs no
+  kernel (reading, preparing, a greedy tree in NumPy); :func:`wait` then waits for the
+  stamps until a deadline, and importing the modules loads the kernels from the cache.
+* A **lock file** per group serialises compilations: several cold processes at once
+  (sweep workers, ``GridSearchCV(n_jobs=2)``, two terminals) compile each group once; the
+  others wait for its stamp and load it. Numba writes each cache file to a temporary name
+  and renames it, and a stamp is written only after a whole group compiled, so an
+  interrupted compilation (Ctrl-C) leaves a cache that the next run completes.
+
+Where the cache lives is Numba's choice (:func:`cache_dir`): ``$NUMBA_CACHE_DIR`` when set;
+else ``__pycache__`` beside the sources when that is writable (an editable install); else a
+user-wide folder (``~/.cache/numba`` on Linux) for a read-only installation.
+``SATDT_BACKGROUND_COMPILE=0`` turns the background process off (kernels then compile in
+the caller's process, as plain Numba code does).
+
+This module imports neither Numba nor a kernel module until asked: the SAT searches never
+load them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+
+_PACKAGE = __package__  # satdt.dp (also when run as ``python -m satdt.dp.kernels``)
+_HERE = Path(__file__).resolve().parent
+# Seconds between two looks at the stamps while waiting for a background compilation.
+_POLL = 0.05
+
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """Kernels compiled together: the modules of :mod:`satdt.dp` whose import compiles them."""
+
+    name: str
+    modules: tuple[str, ...]
+    needs: tuple[str, ...]  # groups whose kernels these call (compiled first)
+    summary: str
+
+
+GROUPS: dict[str, KernelGroup] = {
+    g.name: g
+    for g in (
+        KernelGroup("counts", ("_counts",), (), "counting and depth-two kernels (DL8.5)"),
+        KernelGroup("support", ("_dl85_kernels",), ("counts",), "DL8.5's minimum support"),
+        KernelGroup("blossom", ("_blossom_kernels",), ("counts",), "Blossom's search"),
+        KernelGroup("contree", ("_contree_kernels",), (), "ConTree on numeric columns"),
+        KernelGroup("contree_d2", ("_contree_d2",), ("contree",), "ConTree's depth-two kernel"),
+        KernelGroup("greedy", ("_greedy_kernels",), (), "the greedy tree of large tables"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """What :func:`compile_groups` did for one group: ``action`` is ``"compiled"``,
+    ``"compiled in parallel"`` (by a background process at the same time), ``"loaded"``
+    (from the cache) or ``"loaded, not cached"`` (Numba could not write its cache: the
+    kernels will compile again in the next process); ``kernels`` maps each kernel to its
+    compile seconds (empty when loaded)."""
+
+    group: str
+    action: str
+    seconds: float
+    kernels: dict[str, float]
+
+
+def in_order(groups: Iterable[str]) -> list[str]:
+    """The groups with the groups they need, each after what it needs, without repeats."""
+    ordered: list[str] = []
+
+    def add(name: str) -> None:
+        if name not in ordered:
+            for need in GROUPS[name].needs:
+                add(need)
+            ordered.append(name)
+
+    for name in groups:
+        if name not in GROUPS:
+            raise ValueError(f"unknown kernel group {name!r}; known: {list(GROUPS)}")
+        add(name)
+    return ordered
+
+
+# ---------------------------------------------------------------------- where, and which
+def _jit_disabled() -> bool:
+    return os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0")
+
+
+def _probe_function() -> Callable[[], None]:
+    """A function that Numba's cache locators take for one defined in this package's files."""
+    code = compile("def probe():\n    pass\n", str(_HERE / "_counts.py"), "exec")
+    namespace: dict = {}
+    exec(code, namespace)
+    return namespace["probe"]
+
+
+@lru_cache(maxsize=1)
+def cache_dir() -> Path | None:
+    """The folder of Numba's cache files for the kernels of :mod:`satdt.dp` (``None``: none).
+
+    Asked of Numba's own cache locators, so it is the folder Numba writes: ``$NUMBA_CACHE_DIR``
+    (a subfolder), else ``__pycache__`` beside the sources if writable, else the user-wide
+    cache folder.
+    """
+    try:
+        from numba.core.caching import CompileResultCacheImpl
+
+        return Path(CompileResultCacheImpl(_probe_function()).locator.get_cache_path())
+    except Exception:  # an unknown Numba layout, or no writable folder: no caching
+        return None
+
+
+@cache
+def _key(name: str) -> str:
+    """What a stamp of group ``name`` vouches for: these sources, this Numba, this CPU."""
+    import llvmlite
+    import llvmlite.binding as llvm
+    import numba
+
+    parts = [numba.__version__, llvmlite.__version__, sys.version]
+    parts.append(os.environ.get("NUMBA_CPU_NAME") or llvm.get_host_cpu_name())
+    parts.append(os.environ.get("NUMBA_CPU_FEATURES") or llvm.get_host_cpu_features().flatten())
+    for group in in_order([name]):
+        for module in GROUPS[group].modules:
+            parts.append((_HERE / f"{module}.py").read_text(encoding="utf-8"))
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def _stamp(name: str) -> Path | None:
+    folder = cache_dir()
+    return None if folder is None else folder / f"satdt-{name}-{_key(name)}.ok"
+
+
+def loaded(name: str) -> bool:
+    """Whether the group's kernels are in this process already."""
+    return all(f"{_PACKAGE}.{module}" in sys.modules for module in GROUPS[name].modules)
+
+
+def cached(name: str) -> bool:
+    """Whether a complete compilation of the group is in Numba's cache (its stamp exists)."""
+    stamp = _stamp(name)
+    return stamp is not None and stamp.exists()
+
+
+def ready(names: Iterable[str]) -> bool:
+    """Whether every group (and what it needs) can be used without compiling."""
+    if _jit_disabled():
+        return True
+    return all(loaded(name) or cached(name) for name in in_order(names))
+
+
+def load(names: Iterable[str]) -> None:
+    """Import the groups' kernels: from the cache when ready, else compiling them here."""
+    for name in in_order(names):
+        for module in GROUPS[name].modules:
+            importlib.import_module(f"{_PACKAGE}.{module}")
+
+
+# ---------------------------------------------------------------------- compiling
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if needed) while in the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            import msvcrt
+
+            while True:
+                try:
+                    msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+                    break
+                except OSError:  # LK_LOCK gives up after 10 s: keep waiting
+                    continue
+            try:
+                yield
+            finally:
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _compile_times(modules: tuple[str, ...]) -> tuple[dict[str, float], Callable[[], None]]:
+    """Seconds Numba spends compiling each kernel of these modules, while listening."""
+    from numba.core import event
+
+    names = {f"{_PACKAGE}.{module}" for module in modules}
+    seconds: dict[str, float] = {}
+    started: list[tuple[str, float]] = []
+
+    class Listener(event.Listener):
+        def on_start(self, ev: event.Event) -> None:
+            func = ev.data["dispatcher"].py_func
+            label = func.__name__ if func.__module__ in names else ""
+            started.append((label, time.perf_counter()))
+
+        def on_end(self, ev: event.Event) -> None:
+            label, tic = started.pop()
+            if label and not any(outer for outer, _ in started):  # not nested in a kernel
+                seconds[label] = seconds.get(label, 0.0) + time.perf_counter() - tic
+
+    listener = Listener()
+    event.register("numba:compile", listener)
+    return seconds, lambda: event.unregister("numba:compile", listener)
+
+
+def compile_groups(
+    names: Iterable[str], report: Callable[[Compiled], None] | None = None, jobs: int = 1
+) -> list[Compiled]:
+    """Make the groups' kernels ready in this process: load them, or compile and stamp them.
+
+    Each group is compiled under its lock, so that concurrent processes compile it once; a
+    group that another process stamped meanwhile is loaded instead. With ``jobs`` > 1, groups
+    that need nothing of each other compile at the same time in background processes (the
+    rest here), so a cold ``satdt warmup`` uses the cores it has. ``report`` is called after
+    each group.
+    """
+    ordered = in_order(names)
+    elsewhere = _spread([g for g in ordered if not (loaded(g) or cached(g))], jobs)
+    done: list[Compiled] = []
+    folder = cache_dir()
+    for name in ordered:
+        group = GROUPS[name]
+        lock = (
+            contextlib.nullcontext() if folder is None else _locked(folder / f"satdt-{name}.lock")
+        )
+        with lock:
+            tic = time.perf_counter()
+            if loaded(name) or cached(name):
+                load([name])
+                record = Compiled(name, "loaded", time.perf_counter() - tic, {})
+                if name in elsewhere:  # compiled by a background process just now
+                    record = _stamped(name) or record
+            else:
+                seconds, stop = _compile_times(group.modules)
+                try:
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        load([name])
+                finally:
+                    stop()
+                saved = not any("Cannot cache" in str(w.message) for w in caught)
+                elapsed = time.perf_counter() - tic
+                stamp = _stamp(name)
+                if saved and stamp is not None:
+                    _write_stamp(stamp, name, elapsed, seconds)
+                action = "compiled" if saved and stamp is not None else "loaded, not cached"
+                record = Compiled(name, action, elapsed, seconds)
+        done.append(record)
+        if report is not None:
+            report(record)
+    return done
+
+
+def _spread(todo: list[str], jobs: int) -> set[str]:
+    """Start background processes for the groups of ``todo`` that need nothing of the first
+    chain of groups (up to ``jobs - 1`` processes); returns the groups given to them."""
+    chains: list[list[str]] = []  # groups linked by what they need, in order
+    for name in todo:
+        linked = [c for c in chains if set(in_order([name])) & set(c)]
+        for chain in linked[1:]:
+            linked[0].extend(chain)
+            chains.remove(chain)
+        if linked:
+            linked[0].append(name)
+        else:
+            chains.append([name])
+    if jobs < 2 or len(chains) < 2 or not _background_allowed():
+        return set()
+    given: set[str] = set()
+    rest = chains[1:]
+    for k in range(min(jobs - 1, len(rest))):
+        share = [g for chain in rest[k :: jobs - 1] for g in chain]
+        if request(share):
+            given.update(share)
+    return given
+
+
+def _stamped(name: str) -> Compiled | None:
+    """What the stamp of a group compiled by another process says about it."""
+    stamp = _stamp(name)
+    try:
+        facts = json.loads(stamp.read_text(encoding="utf-8")) if stamp else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(facts, dict):
+        return None
+    kernels = facts.get("kernels", {})
+    return Compiled(name, "compiled in parallel", float(facts.get("seconds", 0.0)), kernels)
+
+
+def _write_stamp(stamp: Path, name: str, seconds: float, kernels: dict[str, float]) -> None:
+    """Write the group's stamp (atomically) and remove its stamps of other sources."""
+    for old in stamp.parent.glob(f"satdt-{name}-*.ok"):
+        with contextlib.suppress(OSError):
+            old.unlink()
+    text = json.dumps({"group": name, "seconds": round(seconds, 3), "kernels": kernels})
+    partial = stamp.with_name(f"{stamp.name}.{os.getpid()}.tmp")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, stamp)
+
+
+# ---------------------------------------------------------------------- in the background
+_workers: dict[tuple[str, ...], subprocess.Popen] = {}
+
+
+def _background_allowed() -> bool:
+    return (
+        os.environ.get("SATDT_BACKGROUND_COMPILE", "1") != "0"
+        and bool(sys.executable)
+        and not getattr(sys, "frozen", False)
+        and cache_dir() is not None
+    )
+
+
+def request(names: Iterable[str]) -> bool:
+    """Start compiling the groups in a background process, unless they are ready.
+
+    Returns False when that is not possible (no writable cache, no Python executable, or
+    ``SATDT_BACKGROUND_COMPILE=0``): the caller then compiles in its own process.
+    """
+    ordered = tuple(in_order(names))
+    if ready(ordered):
+        return True
+    if not _background_allowed():
+        return False
+    worker = _workers.get(ordered)
+    if worker is not None and worker.poll() is None:
+        return True  # already on it
+    folder = cache_dir()
+    assert folder is not None  # checked by _background_allowed
+    log = open(folder / "satdt-compile.log", "ab")  # noqa: SIM115 (the child writes it)
+    try:
+        _workers[ordered] = subprocess.Popen(
+            [sys.executable, "-m", f"{_PACKAGE}.kernels", *ordered],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            close_fds=True,
+        )
+    except OSError:
+        return False
+    finally:
+        log.close()
+    return True
+
+
+def failed(names: Iterable[str]) -> bool:
+    """Whether every background process started for these groups ended without making
+    them ready (and at least one was started)."""
+    wanted = set(in_order(names))
+    workers = [w for groups, w in _workers.items() if wanted <= set(groups)]
+    return bool(workers) and all(w.poll() is not None for w in workers) and not ready(wanted)
+
+
+def wait(
+    options: Iterable[Iterable[str]],
+    until: float | None,
+    on_wait: Callable[[float], None] | None = None,
+) -> bool:
+    """Wait until the groups of one of the ``options`` are ready, or ``until`` passes.
+
+    ``until`` is a ``time.perf_counter()`` value (``None``: no limit); ``on_wait(seconds
+    waited)`` is called about once a second. Returns whether an option is ready: False when
+    time is up or every background process ended without making one ready (see
+    :func:`failed`).
+    """
+    options = [tuple(in_order(option)) for option in options]
+    start = time.perf_counter()
+    told = 0
+    while not any(ready(option) for option in options):
+        now = time.perf_counter()
+        if (until is not None and now >= until) or all(failed(o) for o in options):
+            return False
+        if on_wait is not None and now - start >= told:
+            on_wait(now - start)
+            told += 1
+        time.sleep(_POLL if until is None else max(0.0, min(_POLL, until - now)))
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The background compiler: ``python -m satdt.dp.kernels GROUP ...``."""
+    names = sys.argv[1:] if argv is None else argv
+    compile_groups(names)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""The first fit on a fresh install (an empty Numba cache): the time limit holds, the tree is
+real, concurrent processes share one compilation, and later runs load the kernels."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+IRIS = ROOT / "examples" / "data" / "iris.csv"
+LIMIT = 5.0
+
+
+def satdt(
+    *argv: str, cache: Path, timeout: float = 600
+) -> tuple[float, subprocess.CompletedProcess]:
+    """Run the command line in a new process; its wall time, interpreter start included."""
+    tic = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "satdt.cli", *argv],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+    return time.perf_counter() - tic, done
+
+
+def cart_accuracy(depth: int) -> float:
+    from sklearn.tree import DecisionTreeClassifier
+
+    from satdt import read_csv
+
+    data = read_csv(IRIS)
+    model = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(data.X, data.y)
+    return float(model.score(data.X, data.y))
+
+
+def accuracy(document: dict) -> float:
+    from satdt import read_csv
+    from satdt.tree import Tree
+
+    data = read_csv(IRIS)
+    tree = Tree.from_dict(document["tree"])
+    return float(np.mean(tree.predict(data.X) == data.y))
+
+
+@pytest.mark.slow
+def test_first_fits_keep_their_time_limit_and_the_next_run_loads_the_kernels(tmp_path):
+    fit = ("fit", str(IRIS), "--max-depth", "3", "--time-limit", str(LIMIT), "--format", "json")
+    runs: list[tuple[float, subprocess.CompletedProcess]] = []
+    # two cold processes at once (two terminals, GridSearchCV(n_jobs=2))
+    threads = [
+        threading.Thread(target=lambda: runs.append(satdt(*fit, cache=tmp_path))) for _ in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    cart = cart_accuracy(3)
+    for elapsed, done in runs:
+        assert done.returncode == 0, done.stderr
+        assert elapsed <= LIMIT + max(0.5, 0.05 * LIMIT), f"{elapsed:.2f} s"
+        document = json.loads(done.stdout)
+        assert accuracy(document) >= cart
+        if not document["proven_optimal"]:  # the kernels were still compiling: it says so
+            assert "compiling" in document["stop_reason"]
+    # the compilation they started goes on in the background; it compiles once: waiting
+    # for it, a warm-up finds every kernel stamped in the cache and loads it
+    _, warm = satdt("warmup", "--method", "portfolio", cache=tmp_path)
+    assert warm.returncode == 0, warm.stderr
+    actions = {line.split()[0]: line.split()[-2] for line in warm.stdout.splitlines()[1:3]}
+    assert actions == {"counts": "loaded", "blossom": "loaded"}, warm.stdout
+    # a third run loads the kernels rather than compiling them, and proves its tree
+    elapsed, done = satdt(*fit, cache=tmp_path)
+    document = json.loads(done.stdout)
+    assert document["proven_optimal"] and document["stop_reason"] == ""
+    assert elapsed < LIMIT
+
+
+@pytest.mark.slow
+def test_a_first_fit_without_a_limit_proves_its_tree(tmp_path):
+    elapsed, done = satdt("fit", str(IRIS), "--max-depth", "3", "--format", "json", cache=tmp_path)
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert document["proven_optimal"] and document["objective_value"] == 1.0
+    assert accuracy(document) >= cart_accuracy(3)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from naive import min_error
 
 from satdt import prepare
-from satdt.dp import blossom, common, solve_min_error
+from satdt.dp import common, solve_min_error
 from satdt.errors import DataError
 from satdt.result import DPStats, Recorder
 

@@ -89,7 +89,7 @@ def test_first_fits_keep_their_time_limit_and_the_next_run_loads_the_kernels(tmp
 
 @pytest.mark.slow
 def test_a_first_fit_without_a_limit_proves_its_tree(tmp_path):
-    elapsed, done = satdt("fit", str(IRIS), "--max-depth", "3", "--format", "json", cache=tmp_path)
+    _, done = satdt("fit", str(IRIS), "--max-depth", "3", "--format", "json", cache=tmp_path)
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["proven_optimal"] and document["objective_value"] == 1.0

@@ -878,11 +878,11 @@ def _warmup(args: argparse.Namespace) -> int:
     """Compile (or load) the kernels and print, per group, what was done and how long it took."""
     from .dp.kernels import GROUPS, cache_dir
 
-    print(f"{'kernels':<8} {'what':<43} {'done':<20} {'seconds':>7}")
+    print(f"{'kernels':<10} {'what':<43} {'done':<20} {'seconds':>7}")
 
     def report(done: Any) -> None:
         print(
-            f"{done.group:<8} {GROUPS[done.group].summary:<43} {done.action:<20} "
+            f"{done.group:<10} {GROUPS[done.group].summary:<43} {done.action:<20} "
             f"{done.seconds:>7.2f}",
             flush=True,
         )

@@ -565,7 +565,7 @@ METHODS: dict[str, Method] = {
                     non_negative=True,
                 ),
             ),
-            kernels=lambda options: (("contree",), ("contree", "contree_d2")),
+            kernels=lambda options: (("contree",), ("contree", "contree_d2", "greedy")),
             report=_report_contree,
         ),
         Method(

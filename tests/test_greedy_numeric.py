@@ -347,7 +347,6 @@ def test_wide_class_codes(monkeypatch):
     X = np.round(rng.random((100, 3)), 2)
     y = without_contradictions(X, rng.integers(0, 2, 100))
     narrow = numba_tree(X, y, 2)
-    monkeypatch.setattr(greedy, "KERNEL_ROWS", 0)
     monkeypatch.setattr(greedy, "_CODE_LIMIT", 64)
     monkeypatch.setattr(greedy, "_grow_numba", None)  # not called
     assert greedy_numeric_tree(X, y, 2) == narrow

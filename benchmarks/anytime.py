@@ -290,9 +290,7 @@ def main() -> None:
     )
     env = dict(os.environ)
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    subprocess.run(
-        [sys.executable, "-c", "import satdt.dp; satdt.dp.warmup()"], check=True, env=env
-    )
+    subprocess.run([sys.executable, "-c", "import satdt; satdt.warmup()"], check=True, env=env)
     started = time.perf_counter()
     # runs[(depth, name, method, budget)]; anytime methods run once at the largest budget
     runs: dict = {}

@@ -186,11 +186,12 @@ def worker(method: str, name: str, depth: int, limit: float, repeats: int) -> No
 
 
 def ablation_worker(switch: str, name: str, depth: int, limit: float) -> None:
-    from satdt.dp.contree import PRUNING, solve_min_error, warmup
+    import satdt
+    from satdt.dp.contree import PRUNING, solve_min_error
     from satdt.result import Recorder
 
     X, y, n_classes = _load(name)
-    warmup()
+    satdt.warmup()
     prune = PRUNING if switch == "all" else PRUNING - {switch}
     recorder = Recorder("error")
     tic = time.perf_counter()

@@ -48,10 +48,11 @@ def _peak_mb() -> float:
 
 
 def _run_satdt(B, y, depth: int, cap: float) -> dict:
-    from satdt.dp import solve_min_error, warmup
+    import satdt
+    from satdt.dp import solve_min_error
     from satdt.result import Recorder
 
-    warmup()
+    satdt.warmup()
     recorder = Recorder("error")
     tic = time.perf_counter()
     result = solve_min_error(B, y, 2, depth, deadline=tic + cap, recorder=recorder)
@@ -135,8 +136,8 @@ def run_one(method: str, name: str, depth: int, cap: float, mem_gb: float, env: 
 
 
 def startup_times(mem_gb: float) -> tuple[float, float]:
-    """Wall time of a process that imports satdt.dp and runs warmup: fresh cache, then warm."""
-    code = "import satdt.dp; satdt.dp.warmup()"
+    """Wall time of a process that imports satdt and runs warmup: fresh cache, then warm."""
+    code = "import satdt; satdt.warmup()"
     with tempfile.TemporaryDirectory() as cache:
         times = []
         for _ in range(2):
@@ -222,12 +223,10 @@ def main() -> None:
     if not args.no_startup:
         cold, warm = startup_times(args.mem_gb)
         print(
-            f"satdt start-up (import satdt.dp + warmup, whole process): cold {cold:.1f} s, warm {warm:.2f} s\n"
+            f"satdt start-up (import satdt + warmup, whole process): cold {cold:.1f} s, warm {warm:.2f} s\n"
         )
     # make sure the shared cache is warm before timing runs
-    subprocess.run(
-        [sys.executable, "-c", "import satdt.dp; satdt.dp.warmup()"], check=True, env=env
-    )
+    subprocess.run([sys.executable, "-c", "import satdt; satdt.warmup()"], check=True, env=env)
 
     header = (
         "| file | depth | opt | satdt prove s | satdt err 1s/10s/cap | satdt first | pystreed s | pystreed err"

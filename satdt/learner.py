@@ -322,9 +322,10 @@ class SatdtEstimator:
             return True
         from .dp import kernels
 
+        background = kernels.request([group for option in options for group in option])
         if any(kernels.ready(option) for option in options):
-            return True
-        if not kernels.request([group for option in options for group in option]):
+            return True  # the others, if any, compile in the background meanwhile
+        if not background:
             return True  # no background compilation here: the method compiles them itself
         recorder = task.recorder
         if recorder.best is None and OBJECTIVES[self.objective].kind != CONSISTENCY:
@@ -342,8 +343,8 @@ class SatdtEstimator:
         if left is None or left > 0:
             return True  # the background compilation failed: the method compiles them here
         recorder.stop_reason = (
-            "the time limit passed while the search kernels were compiling (a first run): "
-            "this is the greedy tree; later runs load them from the cache"
+            "time limit while the search kernels were compiling (a first run), so this is the "
+            "greedy tree; later runs load the kernels from the cache"
         )
         return False
 

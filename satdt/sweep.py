@@ -373,7 +373,7 @@ def _warm(model: Any) -> float:
     started = time.perf_counter()
     todo = sorted(name for name in names - _WARMED if name in methods.METHODS)
     if todo:
-        methods.warmup(todo)
+        methods.warmup(todo, jobs=1)  # the sweep's workers are the parallelism
     _WARMED.update(names)
     return time.perf_counter() - started
 

@@ -94,3 +94,13 @@ def test_a_first_fit_without_a_limit_proves_its_tree(tmp_path):
     document = json.loads(done.stdout)
     assert document["proven_optimal"] and document["objective_value"] == 1.0
     assert accuracy(document) >= cart_accuracy(3)
+
+
+@pytest.mark.slow
+def test_a_first_diagram_keeps_its_time_limit(tmp_path):
+    elapsed, done = satdt(
+        "diagram", str(IRIS), "--time-limit", str(LIMIT), "--format", "json", cache=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert elapsed <= LIMIT + max(0.5, 0.05 * LIMIT), f"{elapsed:.2f} s"
+    assert json.loads(done.stdout)["n_nodes"] >= 1

@@ -12,6 +12,7 @@ from satdt.dp._counts import (
     build_data,
     count_in_space,
     eval_pairs,
+    eval_pairs_difference,
     make_space,
     new_scratch,
     new_space,
@@ -102,7 +103,7 @@ def test_children_counted_in_the_parent_space(problem, g):
     other = rows[data.Bd[rows, g] == 1]
     count_in_space(small, data, qs.loc, a, xs, scr.buf)
 
-    e, i, il, ir, _work = eval_pairs(xs, xs.pairs, xs.pairs, False, small.shape[0], a, scr)
+    e, i, il, ir, _work = eval_pairs(xs, xs.pairs, small.shape[0], a, scr)
     assert e == pytest.approx(_reference(B[small], W[small], 2), abs=1e-9)
     f, gl, gr = (int(qs.act[x]) if x >= 0 else -1 for x in (i, il, ir))
     assert depth2_tree_error(data.Bd[small], W[small], f, gl, gr) == pytest.approx(e, abs=1e-9)
@@ -110,7 +111,7 @@ def test_children_counted_in_the_parent_space(problem, g):
     large.single[:a] = qs.single[:a] - xs.single[:a]
     large.tot[:] = qs.tot - xs.tot
     large.n1[:a] = qs.n1[:a] - xs.n1[:a]
-    e, i, il, ir, _work = eval_pairs(large, qs.pairs, xs.pairs, True, other.shape[0], a, scr)
+    e, i, il, ir, _work = eval_pairs_difference(large, qs.pairs, xs.pairs, other.shape[0], a, scr)
     assert e == pytest.approx(_reference(B[other], W[other], 2), abs=1e-9)
     f, gl, gr = (int(qs.act[x]) if x >= 0 else -1 for x in (i, il, ir))
     assert depth2_tree_error(data.Bd[other], W[other], f, gl, gr) == pytest.approx(e, abs=1e-9)

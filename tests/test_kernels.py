@@ -4,6 +4,7 @@ compiler that can be interrupted without breaking the cache."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import signal
@@ -13,7 +14,10 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import satdt
 from satdt.dp import kernels
@@ -178,3 +182,41 @@ def test_an_interrupted_compilation_leaves_a_cache_the_next_run_completes(tmp_pa
     assert lines[0] in ("['compiled', 'compiled']", "['loaded', 'compiled']")
     assert lines[1] == "True"
     assert list(tmp_path.glob("*/satdt-blossom-*.ok"))
+
+
+# ---------------------------------------------------------------------- the kernels' own sorts
+keys = st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, float("inf")]), max_size=120)
+
+
+@settings(deadline=None, max_examples=150)
+@given(keys)
+def test_stable_sort_is_numpys_stable_argsort(values):
+    from satdt.dp._blossom_kernels import stable_sort
+
+    A = np.array(values, dtype=np.float64)
+    n = len(values)
+    keys_, order = A.copy(), np.arange(n, dtype=np.int64)
+    stable_sort(keys_, order, n, np.zeros(n), np.zeros(n, dtype=np.int64))
+    assert np.array_equal(order, np.argsort(A, kind="stable"))
+    assert np.array_equal(keys_, np.sort(A))
+
+
+@settings(deadline=None, max_examples=150)
+@given(keys)
+def test_quick_argsort_orders_ties_as_numbas_argsort(values):
+    """The depth-two kernel ranks columns with it where it used Numba's np.argsort (unstable:
+    ties in its own order); the same order keeps the same search and the same trees."""
+    from satdt.dp._contree_d2 import quick_argsort
+
+    A = np.array(values, dtype=np.float64)
+    order = np.arange(len(values), dtype=np.int64)
+    quick_argsort(A, order)
+    assert np.array_equal(order, _numba_argsort()(A))
+
+
+@functools.cache
+def _numba_argsort():
+    """Numba's own ``np.argsort`` (quicksort), compiled once."""
+    from numba import njit
+
+    return njit(lambda a: np.argsort(a))

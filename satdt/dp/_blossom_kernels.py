@@ -33,6 +33,7 @@ from ._counts import (
     class_totals,
     count_in_space,
     eval_pairs,
+    eval_pairs_difference,
     leaf_error,
     make_space,
     new_space,
@@ -235,29 +236,26 @@ def stable_sort(keys, values, n, key_buf, value_buf):
                 j -= 1
             keys[j + 1] = key
             values[j + 1] = value
-    src_k, src_v, dst_k, dst_v = keys, values, key_buf, value_buf
     width = run
-    while width < n:
+    while width < n:  # merge runs of ``width`` into the buffers, then copy them back
         for lo in range(0, n, 2 * width):
             mid = min(lo + width, n)
             hi = min(lo + 2 * width, n)
             i = lo
             j = mid
             for t in range(lo, hi):
-                if j >= hi or (i < mid and src_k[i] <= src_k[j]):
-                    dst_k[t] = src_k[i]
-                    dst_v[t] = src_v[i]
+                if j >= hi or (i < mid and keys[i] <= keys[j]):
+                    key_buf[t] = keys[i]
+                    value_buf[t] = values[i]
                     i += 1
                 else:
-                    dst_k[t] = src_k[j]
-                    dst_v[t] = src_v[j]
+                    key_buf[t] = keys[j]
+                    value_buf[t] = values[j]
                     j += 1
-        src_k, src_v, dst_k, dst_v = dst_k, dst_v, src_k, src_v
-        width *= 2
-    if src_k is not keys:  # the sorted run ended in the buffers
         for t in range(n):
-            keys[t] = src_k[t]
-            values[t] = src_v[t]
+            keys[t] = key_buf[t]
+            values[t] = value_buf[t]
+        width *= 2
 
 
 @njit(
@@ -429,7 +427,7 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
             ctl[C_WORK] += count_in_space(srows, data, qs.loc, aq, xs, scr.buf)
             ctl[C_XKEY] = ip[small, STAMP]
         if p == small:
-            e, i, il, ir, work = eval_pairs(xs, xs.pairs, xs.pairs, False, rows.shape[0], aq, scr)
+            e, i, il, ir, work = eval_pairs(xs, xs.pairs, rows.shape[0], aq, scr)
         else:
             lg = bottom.large
             for i in range(aq):
@@ -438,7 +436,9 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
                 lg.n1[i] = qs.n1[i] - xs.n1[i]
             for c in range(lg.tot.shape[0]):
                 lg.tot[c] = qs.tot[c] - xs.tot[c]
-            e, i, il, ir, work = eval_pairs(lg, qs.pairs, xs.pairs, True, rows.shape[0], aq, scr)
+            e, i, il, ir, work = eval_pairs_difference(
+                lg, qs.pairs, xs.pairs, rows.shape[0], aq, scr
+            )
         act = qs.act
         f = act[i] if i >= 0 else -1
         gl = act[il] if il >= 0 else -1
@@ -447,7 +447,7 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
         aq, work = make_space(rows, data, scr, xs)
         ctl[C_WORK] += work
         ctl[C_XKEY] = -1
-        e, i, il, ir, work = eval_pairs(xs, xs.pairs, xs.pairs, False, rows.shape[0], aq, scr)
+        e, i, il, ir, work = eval_pairs(xs, xs.pairs, rows.shape[0], aq, scr)
         act = xs.act
         f = act[i] if i >= 0 else -1
         gl = act[il] if il >= 0 else -1

@@ -250,8 +250,8 @@ def quadrant_errors(pa, pb, subtract, k, single, i, j, tot):
     return t11 - m11, t10 - m10, t01 - m01, t00 - m00
 
 
-@njit((SPACE_T, F64_T, F64_T, types.boolean, types.int64, types.int64, SCRATCH_T), cache=True)
-def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
+@njit(cache=True, inline="always")
+def _best_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     """Best depth-two tree from counts in a local index space.
 
     ``counts`` gives the per-feature weights (``single``), class totals (``tot``) and row
@@ -259,7 +259,9 @@ def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     (minus ``pb[k + c]`` when ``subtract``: the counts of a node's rows minus those of its
     smaller child), the other three quadrants follow from ``single`` and ``tot``. Only
     features with ``0 < n1 < n_rows`` take part. Returns ``(error, i, left i, right i, work)``
-    in local indices, -1 = leaf.
+    in local indices, -1 = leaf. Inlined into :func:`eval_pairs` and
+    :func:`eval_pairs_difference` with ``subtract`` a constant, so that the innermost loop
+    has no test of it.
     """
     single, tot, n1 = counts.single, counts.tot, counts.n1
     C = tot.shape[0]
@@ -359,6 +361,19 @@ def eval_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     return best, bi, bl, br, n * n // 2 + a
 
 
+@njit((SPACE_T, F64_T, types.int64, types.int64, SCRATCH_T), cache=True)
+def eval_pairs(counts, pairs, n_rows, a, scr):
+    """:func:`_best_pairs` from the pair counts ``pairs`` of the rows themselves."""
+    return _best_pairs(counts, pairs, pairs, False, n_rows, a, scr)
+
+
+@njit((SPACE_T, F64_T, F64_T, types.int64, types.int64, SCRATCH_T), cache=True)
+def eval_pairs_difference(counts, pa, pb, n_rows, a, scr):
+    """:func:`_best_pairs` from the pair counts ``pa - pb``: a node's minus those of its
+    smaller child, which gives the larger child's (``counts`` are the larger child's)."""
+    return _best_pairs(counts, pa, pb, True, n_rows, a, scr)
+
+
 def solve_depth2(
     rows: np.ndarray, data: Data, scr: Scratch, space: Space
 ) -> tuple[float, int, int, int, int]:
@@ -369,7 +384,7 @@ def solve_depth2(
     (``g_left`` splits the rows without f, ``g_right`` those with f).
     """
     a, work = make_space(rows, data, scr, space)
-    e, i, il, ir, w2 = eval_pairs(space, space.pairs, space.pairs, False, rows.shape[0], a, scr)
+    e, i, il, ir, w2 = eval_pairs(space, space.pairs, rows.shape[0], a, scr)
     act = space.act
     f, gl, gr = (int(act[x]) if x >= 0 else -1 for x in (i, il, ir))
     return e, f, gl, gr, work + w2

@@ -74,6 +74,7 @@ from ..tree import Tree
 from ._counts import (
     count_in_space,
     eval_pairs,
+    eval_pairs_difference,
     make_space,
     node_totals,
     similarity_bound,
@@ -372,13 +373,13 @@ class _Search:
             count_in_space(small, data, qs.loc, a, xs, scr.buf)
             self.q_counted = True
         if self.q_side == self.q_small:
-            e, i, il, ir, _ = eval_pairs(xs, xs.pairs, xs.pairs, False, rows.shape[0], a, scr)
+            e, i, il, ir, _ = eval_pairs(xs, xs.pairs, rows.shape[0], a, scr)
         else:
             lg = self.lg
             lg.single[:a, :] = qs.single[:a, :] - xs.single[:a, :]
             lg.tot[:] = qs.tot - xs.tot
             lg.n1[:a] = qs.n1[:a] - xs.n1[:a]
-            e, i, il, ir, _ = eval_pairs(lg, qs.pairs, xs.pairs, True, rows.shape[0], a, scr)
+            e, i, il, ir, _ = eval_pairs_difference(lg, qs.pairs, xs.pairs, rows.shape[0], a, scr)
         act = qs.act
         f = int(act[i]) if i >= 0 else -1
         gl = int(act[il]) if il >= 0 else -1

@@ -161,17 +161,24 @@ def _quiet() -> None:
 
 
 # ---------------------------------------------------------------------------- workers
-def diagram_run(task: tuple[str, str, float, str, float]) -> dict:
-    """One MILP run of part ``milp``: Step 1 then SCIP on the training half."""
+def diagram_run(task: tuple[str, str, float, str, float, str]) -> dict:
+    """One run of part ``milp`` on the training half: ``method`` (``auto``: the estimator's
+    rule; ``milp``: Step 1 then SCIP)."""
     from satdt import OptimalDiagramClassifier
 
-    name, skeleton, alpha, split, cap = task
+    name, skeleton, alpha, split, cap, method = task
     X_train, y_train, X_val, y_val, X_test, y_test = odd_split(name)
     row = {"file": name, "skeleton": skeleton, "alpha": alpha, "split": split}
     began = time.perf_counter()
     try:
+        solver = {"solver": "scip"} if method == "milp" else {}
         model = OptimalDiagramClassifier(
-            widths=SKELETONS[skeleton], alpha=alpha, split=split, time_limit=cap, solver="scip"
+            widths=SKELETONS[skeleton],
+            alpha=alpha,
+            split=split,
+            time_limit=cap,
+            method=method,
+            **solver,
         ).fit(X_train, y_train)
     except Exception as error:  # a crash is a row of the table, not the end of the run
         row.update(failed=f"{type(error).__name__}: {str(error)[:120]}")
@@ -187,6 +194,8 @@ def diagram_run(task: tuple[str, str, float, str, float]) -> dict:
         proven=bool(result.proven_optimal),
         improved=bool(result.objective_value < stats.heuristic_objective - IMPROVE_TOL),
         status=stats.status,
+        route=model.method_,
+        tree=float(stats.tree_objective),
         nodes=int(model.diagram_.n_nodes),
         val=float(model.score(X_val, y_val)),
         test=float(model.score(X_test, y_test)),
@@ -240,7 +249,9 @@ def sat_run(task: tuple[str, str, int, tuple[int, ...], float, float | None, flo
             row.update(objective=r.objective, bound=r.lower_bound, proven=bool(r.proven))
         else:
             a = 0.5 / len(y) if kind == "size-milp" else alpha
-            model = OptimalDiagramClassifier(widths=widths, alpha=a, time_limit=cap, solver="scip")
+            model = OptimalDiagramClassifier(
+                widths=widths, alpha=a, time_limit=cap, method="milp", solver="scip"
+            )
             model.fit(X, y)
             errors = int((model.predict(X) != y).sum())
             row.update(
@@ -267,10 +278,15 @@ def pct(count: int, total: int) -> str:
     return f"{count}/{total} ({100 * count / total:.0f} %)" if total else "-"
 
 
-def table1(runs: list[dict], cap: float) -> None:
+def table1(runs: list[dict], cap: float, method: str) -> None:
     done = [r for r in runs if "failed" not in r]
     files = sorted({r["file"] for r in runs})
-    print(f"### Table 1: MILP (Step 1 + SCIP, one thread, cap {cap:g} s per run)\n")
+    what = "MILP (Step 1 + SCIP, one thread" if method == "milp" else f"method={method} ("
+    print(f"### Table 1: {what}, cap {cap:g} s per run)\n")
+    routes: dict[str, int] = {}
+    for r in done:
+        routes[r.get("route", "?")] = routes.get(r.get("route", "?"), 0) + 1
+    print("Routes run: " + ", ".join(f"{k} {v}" for k, v in sorted(routes.items())) + ".\n")
     print(f"Files ({len(files)}): {', '.join(files)}. One seed, 50/25/25 split, seed 0.\n")
     print(
         "| skeleton | alpha | proven univ. | proven multiv. | proven both | paper proven "
@@ -484,7 +500,10 @@ def main() -> None:
     parser.add_argument("--skeletons", default=",".join(SKELETONS), help="e.g. I,IV")
     parser.add_argument("--alphas", default=",".join(map(str, ALPHAS)), help="e.g. 0.01")
     parser.add_argument("--splits", default=",".join(SPLITS), help="univariate,multivariate")
-    parser.add_argument("--cap", type=float, default=20.0, help="seconds per MILP run")
+    parser.add_argument("--cap", type=float, default=20.0, help="seconds per diagram run")
+    parser.add_argument(
+        "--method", default="auto", help="the diagram route of part milp (auto, milp, maxsat)"
+    )
     parser.add_argument("--tree-cap", type=float, default=30.0, help="seconds per tree fit")
     parser.add_argument("--sat-cap", type=float, default=20.0, help="seconds per SAT-part run")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
@@ -501,7 +520,7 @@ def main() -> None:
         if missing:
             sys.exit(f"unknown odd/ files: {missing}")
         tasks = [
-            (name, skeleton, float(alpha), split, args.cap)
+            (name, skeleton, float(alpha), split, args.cap, args.method)
             for name in files
             for skeleton in args.skeletons.split(",")
             for alpha in args.alphas.split(",")
@@ -510,8 +529,7 @@ def main() -> None:
         runs = run_all(diagram_run, tasks, args.jobs)
         if args.out:
             Path(args.out).write_text("".join(json.dumps(r) + "\n" for r in runs))
-        if args.part in ("milp", "all"):
-            table1(runs, args.cap)
+        table1(runs, args.cap, args.method)
         if args.part in ("accuracy", "all"):
             tree_tasks = [(name, depth, args.tree_cap) for name in files for depth in TREE_DEPTHS]
             trees = run_all(tree_run, tree_tasks, args.jobs)

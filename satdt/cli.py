@@ -271,8 +271,10 @@ def build_parser() -> argparse.ArgumentParser:
     warmup.add_argument(
         "--method",
         action="append",
-        choices=[m.name for m in methods.METHODS.values() if m.kernels(None)],
-        help="only the kernels of this method (repeatable); default: every method's",
+        choices=[m.name for m in methods.METHODS.values() if m.kernels(None)]
+        + [f"diagram-{name}" for name in _diagram_routes()],
+        help="only the kernels of this method (repeatable; diagram-ROUTE: a diagram route's "
+        "tree starts); default: every method's",
     )
     warmup.add_argument(
         "--jobs",
@@ -286,16 +288,26 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _diagram_routes() -> list[str]:
+    from .diagram_search import DIAGRAM_METHODS
+
+    return [name for name, route in DIAGRAM_METHODS.items() if route.tree_methods]
+
+
 def _add_diagram_command(commands: Any) -> None:
-    """``satdt diagram``: an optimal decision diagram (MILP, or SAT / MaxSAT)."""
+    """``satdt diagram``: an optimal decision diagram by a route of the table of diagram searches."""
+    from .diagram_search import DIAGRAM_METHODS, ROUTES
+
+    routes = "; ".join(f"{m.name}: {m.summary}" for m in DIAGRAM_METHODS.values())
     diagram = commands.add_parser(
         "diagram",
-        help="an optimal decision diagram of a skeleton (MILP; SAT/MaxSAT on binary features)",
+        help="an optimal decision diagram of a skeleton (MaxSAT, MILP, tree DP or SAT)",
         description=(
             "Train the decision diagram of a skeleton (nodes per layer) with the least objective "
-            "(18) of Florio et al. (training errors / rows + alpha x share of nodes used): the "
-            "Step-1 heuristic, then the MILP (needs the [diagrams] extra). --size: the smallest "
-            "diagram classifying every row correctly, by incremental SAT."
+            "(18) of Florio et al. (training errors / rows + alpha x share of nodes used), "
+            "anytime from the Step-1 heuristic and the best tree of the skeleton. --size: the "
+            "smallest diagram classifying every row correctly, by incremental SAT. Methods: "
+            + routes
         ),
     )
     _add_data_options(diagram)
@@ -307,7 +319,10 @@ def _add_diagram_command(commands: Any) -> None:
         "--size", action="store_true", help="the smallest consistent diagram (SAT)"
     )
     diagram.add_argument(
-        "--sat", action="store_true", help="objective (18) by MaxSAT over binary features"
+        "--method",
+        choices=ROUTES,
+        default="auto",
+        help="the route (default auto: see the README's rule)",
     )
     diagram.add_argument("--multivariate", action="store_true", help="hyperplane splits a.x <= b")
     diagram.add_argument("--min-flow", type=float, metavar="S", help="stability (20)")
@@ -321,7 +336,9 @@ def _add_diagram_command(commands: Any) -> None:
         help="what the fairness ratio compares",
     )
     diagram.add_argument("--fair-positive", metavar="LABEL", help="the positive class")
-    diagram.add_argument("--solver", choices=("auto", "scip", "highs"), default="auto")
+    diagram.add_argument(
+        "--solver", choices=("auto", "scip", "highs"), default="auto", help="MILP solver (milp)"
+    )
     _add_output_options(diagram)
 
 
@@ -341,7 +358,7 @@ def _diagram_estimator(args: argparse.Namespace) -> Any:
             fairness["positive"] = args.fair_positive
     return OptimalDiagramClassifier(
         objective="size" if args.size else "error",
-        method="sat" if args.size or args.sat else "milp",
+        method=args.method,
         widths=widths,
         alpha=args.alpha,
         split="multivariate" if args.multivariate else "univariate",
@@ -351,6 +368,24 @@ def _diagram_estimator(args: argparse.Namespace) -> Any:
         fairness=fairness,
         solver=args.solver,
     )
+
+
+def _diagram_report(method: str, stats: Any) -> list[str]:
+    """The route's own summary lines, and the starts every error route began from."""
+    from .diagram_search import DIAGRAM_METHODS
+
+    lines = list(DIAGRAM_METHODS[method].report(stats))
+    starts = [
+        f"{what} {value:.6g}"
+        for what, value in (
+            ("Step-1 heuristic", stats.heuristic_objective),
+            (f"best tree of depth {stats.tree_depth}", stats.tree_objective),
+        )
+        if value == value and method != "tree"  # not NaN
+    ]
+    if starts:
+        lines.append("starts: " + ", ".join(starts))
+    return lines
 
 
 def _print_summary(args: argparse.Namespace, summary: str, caught: list) -> None:
@@ -413,6 +448,7 @@ def _diagram(args: argparse.Namespace, started: float) -> int:
             f"{what}: {result.objective_value:.6g} ({proof})",
             f"nodes: {fitted.n_nodes}, depth: {fitted.depth}, training errors: {errors} of {n} rows",
             f"method: {model.method_}",
+            *_diagram_report(model.method_, result.stats),
             f"time: {result.runtime:.3g} s",
         ]
         _print_summary(args, "\n".join(lines), caught)
@@ -891,7 +927,20 @@ def _warmup(args: argparse.Namespace) -> int:
                 print(f"  {kernel:<50} {seconds:>7.2f}", flush=True)
 
     tic = time.perf_counter()
-    records = methods.warmup(args.method, report, args.jobs)
+    names = None
+    if args.method is not None:
+        from .diagram_search import DIAGRAM_METHODS
+
+        names = [
+            tree
+            for name in args.method
+            for tree in (
+                DIAGRAM_METHODS[name.removeprefix("diagram-")].tree_methods
+                if name.startswith("diagram-")
+                else (name,)
+            )
+        ]
+    records = methods.warmup(names, report, args.jobs)
     total = time.perf_counter() - tic
     compiled = sum(r.action.startswith("compiled") for r in records)
     print(f"total: {total:.2f} s ({compiled} of {len(records)} groups compiled)")

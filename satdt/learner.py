@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import textwrap
+import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -323,12 +324,29 @@ class SatdtEstimator:
         from .dp import kernels
 
         background = kernels.request([group for option in options for group in option])
-        if any(kernels.ready(option) for option in options):
-            return True  # the others, if any, compile in the background meanwhile
+        recorder = task.recorder
+        greedy = recorder.best is None and OBJECTIVES[self.objective].kind != CONSISTENCY
+        ready = [option for option in options if kernels.ready(option)]
+        if ready:  # the others, if any, compile in the background meanwhile
+            if task.deadline is None or all(kernels.loaded(g) for g in ready[0]):
+                return True
+            # in the cache but not in this process: loading takes about a second, so the
+            # greedy tree first, and the time limit holds while they load
+            if greedy:
+                self._greedy_start(task)
+            loader = threading.Thread(target=kernels.load, args=(ready[0],), daemon=True)
+            loader.start()
+            loader.join(max(task.deadline - time.perf_counter(), 0.0))
+            if not loader.is_alive():
+                return True
+            recorder.stop_reason = (
+                "time limit while the search kernels were loading from the cache, so this is "
+                "the greedy tree"
+            )
+            return False
         if not background:
             return True  # no background compilation here: the method compiles them itself
-        recorder = task.recorder
-        if recorder.best is None and OBJECTIVES[self.objective].kind != CONSISTENCY:
+        if greedy:
             self._greedy_start(task)
         step = "compiling the search kernels (first run only)"
         recorder.event(Progress(step))

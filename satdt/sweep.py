@@ -362,14 +362,21 @@ def _warm(model: Any) -> float:
     the seconds it took (0 when already loaded).
     """
     from . import methods
+    from .diagrams import OptimalDiagramClassifier
     from .learner import SatdtEstimator
 
     if not isinstance(model, SatdtEstimator):
         return 0.0
     objective, method = model.objective, model.method
-    names = {methods.choose_method(objective) if method == "auto" else method}
-    if method == "auto" and objective == "error":
-        names.add("contree")  # what auto picks on numeric data with many thresholds
+    if isinstance(model, OptimalDiagramClassifier):  # the routes' tree starts
+        from .diagram_search import DIAGRAM_METHODS
+
+        routes = DIAGRAM_METHODS.values() if method == "auto" else [DIAGRAM_METHODS[method]]
+        names = {name for route in routes for name in route.tree_methods}
+    else:
+        names = {methods.choose_method(objective) if method == "auto" else method}
+        if method == "auto" and objective == "error":
+            names.add("contree")  # what auto picks on numeric data with many thresholds
     started = time.perf_counter()
     todo = sorted(name for name in names - _WARMED if name in methods.METHODS)
     if todo:

@@ -157,13 +157,26 @@ def diagram_objective(
 
 
 def min_diagram_objective(
-    X: np.ndarray, y: np.ndarray, n_classes: int, widths, alpha: float, sample_weight=None
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    widths,
+    alpha: float,
+    sample_weight=None,
+    *,
+    max_nodes=None,
+    min_flow=None,
+    fairness=None,
 ) -> float:
     """Minimum of objective (18) over all univariate diagrams of the skeleton ``widths``, by enumeration.
 
     Nodes are visited in layer order; a node reached by an arc chooses a partition of the rows
     reaching it (every threshold ``x[j] <= v`` at a value of the data, so all-low is included) and
     any successors in the next layer or among the terminals (both sides may share one successor).
+    Extensions, checked on each complete diagram: at most ``max_nodes`` internal nodes, every
+    node reached by a weight of at least ``min_flow``, and ``fairness = (kind, group1, group2,
+    positive, ratio)``: the groups' rates (of positive predictions; of false positives; of
+    false negatives) within the ratio both ways. Infeasible: inf.
     """
     n, n_feat = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -188,8 +201,38 @@ def min_diagram_objective(
     reached[0] = True
     rows_at[0] = (1 << n) - 1
 
+    positive_rows = [0]  # rows sent to the terminal of the positive class
+
+    def weight_of(rows: int) -> float:
+        return sum(w[i] for i in range(n) if rows >> i & 1)
+
+    def meets() -> bool:
+        if max_nodes is not None and sum(reached) > max_nodes:
+            return False
+        if min_flow is not None and any(
+            weight_of(rows_at[v]) < min_flow - 1e-9 for v in range(n_nodes) if reached[v]
+        ):
+            return False
+        if fairness is None:
+            return True
+        kind, g1, g2, positive, ratio = fairness
+        hit = np.array([bool(positive_rows[0] >> i & 1) for i in range(n)])
+        if kind == "parity":
+            counted, base = hit, np.ones(n, bool)
+        elif kind == "false_positive":
+            counted, base = hit & (y != positive), y != positive
+        else:
+            counted, base = ~hit & (y == positive), y == positive
+        rates = []
+        for g in (g1, g2):
+            total = w[g & base].sum()
+            rates.append(w[g & counted].sum() / total if total > 0 else 0.0)
+        return rates[0] >= ratio * rates[1] - 1e-9 and rates[1] >= ratio * rates[0] - 1e-9
+
     def best(u: int, error: float) -> float:
         if u == n_nodes:
+            if not meets():
+                return np.inf
             return error / w.sum() + (
                 alpha * (sum(reached) - 1) / (n_nodes - 1) if n_nodes > 1 else 0.0
             )
@@ -202,6 +245,7 @@ def min_diagram_objective(
             for lo in successors(u):
                 for hi in successors(u):
                     saved = [(v, rows_at[v], reached[v]) for v in {lo, hi} if v >= 0]
+                    saved_positive = positive_rows[0]
                     extra = 0.0
                     for v, part in ((lo, low_rows), (hi, high_rows)):
                         if v >= 0:
@@ -209,7 +253,10 @@ def min_diagram_objective(
                             reached[v] = True
                         else:
                             extra += cost(part, -1 - v)
+                            if fairness is not None and -1 - v == fairness[3]:
+                                positive_rows[0] |= part
                     value = min(value, best(u + 1, error + extra))
+                    positive_rows[0] = saved_positive
                     for v, r, s in saved:
                         rows_at[v], reached[v] = r, s
         return value

@@ -11,9 +11,8 @@ import pytest
 from naive import min_diagram_objective
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, read_csv
-from satdt.diagram import Diagram
+from satdt.diagram import Diagram, objective
 from satdt.errors import NotProvenWarning
-from satdt.mip.heuristic import objective
 from satdt.model import load_model, save_model
 
 pytest.importorskip("highspy")
@@ -34,7 +33,9 @@ def test_optimum_equals_brute_force_on_tiny_data(seed, solver):
     X = rng.integers(0, 3, size=(7, 2)).astype(float) * 10 + 5  # not in [0, 1]: scaled inside
     y = rng.integers(0, 2, size=7)
     alpha = 0.2 if seed % 2 else 0.0
-    model = OptimalDiagramClassifier(widths=(1, 2), alpha=alpha, solver=solver).fit(X, y)
+    model = OptimalDiagramClassifier(method="milp", widths=(1, 2), alpha=alpha, solver=solver).fit(
+        X, y
+    )
     assert model.result_.proven_optimal
     best = min_diagram_objective(X, y, 2, (1, 2), alpha)
     assert model.result_.objective_value == pytest.approx(best, abs=1e-6)
@@ -59,7 +60,9 @@ def test_tree_skeleton_matches_the_optimal_tree_error_on_an_iris_sample():
 def test_time_limit_returns_the_heuristic_or_better_not_proven():
     data = read_csv(IRIS)
     with pytest.warns(NotProvenWarning):
-        model = OptimalDiagramClassifier(widths=(1, 2, 4, 4), time_limit=3).fit(data.X, data.y)
+        model = OptimalDiagramClassifier(method="milp", widths=(1, 2, 4, 4), time_limit=3).fit(
+            data.X, data.y
+        )
     result = model.result_
     assert not result.proven_optimal
     assert result.runtime < 8
@@ -159,11 +162,11 @@ def test_maxsat_and_the_milp_reach_the_same_optimum_on_binary_data(seed):
     y = (X[:, 0].astype(int) ^ X[:, 1].astype(int)) | (rng.random(16) < 0.2)
     fits = {
         method: OptimalDiagramClassifier(method=method, widths=(1, 2, 2), alpha=0.1).fit(X, y)
-        for method in ("sat", "milp")
+        for method in ("maxsat", "milp")
     }
     for model in fits.values():
         assert model.result_.proven_optimal
-    assert fits["sat"].result_.objective_value == pytest.approx(
+    assert fits["maxsat"].result_.objective_value == pytest.approx(
         fits["milp"].result_.objective_value, abs=1e-6
     )
 
@@ -173,7 +176,8 @@ def test_maxsat_and_the_milp_reach_the_same_optimum_on_binary_data(seed):
     [
         {"method": "sat", "max_nodes": 3},
         {"method": "sat", "split": "multivariate"},
-        {"objective": "size"},
+        {"objective": "size", "max_nodes": 3},
+        {"method": "maxsat", "solver": "scip"},
         {"objective": "depth"},
         {"method": "cart"},
     ],
@@ -190,7 +194,7 @@ def test_cli_diagram_prints_saves_and_predicts(tmp_path, capsys):
     args = ["diagram", str(IRIS), "--widths", "1,2,2", "--time-limit", "3", "--save", str(saved)]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "n0.0:" in out and "objective (18):" in out and "method: milp" in out
+    assert "n0.0:" in out and "objective (18):" in out and "method: maxsat" in out
     assert main(["predict", str(saved), str(IRIS)]) == 0
     captured = capsys.readouterr()
     assert "accuracy: 0.9" in captured.err
@@ -211,7 +215,7 @@ def test_cli_diagram_prints_saves_and_predicts(tmp_path, capsys):
         == 0
     )
     document = json.loads(capsys.readouterr().out)
-    assert document["kind"] == "diagram" and document["method"] == "milp"
+    assert document["kind"] == "diagram" and document["method"] == "maxsat"
     assert Diagram.from_dict(document["diagram"]).n_nodes == document["n_nodes"]
 
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satdt.diagram import Diagram
+from satdt.diagram import Diagram, objective
 from satdt.errors import SatdtError
-from satdt.mip.heuristic import construct, objective
+from satdt.mip.heuristic import construct
 
 # The benchmark data sits next to the repository, in ../shared/data (see its README.md).
 ODD_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "odd"

@@ -515,7 +515,7 @@ def test_diagram_estimator_by_name(tmp_path):
         pytest.skip("OptimalDiagramClassifier is not in this satdt")
     spec = {
         "data": [{"files": [str(EXAMPLES / "mouse.csv")]}],
-        "estimator": [{"estimator": "diagram", "name": "diagram", "params": {"method": "sat"}}],
+        "estimator": [{"estimator": "diagram", "name": "diagram", "params": {"method": "maxsat"}}],
         "folds": 2,
         "time_limit": 30,
     }

@@ -111,7 +111,10 @@ def _grow(
     n_classes = int(n_classes)
     n = X.shape[0]
     # the kernels' codes rank << shift | class are int32: beyond, NumPy (with int64 codes)
-    if n << (n_classes - 1).bit_length() < _CODE_LIMIT and kernels.ready(["greedy"]):
+    # on a small table loading the kernels from the cache (about a second) costs more than
+    # NumPy's whole tree
+    worth = kernels.loaded("greedy") or (n >= KERNEL_ROWS and kernels.ready(["greedy"]))
+    if n << (n_classes - 1).bit_length() < _CODE_LIMIT and worth:
         return _grow_numba(X, y, n_classes, w, max_depth, deadline)
     if n >= KERNEL_ROWS:  # where the kernels are worth it: compiled for the next time
         kernels.request(["greedy"])

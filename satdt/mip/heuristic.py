@@ -37,38 +37,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagram import Diagram
+from ..diagram import SPLITS, Diagram, objective
 from ..errors import SatdtError
-
-SPLITS = ("univariate", "multivariate")
 
 # Largest number of floats a split evaluation holds at once (rows x features x classes).
 _CHUNK_FLOATS = 2_000_000
-
-
-def objective(
-    diagram: Diagram,
-    X: np.ndarray,
-    y: np.ndarray,
-    alpha: float,
-    widths: Sequence[int],
-    sample_weight: np.ndarray | None = None,
-) -> float:
-    """Objective (18) of Florio et al.: error rate plus ``alpha`` times the node share.
-
-    ``(weight of misclassified rows) / (total weight) + alpha * (n_nodes - 1) / (|V_I| - 1)``
-    where ``n_nodes`` counts the diagram's reachable internal nodes (the root is always active
-    in the MILP, so it is not counted; a single terminal counts 0) and ``|V_I| = sum(widths)``
-    is the skeleton's number of internal nodes (the node term is 0 when ``|V_I| = 1``).
-    """
-    y = np.asarray(y, dtype=np.int64)
-    weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
-    total = float(weight.sum())
-    wrong = float(weight[diagram.terminal(X) != y].sum())
-    error = wrong / total if total > 0 else 0.0
-    size = int(sum(widths))
-    nodes = max(diagram.n_nodes - 1, 0)
-    return error + (alpha * nodes / (size - 1) if size > 1 else 0.0)
 
 
 class _Stop(Exception):

@@ -115,3 +115,38 @@ def leaf_counter(kind: str, pool: IDPool, U: np.ndarray, max_bound: int) -> _Cou
     if kind == "totalizer":
         return TotalizerCounter(pool, U, max_bound)
     raise ValueError(f"counter must be one of {COUNTERS}, got {kind!r}")
+
+
+def weighted_counter(
+    pool: IDPool, tag: object, lits: list[int], weights: list[int], cap: int, up: bool
+) -> tuple[list[int | None], Clauses]:
+    """A sequential weight counter: outputs ``out[j]`` (j = 1..cap) over ``sum w_i [lit_i]``.
+
+    ``up``: the sum at least j forces ``out[j]`` (bound it from above by assuming ``NOT out[j]``);
+    otherwise ``out[j]`` forces the sum to be at least j (bound it from below by asserting
+    ``out[j]``). Prefix variables ``("W", tag, i, j)`` say it for the first i + 1 literals
+    (Hölldobler et al.'s SWC, one direction): ``len(lits) * cap`` variables, at most two
+    clauses each. Weights are positive integers. ``out[0]`` is None (always true).
+    """
+    clauses: Clauses = []
+    prev: list[int | None] = [None] * (cap + 1)  # the empty prefix: no sum >= 1
+    for i, (x, w) in enumerate(zip(lits, weights, strict=True)):
+        cur: list[int | None] = [None] * (cap + 1)
+        for j in range(1, cap + 1):
+            s = pool.id(("W", tag, i, j))
+            cur[j] = s
+            rest = j - w
+            if up:
+                if prev[j] is not None:
+                    clauses.append([-prev[j], s])
+                if rest <= 0:
+                    clauses.append([-x, s])
+                elif prev[rest] is not None:
+                    clauses.append([-x, -prev[rest], s])
+            else:
+                same = [] if prev[j] is None else [prev[j]]
+                clauses.append([-s, *same, x])
+                if rest > 0:
+                    clauses.append([-s, *same, *([] if prev[rest] is None else [prev[rest]])])
+        prev = cur
+    return prev, clauses

@@ -1,0 +1,500 @@
+"""The diagram of least objective (18) within a skeleton, by MaxSAT (PySAT's RC2), anytime.
+
+Hard clauses (D1)-(D8) of ``encodings/diagram.md`` with every row's cost as soft units; the
+extensions of Florio et al. are hard constraints on top: parsimony (a node bound: the
+sequential counter (D9)), stability (20) (a minimum weight through every active node: a
+sequential weight counter per node over exact visit variables) and fairness (19) (two rate
+counters per direction over exact terminal variables). Anytime: every model RC2's SAT oracle
+returns satisfies the hard clauses, so it is a diagram; each one better than the incumbent is
+reported (``on_improve``), and the incumbent starts as the best of the ``starts`` given (the
+Step-1 heuristic, the best tree of the skeleton) that meets the constraints.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+from pysat.examples.rc2 import RC2Stratified
+from pysat.formula import WCNF, IDPool
+
+from ...diagram import Diagram, Fairness, objective, violation
+from ...errors import DataError, InfeasibleError, SatdtError, TimeUp
+from ...prepare import group_rows
+from ..counter import SequentialCounter, weighted_counter
+from .formula import (
+    Clauses,
+    DiagramFormula,
+    DiagramResult,
+    Skeleton,
+    _binary,
+    _deadline,
+    _widths,
+)
+
+DEFAULT_MAXSAT_SOLVER = "glucose3"
+#: Largest number of clauses the formula may have (estimated before building; ~1 GB of Python lists).
+MAX_CLAUSES = 4_000_000
+#: Largest integer sum a weight counter of (20) or (19) may count to, per counter.
+MAX_COUNT = 20_000
+
+
+def _fraction(value: float) -> Fraction:
+    """A float as the fraction its shortest decimal form states (0.1 -> 1/10)."""
+    return Fraction(repr(float(value)))
+
+
+def integer_weights(
+    class_weight: np.ndarray, alpha: float, n_skeleton: int
+) -> tuple[list[dict[int, int]], int, int]:
+    """Objective (18) times a common denominator D, as integers.
+
+    Row i reaching the terminal of class k costs ``(W_i - w_ik) / W`` (``W_i`` its weight,
+    ``w_ik`` that of its class-k copies, ``W`` the total); an active non-root node costs
+    ``alpha / (S - 1)``. Every weight and alpha are read as exact fractions of their
+    decimal forms and D is the least common multiple of the denominators of all these costs,
+    so ``D * objective(18)`` is an integer sum. Returns, per row, ``{cost: classes}`` as
+    ``{integer cost: bitmask of classes}``, the integer node cost, and D.
+    """
+    W = [[_fraction(w) for w in row] for row in class_weight]
+    total = sum(sum(row) for row in W)
+    costs = [[(sum(row) - w) / total for w in row] for row in W]
+    node = _fraction(alpha) / (n_skeleton - 1) if n_skeleton > 1 else Fraction(0)
+    D = 1
+    for value in [node, *(c for row in costs for c in row)]:
+        D = D * value.denominator // math.gcd(D, value.denominator)
+    groups = []
+    for row in costs:
+        mine: dict[int, int] = {}
+        for k, c in enumerate(row):
+            if c > 0:
+                key = int(c * D)
+                mine[key] = mine.get(key, 0) | (1 << k)
+        groups.append(mine)
+    return groups, int(node * D), D
+
+
+def estimated_clauses(n_rows: int, widths: Sequence[int], n_features: int, n_classes: int) -> int:
+    """About how many clauses the formula of these sizes has: (D6) dominates (rows x nodes x
+    features), then (D7)-(D8) (rows x arcs)."""
+    S = sum(widths)
+    arcs = sum(
+        w * ((widths[l + 1] if l + 1 < len(widths) else 0) + n_classes)
+        for l, w in enumerate(widths)
+    )
+    return n_rows * (S * n_features + 4 * arcs) + S * n_features
+
+
+def _integers(values: Sequence[float], *more: float) -> tuple[list[int], list[int]]:
+    """Values (and ``more``) times the least common denominator of their decimal forms."""
+    fractions = [_fraction(v) for v in values]
+    extra = [_fraction(v) for v in more]
+    D = 1
+    for f in fractions + extra:
+        D = D * f.denominator // math.gcd(D, f.denominator)
+    return [int(f * D) for f in fractions], [int(f * D) for f in extra]
+
+
+def _check_count(cap: int, what: str) -> None:
+    if cap > MAX_COUNT:
+        raise SatdtError(
+            f"{what} needs a counter up to {cap} (integer weights), more than the SAT routes "
+            f"encode ({MAX_COUNT}); use method='milp' for it"
+        )
+
+
+def flow_clauses(
+    formula: DiagramFormula, V: np.ndarray, row_weight: np.ndarray, min_flow: float
+) -> Clauses:
+    """Stability (20): every active non-root node is visited by a weight of at least ``min_flow``.
+
+    ``A[u] -> sum_i w_i V[i][u] >= min_flow`` with a sequential weight counter per node (weights
+    and bound scaled to integers); ``V`` (rows x nodes) must be exact (:meth:`path_clauses`).
+    """
+    weights, (bound,) = _integers(list(row_weight), min_flow)
+    if sum(weights) < bound:
+        raise InfeasibleError(
+            f"min_flow={min_flow:g} is above the total weight {float(sum(row_weight)):g}: "
+            "not even the root carries it"
+        )
+    _check_count(bound, f"min_flow={min_flow:g}")
+    clauses: Clauses = []
+    keep = [i for i, w in enumerate(weights) if w > 0]
+    for u in range(1, formula.sk.n_nodes):
+        out, counter = weighted_counter(
+            formula.pool,
+            ("flow", u),
+            [int(V[i, u]) for i in keep],
+            [weights[i] for i in keep],
+            bound,
+            up=False,
+        )
+        clauses += counter
+        clauses.append([-int(formula.A[u]), out[bound]] if out[bound] else [-int(formula.A[u])])
+    return clauses
+
+
+def fairness_clauses(
+    pool: IDPool,
+    T: np.ndarray,
+    class_weight: np.ndarray,
+    g1: np.ndarray,
+    g2: np.ndarray,
+    rule: Fairness,
+) -> Clauses:
+    """Fairness (19) on rates (as :class:`~satdt.diagram.Fairness` defines them), exactly.
+
+    Per group a weighted count ``k`` of rows predicted positive (parity), of rows of another
+    class predicted positive (false positives) or of positive rows predicted otherwise (false
+    negatives), over the exact terminal variables ``T`` (rows x classes); ``rate = k / base``.
+    ``k1 / b1 >= ratio * k2 / b2`` becomes, for every j: ``k2 >= j -> k1 >= ceil(ratio b1 j /
+    b2)``, with an upward counter on k2 and a downward one on k1 (and the reverse direction
+    likewise when ``both_ways``).
+    """
+    P = rule.positive
+    total = class_weight.sum(axis=1)
+    if rule.kind == "parity":
+        lits, weight = T[:, P], total
+    elif rule.kind == "false_positive":
+        lits, weight = T[:, P], total - class_weight[:, P]
+    else:
+        lits, weight = -T[:, P], class_weight[:, P]
+    scaled, _ = _integers(list(weight))
+    scaled = np.asarray(scaled, dtype=np.int64)
+    ratio = _fraction(rule.ratio)
+    clauses: Clauses = []
+    directions = [(g1, g2), (g2, g1)] if rule.both_ways else [(g1, g2)]
+    for n, (a, b) in enumerate(directions):
+        base_a, base_b = int(scaled[a].sum()), int(scaled[b].sum())
+        if base_b == 0:
+            continue  # rate(b) = 0: nothing to keep up with
+        count_b = [i for i in np.flatnonzero(b) if scaled[i] > 0]
+        if base_a == 0:  # rate(a) = 0, so rate(b) must be 0
+            clauses += [[-int(lits[i])] for i in count_b]
+            continue
+        _check_count(base_a + base_b, f"fairness ({rule.kind})")
+        up, cb = weighted_counter(
+            pool,
+            ("fair", n, "b"),
+            [int(lits[i]) for i in count_b],
+            [int(scaled[i]) for i in count_b],
+            base_b,
+            True,
+        )
+        count_a = [i for i in np.flatnonzero(a) if scaled[i] > 0]
+        down, ca = weighted_counter(
+            pool,
+            ("fair", n, "a"),
+            [int(lits[i]) for i in count_a],
+            [int(scaled[i]) for i in count_a],
+            base_a,
+            False,
+        )
+        clauses += cb + ca
+        for j in range(1, base_b + 1):
+            need = math.ceil(ratio * base_a * j / base_b)
+            if need <= 0:
+                continue
+            if need > base_a:
+                clauses.append([-up[j]])
+            else:
+                clauses.append([-up[j], down[need]])
+    return clauses
+
+
+def maxsat_formula(
+    B: np.ndarray,
+    class_weight: np.ndarray,
+    widths: Sequence[int],
+    alpha: float,
+    *,
+    max_nodes: int | None = None,
+    min_flow: float | None = None,
+    fairness: Fairness | None = None,
+    deadline: float | None = None,
+) -> tuple[WCNF, DiagramFormula, int]:
+    """The weighted formula of objective (18): hard (D1)-(D8) and the extensions, soft costs; D.
+
+    Each distinct row i gets one variable ``E[i][g]`` per distinct positive cost g of its
+    terminals (one for a row with a single label); (D8) allows the terminals of that cost
+    when ``E[i][g]`` holds, and the soft unit ``NOT E[i][g]`` weighs the cost. An active
+    non-root node weighs ``alpha / (S - 1)`` (soft ``NOT A[u]``). Both scaled by D, see
+    :func:`integer_weights`. ``fairness`` groups are masks over the rows of ``B``. Raises
+    :class:`TimeUp` past ``deadline``.
+    """
+    n_classes = class_weight.shape[1]
+    pool = IDPool()
+    formula = DiagramFormula(pool, Skeleton(widths, n_classes), B.shape[1])
+    S = formula.sk.n_nodes
+    groups, node_cost, D = integer_weights(class_weight, alpha, S)
+    exact = min_flow is not None or fairness is not None
+    wcnf = WCNF()
+    for _, clauses in formula.structure_sections():
+        wcnf.extend(clauses)
+    if exact:
+        wcnf.extend(formula.single_successor_clauses())
+    Vs, Ts = [], []
+    for i in range(len(B)):
+        if deadline is not None and i % 64 == 0 and time.perf_counter() > deadline:
+            raise TimeUp("building the MaxSAT formula")
+        relax: dict[int, int] = {}
+        soft = []
+        for g, (cost, mask) in enumerate(sorted(groups[i].items())):
+            E = pool.id(("E", i, g))
+            soft.append(([-E], cost))
+            relax.update({k: E for k in range(n_classes) if mask >> k & 1})
+        V, G = formula.example_vars(i)
+        for _, clauses in formula.example_sections(i, B[i], relax):
+            wcnf.extend(clauses)
+        if exact:
+            wcnf.extend(formula.path_clauses(i, V, G))
+            Vs.append(V)
+        if fairness is not None:
+            T, clauses = formula.terminal_var_clauses(i, V, G)
+            wcnf.extend(clauses)
+            Ts.append(T)
+        for clause, weight in soft:
+            wcnf.append(clause, weight=weight)
+    if node_cost:
+        for a in formula.A[1:]:
+            wcnf.append([-int(a)], weight=node_cost)
+    if max_nodes is not None and max_nodes - 1 < S - 1:
+        if max_nodes < 1:
+            raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
+        counter = SequentialCounter(pool, formula.A[1:], max_nodes - 1)
+        wcnf.extend(counter.clauses + [[lit] for lit in counter.at_most(max_nodes - 1)])
+    if min_flow is not None:
+        wcnf.extend(flow_clauses(formula, np.array(Vs), class_weight.sum(axis=1), min_flow))
+    if fairness is not None:
+        g1, g2 = np.asarray(fairness.group1, bool), np.asarray(fairness.group2, bool)
+        wcnf.extend(fairness_clauses(pool, np.array(Ts), class_weight, g1, g2, fairness))
+    return wcnf, formula, D
+
+
+def minimum_error_diagram(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    widths: Sequence[int] | None = None,
+    *,
+    max_depth: int | None = None,
+    max_width: int | None = None,
+    alpha: float = 0.01,
+    sample_weight: np.ndarray | None = None,
+    max_nodes: int | None = None,
+    min_flow: float | None = None,
+    fairness: Fairness | None = None,
+    starts: Sequence[Diagram] = (),
+    on_improve: Callable[[Diagram, float], None] | None = None,
+    time_limit: float | None = None,
+    deadline: float | None = None,
+    solver: str = DEFAULT_MAXSAT_SOLVER,
+    classes: Sequence[Any] | np.ndarray | None = None,
+    feature_names: Sequence[str] | None = None,
+) -> DiagramResult:
+    """The diagram of least objective (18) within a skeleton, by MaxSAT (PySAT's RC2), anytime.
+
+    Parameters
+    ----------
+    B, y, n_classes, widths, max_depth, max_width, classes, feature_names
+        As for :func:`~satdt.sat.diagram.size.minimum_size_diagram`.
+    alpha
+        Weight of the node share in objective (18); alpha >= 0.
+    sample_weight
+        Non-negative row weights (default 1); identical rows are merged, their weights added
+        per class.
+    max_nodes, min_flow, fairness
+        The paper's extensions, as hard constraints (see the module docstring); ``fairness``
+        groups are masks over the rows of ``B``.
+    starts
+        Diagrams over the binary features of ``B``: the best one meeting the constraints is
+        the first incumbent (else the majority terminal, when it meets them).
+    on_improve
+        ``on_improve(diagram, objective)`` for every better diagram, starts included.
+    time_limit, deadline
+        Seconds from the call, and/or a ``time.perf_counter()`` value. Past it RC2 is
+        interrupted and the best diagram known is returned with ``proven=False`` and RC2's
+        cost so far as lower bound.
+    solver
+        The SAT oracle of RC2 (a PySAT solver name).
+
+    Returns
+    -------
+    DiagramResult
+        ``objective`` is objective (18) recomputed on the rows (checked against RC2's cost).
+
+    Raises
+    ------
+    InfeasibleError
+        No diagram of the skeleton meets the constraints (proven), or none was found in time.
+    """
+    began = time.perf_counter()
+    end = _deadline(time_limit, deadline)
+    B, y = _binary(B, y, n_classes)
+    widths = _widths(widths, max_depth, max_width)
+    if not alpha >= 0:
+        raise DataError(f"alpha must be a number >= 0, got {alpha!r}")
+    weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    if weight.shape != y.shape or (weight < 0).any() or weight.sum() <= 0:
+        raise DataError("sample_weight must hold one non-negative weight per row, not all zero")
+    labels = np.arange(n_classes) if classes is None else classes
+    extensions = {"max_nodes": max_nodes, "min_flow": min_flow, "fairness": fairness}
+    key = B
+    if fairness is not None:  # rows merge only within the same groups
+        key = np.column_stack([B, fairness.group1, fairness.group2]).astype(np.uint8)
+    first, group = group_rows(key)
+    class_weight = np.zeros((len(first), n_classes))
+    np.add.at(class_weight, (group, y), weight)
+    keep = class_weight.sum(axis=1) > 0
+    Bd, class_weight = B[first][keep], class_weight[keep]
+    merged_fairness = None
+    if fairness is not None:
+        merged_fairness = Fairness(
+            fairness.kind,
+            np.asarray(fairness.group1, bool)[first][keep],
+            np.asarray(fairness.group2, bool)[first][keep],
+            fairness.positive,
+            fairness.ratio,
+            fairness.both_ways,
+        )
+
+    def value_of(diagram: Diagram) -> float | None:
+        """Objective (18) on the rows, None when the diagram breaks an extension."""
+        if violation(diagram, B, y, weight, **extensions) is not None:
+            return None
+        return objective(diagram, B, y, alpha, widths, weight)
+
+    majority = int(np.argmax(class_weight.sum(axis=0)))
+    best: Diagram | None = None
+    best_value = math.inf
+    for candidate in [
+        Diagram.single_terminal(majority, n_features=B.shape[1], classes=np.arange(n_classes)),
+        *starts,
+    ]:
+        value = value_of(candidate)
+        if value is not None and value < best_value - 1e-12:
+            best, best_value = candidate, value
+            if on_improve is not None:
+                on_improve(candidate, value)
+    lower, proven, calls = 0.0, False, 0
+    try:
+        wcnf, formula, D = maxsat_formula(
+            Bd,
+            class_weight,
+            widths,
+            alpha,
+            max_nodes=max_nodes,
+            min_flow=min_flow,
+            fairness=merged_fairness,
+            deadline=end,
+        )
+    except TimeUp:
+        wcnf = None
+    if wcnf is not None:
+
+        def seen(model: list[int]) -> None:
+            nonlocal best, best_value
+            diagram = formula.decode(model)
+            value = value_of(diagram)
+            if value is not None and value < best_value - 1e-12:
+                best, best_value = diagram, value
+                if on_improve is not None:
+                    on_improve(diagram, value)
+
+        timed_out = threading.Event()
+        with _CountingRC2(wcnf, solver=solver, adapt=True, exhaust=True, minz=True) as rc2:
+            rc2.stop, rc2.on_model = timed_out, seen
+            timer = None
+            if end is not None:
+                timer = threading.Timer(
+                    max(end - time.perf_counter(), 0.0), _stop, (rc2, timed_out)
+                )
+                timer.start()
+            try:
+                model = None if timed_out.is_set() else rc2.compute(expect_interrupt=True)
+                if model is None and not timed_out.is_set():
+                    proven = True  # the hard clauses have no model
+            except _Stopped as stopped:
+                model, lower = None, stopped.cost / D
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            calls = rc2.calls
+            if model is not None:  # RC2 finished: its model is optimal
+                diagram = formula.decode(model)
+                value = value_of(diagram)
+                if value is None or abs(value - rc2.cost / D) > 1e-9 * max(1.0, value):
+                    raise RuntimeError(
+                        f"internal error: the decoded diagram scores {value}, MaxSAT {rc2.cost / D}"
+                    )
+                if value < best_value - 1e-12 and on_improve is not None:
+                    on_improve(diagram, value)
+                if value < best_value - 1e-12 or best is None:
+                    best, best_value = diagram, value
+                lower, proven = best_value, True
+    if best is None:
+        why = "none exists (proven)" if proven else "none was found before the time limit"
+        raise InfeasibleError(
+            f"no diagram of the skeleton {widths} meets the constraints "
+            f"({', '.join(k for k, v in extensions.items() if v is not None)}): {why}"
+        )
+    lower = min(lower, best_value)
+    return DiagramResult(
+        best.replace(classes=labels, feature_names=feature_names),
+        best_value,
+        lower,
+        proven,
+        calls,
+        time.perf_counter() - began,
+        widths,
+        len(Bd),
+    )
+
+
+def _stop(rc2: RC2Stratified, flag: threading.Event) -> None:
+    flag.set()
+    rc2.interrupt()
+
+
+class _Stopped(Exception):
+    """The clock stopped RC2; ``cost`` is the cost of the cores it had fully processed."""
+
+    def __init__(self, cost: int) -> None:
+        super().__init__(cost)
+        self.cost = cost
+
+
+class _CountingRC2(RC2Stratified):
+    """RC2 (stratified) that counts its oracle calls, reports its models and stops at the clock.
+
+    Every model of the SAT oracle satisfies the hard clauses, so it is a diagram: ``on_model``
+    sees each one (the anytime incumbents). Once ``stop`` is set, an interrupted call (or the
+    next call) raises :class:`_Stopped` instead of returning: RC2 itself would go on
+    "processing the last found core" of the interrupted call — a core the solver never
+    proved, which inflated the lower bound — and trim, minimise and exhaust it with more
+    oracle calls past the time limit. The cost before the call counts only cores processed
+    in full, so it is a valid lower bound. With ``stop`` every oracle call can be interrupted.
+    """
+
+    calls = 0
+    stop: threading.Event | None = None
+    on_model: Callable[[list[int]], None] | None = None
+
+    def _call_oracle(self, assumptions: list[int] = (), expect_interrupt: bool = False) -> bool:
+        if self.stop is not None and self.stop.is_set():
+            raise _Stopped(self.cost)
+        self.calls += 1
+        cost = self.cost
+        # every call interruptible: RC2 asks for that only in its main loop, not when it
+        # trims, minimises or exhausts a core (one such call ran 4.4 s past a 5 s limit)
+        result = super()._call_oracle(list(assumptions), self.stop is not None)
+        if result is None and self.stop is not None and self.stop.is_set():
+            raise _Stopped(cost)
+        if result and self.on_model is not None:
+            self.on_model(self.oracle.get_model())
+        return result

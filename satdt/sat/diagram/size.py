@@ -1,0 +1,373 @@
+"""The smallest consistent diagram of a skeleton by incremental SAT: the counterexample-guided
+loop on one solver, a node bound by assumptions on the counter (D9) (``encodings/diagram.md``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pysat.formula import IDPool
+from pysat.solvers import Solver
+
+from ...diagram import Diagram, _reach, fits
+from ...errors import DataError, InfeasibleError, TimeUp
+from ...prepare import group_rows
+from ..counter import leaf_counter
+from ..heuristics import greedy_tree
+from ..solving import DEFAULT_SOLVER, SOLVERS, add_clauses, past, solve_until
+from .formula import (
+    Clauses,
+    DiagramFormula,
+    DiagramResult,
+    Skeleton,
+    _binary,
+    _deadline,
+    _exits,
+    _widths,
+    layer_caps,
+)
+
+# "per_exit": one misclassified row per exit arc (last node, side) of the decoded diagram;
+# "all": every misclassified row.
+COUNTEREXAMPLE_POLICIES = ("per_exit", "all")
+
+
+# ---------------------------------------------------------------------------- minimum size
+class DiagramLoop:
+    """The counterexample-guided loop for consistent diagrams of one skeleton, on one solver.
+
+    Starts with no examples; each round solves, decodes a diagram, and adds rows it
+    misclassifies to the same solver, until the diagram is consistent (SAT) or the formula
+    is unsatisfiable (UNSAT on a subset of the rows is UNSAT on all of them). A size bound is
+    an assumption on the active-node counter (D9), so the loop serves every bound.
+    """
+
+    def __init__(
+        self,
+        B: np.ndarray,
+        y: np.ndarray,
+        n_classes: int,
+        widths: Sequence[int],
+        *,
+        solver: str = DEFAULT_SOLVER,
+        counterexamples: str = "per_exit",
+        deadline: float | None = None,
+    ) -> None:
+        if solver not in SOLVERS:
+            raise DataError(f"solver must be one of {SOLVERS}, got {solver!r}")
+        if counterexamples not in COUNTEREXAMPLE_POLICIES:
+            raise DataError(
+                f"counterexamples must be one of {COUNTEREXAMPLE_POLICIES}, got {counterexamples!r}"
+            )
+        self.B, self.y, self.n_classes = B, y, n_classes
+        self.policy = counterexamples
+        self.deadline = deadline
+        self.solver_name = solver
+        self.pool = IDPool()
+        self.formula = DiagramFormula(self.pool, Skeleton(widths, n_classes), B.shape[1])
+        self.solver = Solver(name=solver)
+        self.counter = None
+        self.included: list[int] = []
+        self.calls = 0
+        self.n_clauses = 0
+        self._add([c for _, cs in self.formula.structure_sections() for c in cs])
+
+    def close(self) -> None:
+        self.solver.delete()
+
+    def __enter__(self) -> DiagramLoop:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _add(self, clauses: Clauses) -> None:
+        add_clauses(self.solver, clauses, self.deadline)
+        self.n_clauses += len(clauses)
+
+    def add_examples(self, rows: Sequence[int]) -> None:
+        """Add the clauses (D6)-(D8) of rows ``rows`` to the live solver (raises TimeUp)."""
+        for i in rows:
+            i = int(i)
+            self._add(self.formula.example_clauses(i, self.B[i], int(self.y[i])))
+            self.included.append(i)
+
+    def add_counter(self, max_bound: int) -> None:
+        """(D9): a totalizer over the active non-root nodes, for bounds up to ``max_bound``."""
+        self.counter = leaf_counter("totalizer", self.pool, self.formula.A[1:], max_bound)
+        self._add(self.counter.clauses)
+
+    def bound(self, max_nodes: int) -> list[int]:
+        """Assumptions for "at most ``max_nodes`` internal nodes": the counter (D9) and the
+        layer caps of :func:`layer_caps` (the first node past each cap is unused)."""
+        out = self.counter.at_most(max_nodes - 1)
+        sk = self.formula.sk
+        for l, cap in enumerate(layer_caps(sk.widths, max_nodes)):
+            if cap < sk.widths[l]:
+                out.append(-int(self.formula.A[sk.first[l] + cap]))
+        return out
+
+    def run(self, max_nodes: int | None = None) -> tuple[str, Diagram | None]:
+        """Loop until ``("SAT", consistent diagram)``, ``("UNSAT", None)`` or ``("UNKNOWN", None)``.
+
+        ``max_nodes`` bounds the internal nodes, root included (needs :meth:`add_counter`).
+        """
+        assumptions = [] if max_nodes is None else self.bound(max_nodes)
+        while True:
+            status = solve_until(self.solver, self.solver_name, assumptions, self.deadline)
+            self.calls += 1
+            if status is None:
+                return "UNKNOWN", None
+            if not status:
+                return "UNSAT", None
+            diagram = self.formula.decode(self.solver.get_model())
+            predicted, exit_arc = _exits(diagram, self.B)
+            wrong = np.flatnonzero(predicted != self.y)
+            if not len(wrong):
+                return "SAT", diagram
+            if self.policy == "per_exit":
+                wrong = wrong[np.unique(exit_arc[wrong], return_index=True)[1]]
+            try:
+                self.add_examples(wrong)
+            except TimeUp:
+                return "UNKNOWN", None
+
+
+def _route(root: int, feature: np.ndarray, low: np.ndarray, high: np.ndarray, B: np.ndarray):
+    """The terminal code (``-1 - class``) each row of ``B`` reaches."""
+    state = np.full(len(B), root, dtype=np.int64)
+    active = np.arange(len(B))
+    while len(active):
+        node = state[active]
+        side = B[active, feature[node]]
+        state[active] = np.where(side == 1, high[node], low[node])
+        active = active[state[active] >= 0]
+    return state
+
+
+def compact(diagram: Diagram, B: np.ndarray, y: np.ndarray, n_classes: int) -> Diagram:
+    """A consistent diagram no larger than ``diagram``, by greedy redirection of arcs.
+
+    Node by node (deepest layer first), the arcs into a node are sent to a class terminal,
+    else to another node of its layer, whenever every row of ``B`` stays correct (the node
+    and what only it reached drop out); until no such move is left. Layers are kept, so the
+    result fits wherever ``diagram`` did.
+    """
+    if diagram.n_nodes == 0:
+        return diagram
+    # layer order, so that successors come after their nodes (for _reach) whatever is merged
+    order = np.argsort(diagram.layer, kind="stable")
+    place = np.empty(len(order), dtype=np.int64)
+    place[order] = np.arange(len(order))
+    feature, layer, root = diagram.feature[order], diagram.layer[order], int(place[diagram.root])
+    low, high = (
+        np.where(a[order] >= 0, place[np.maximum(a[order], 0)], a[order])
+        for a in (diagram.low, diagram.high)
+    )
+    target = -1 - np.asarray(y, dtype=np.int64)
+    changed = True
+    while changed:
+        changed = False
+        alive = _reach(low, high, root)
+        for v in sorted(np.flatnonzero(alive), key=lambda u: -layer[u]):
+            if v == root or not alive[v]:
+                continue
+            others = [u for u in np.flatnonzero(alive) if u != v and layer[u] == layer[v]]
+            for t in [-1 - k for k in range(n_classes)] + others:
+                new_low = np.where(low == v, t, low)
+                new_high = np.where(high == v, t, high)
+                if (_route(root, feature, new_low, new_high, B) == target).all():
+                    low, high, changed = new_low, new_high, True
+                    alive = _reach(low, high, root)
+                    break
+    keep = np.flatnonzero(_reach(low, high, root))
+    index = np.full(len(layer), -1, dtype=np.int64)
+    index[keep] = np.arange(len(keep))
+    low, high = (
+        np.where(a[keep] >= 0, index[np.maximum(a[keep], 0)], a[keep]) for a in (low, high)
+    )
+    return Diagram(
+        layer[keep],
+        feature[keep],
+        np.full(len(keep), 0.5),
+        low,
+        high,
+        n_features=diagram.n_features,
+        classes=np.arange(n_classes),
+    )
+
+
+LOWER_SHARE = 0.25
+
+
+def _greedy_start(
+    B: np.ndarray, y: np.ndarray, n_classes: int, widths: tuple[int, ...]
+) -> Diagram | None:
+    """A Gini tree as a first consistent diagram, when it fits the skeleton (else None)."""
+    tree = greedy_tree(B, y, n_classes, max_depth=len(widths))
+    diagram = Diagram.from_tree(tree, n_features=B.shape[1])
+    if not fits(diagram, widths) or diagram.n_nodes == 0 or (_exits(diagram, B)[0] != y).any():
+        return None
+    return diagram
+
+
+def minimum_size_diagram(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    widths: Sequence[int] | None = None,
+    *,
+    max_depth: int | None = None,
+    max_width: int | None = None,
+    time_limit: float | None = None,
+    deadline: float | None = None,
+    solver: str = DEFAULT_SOLVER,
+    counterexamples: str = "per_exit",
+    classes: Sequence[Any] | np.ndarray | None = None,
+    feature_names: Sequence[str] | None = None,
+    start: Diagram | None = None,
+) -> DiagramResult:
+    """The consistent diagram with the fewest internal nodes within a skeleton, by incremental SAT.
+
+    Parameters
+    ----------
+    B, y, n_classes
+        Binary features (0/1, one row per example), class indices, number of classes.
+    widths, max_depth, max_width
+        The skeleton, or the automatic one :func:`tree_skeleton` ``(max_depth, max_width)``.
+    time_limit, deadline
+        Seconds from the call, and/or a ``time.perf_counter()`` value; the earlier applies.
+        Past it the smallest diagram found is returned with ``proven=False``.
+    solver, counterexamples
+        PySAT solver (:data:`~satdt.sat.solving.SOLVERS`); rows added per round
+        (:data:`COUNTEREXAMPLE_POLICIES`).
+    classes, feature_names
+        Labels and names stored in the diagram (default: class indices, no names).
+    start
+        A diagram over the binary features of ``B`` to start from (used when it classifies
+        every row correctly and fits the skeleton), e.g. the fewest-errors tree of depth
+        ``len(widths)`` (:func:`satdt.diagram_search.tree_start`).
+
+    Returns
+    -------
+    DiagramResult
+        The diagram (over the binary features: threshold 0.5, low = feature false), its node
+        count, the proven lower bound and the counts. Identical rows are encoded once.
+        Descending search. The first diagram is the smaller of a greedy Gini tree and
+        ``start``, when consistent and fitting the skeleton, shrunk by :func:`compact`; else
+        the first SAT answer. With N nodes known, the formula is built
+        on the skeleton narrowed to :func:`layer_caps` ``(widths, N - 1)`` (every smaller
+        diagram fits it), and at most N - 1 is asked (assumptions: the counter (D9) and the
+        layer caps of the bound) until UNSAT; each diagram found is compacted too. With a
+        time limit the descent stops at three quarters of the time left once a diagram is
+        known, and the rest asks at most L nodes for L = lower bound, L + 1, .. (each UNSAT
+        raises the bound; a SAT answer is an optimum). The lower bound starts at ``max(1, classes present - 1)``: N nodes have 2N arcs, N - 1 of which
+        enter the non-root nodes, so at most N + 1 terminals are reached.
+
+    Raises
+    ------
+    InfeasibleError
+        Contradictory rows, no consistent diagram in the skeleton (proven), or none found in time.
+    """
+    began = time.perf_counter()
+    end = _deadline(time_limit, deadline)
+    B, y = _binary(B, y, n_classes)
+    widths = _widths(widths, max_depth, max_width)
+    first, group = group_rows(B)
+    if (y != y[first][group]).any():
+        raise InfeasibleError(
+            "rows with identical features carry different labels, so no diagram is consistent; "
+            "relabel them or use minimum_error_diagram"
+        )
+    first = np.sort(first)
+    Bd, yd = B[first], y[first]
+    present = np.unique(yd)
+    labels = np.arange(n_classes) if classes is None else classes
+    if len(present) == 1:
+        single = Diagram.single_terminal(
+            int(present[0]), n_features=B.shape[1], classes=labels, feature_names=feature_names
+        )
+        return DiagramResult(single, 0, 0, True, 0, time.perf_counter() - began, widths, 0)
+    lower = max(1, len(present) - 1)
+    best: Diagram | None = None
+    proven = False
+    loop = None
+    calls = 0
+    try:
+        starts = [_greedy_start(Bd, yd, n_classes, widths)]
+        if start is not None and fits(start, widths) and (_exits(start, Bd)[0] == yd).all():
+            starts.append(start)
+        starts = [compact(d, Bd, yd, n_classes) for d in starts if d is not None]
+        best = min(starts, key=lambda d: d.n_nodes) if starts else None
+        # a diagram smaller than the start fits the layer caps of its bound
+        skeleton = widths
+        if best is not None and best.n_nodes > lower:
+            caps = layer_caps(widths, best.n_nodes - 1)
+            skeleton = caps[: max(l + 1 for l, c in enumerate(caps) if c)]
+        if best is None or best.n_nodes > lower:
+            loop = DiagramLoop(
+                Bd,
+                yd,
+                n_classes,
+                skeleton,
+                solver=solver,
+                counterexamples=counterexamples,
+                deadline=end,
+            )
+            loop.add_counter(sum(skeleton) - 1)
+        reserved = False
+        while best is None or best.n_nodes > lower:
+            if end is not None and best is not None and not reserved:
+                # once a diagram is known, the last share of the time raises the lower bound
+                loop.deadline = end - LOWER_SHARE * max(end - time.perf_counter(), 0.0)
+                reserved = True
+            bound = None if best is None else best.n_nodes - 1
+            status, diagram = loop.run(bound)
+            if status == "UNKNOWN" and best is not None and not past(end):
+                loop.deadline = end
+                while status != "SAT" and lower < best.n_nodes:
+                    status, diagram = loop.run(lower)
+                    if status == "UNKNOWN":
+                        break
+                    lower += status == "UNSAT"
+                if status == "SAT":
+                    best = compact(diagram, Bd, yd, n_classes)
+                if best.n_nodes > lower:
+                    break
+                continue
+            if status == "UNKNOWN":
+                break
+            if status == "UNSAT":
+                lower = sum(widths) + 1 if bound is None else bound + 1
+                proven = True
+                break
+            best = compact(diagram, Bd, yd, n_classes)
+        else:
+            proven = True
+    except TimeUp:
+        pass
+    finally:
+        if loop is not None:
+            calls = loop.calls
+            loop.close()
+    if best is None:
+        why = "none exists (proven)" if proven else "none was found before the time limit"
+        raise InfeasibleError(
+            f"no consistent diagram within the skeleton {widths}: {why}; widen or deepen it"
+        )
+    predicted, _ = _exits(best, B)
+    if (predicted != y).any():
+        raise RuntimeError("internal error: the diagram found misclassifies a training row")
+    best = best.replace(classes=labels, feature_names=feature_names)
+    return DiagramResult(
+        best,
+        best.n_nodes,
+        best.n_nodes if proven else lower,
+        proven,
+        calls,
+        time.perf_counter() - began,
+        widths,
+        0 if loop is None else len(loop.included),
+    )

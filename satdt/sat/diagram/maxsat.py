@@ -234,13 +234,14 @@ def maxsat_formula(
     groups, node_cost, D = integer_weights(class_weight, alpha, S)
     exact = min_flow is not None or fairness is not None
     wcnf = WCNF()
+    hard = wcnf.hard  # filled directly: WCNF.extend appends clause by clause (measured 5x slower)
     for _, clauses in formula.structure_sections():
-        wcnf.extend(clauses)
+        hard.extend(clauses)
     if exact:
-        wcnf.extend(formula.single_successor_clauses())
+        hard.extend(formula.single_successor_clauses())
     Vs, Ts = [], []
     for i in range(len(B)):
-        if deadline is not None and i % 64 == 0 and time.perf_counter() > deadline:
+        if deadline is not None and time.perf_counter() > deadline:
             raise TimeUp("building the MaxSAT formula")
         relax: dict[int, int] = {}
         soft = []
@@ -250,13 +251,13 @@ def maxsat_formula(
             relax.update({k: E for k in range(n_classes) if mask >> k & 1})
         V, G = formula.example_vars(i)
         for _, clauses in formula.example_sections(i, B[i], relax):
-            wcnf.extend(clauses)
+            hard.extend(clauses)
         if exact:
-            wcnf.extend(formula.path_clauses(i, V, G))
+            hard.extend(formula.path_clauses(i, V, G))
             Vs.append(V)
         if fairness is not None:
             T, clauses = formula.terminal_var_clauses(i, V, G)
-            wcnf.extend(clauses)
+            hard.extend(clauses)
             Ts.append(T)
         for clause, weight in soft:
             wcnf.append(clause, weight=weight)
@@ -267,12 +268,13 @@ def maxsat_formula(
         if max_nodes < 1:
             raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
         counter = SequentialCounter(pool, formula.A[1:], max_nodes - 1)
-        wcnf.extend(counter.clauses + [[lit] for lit in counter.at_most(max_nodes - 1)])
+        hard.extend(counter.clauses + [[lit] for lit in counter.at_most(max_nodes - 1)])
     if min_flow is not None:
-        wcnf.extend(flow_clauses(formula, np.array(Vs), class_weight.sum(axis=1), min_flow))
+        hard.extend(flow_clauses(formula, np.array(Vs), class_weight.sum(axis=1), min_flow))
     if fairness is not None:
         g1, g2 = np.asarray(fairness.group1, bool), np.asarray(fairness.group2, bool)
-        wcnf.extend(fairness_clauses(pool, np.array(Ts), class_weight, g1, g2, fairness))
+        hard.extend(fairness_clauses(pool, np.array(Ts), class_weight, g1, g2, fairness))
+    wcnf.nv = max(wcnf.nv, pool.top)
     return wcnf, formula, D
 
 

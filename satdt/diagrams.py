@@ -33,6 +33,7 @@ from .errors import NotProvenWarning, SatdtError
 from .learner import SatdtEstimator, _check_count, _check_positive
 from .prepare import Prepared, validate
 from .result import Event
+from .sat.diagram.maxsat import TooLargeForSat
 
 SOLVERS = ("auto", "scip", "highs")
 
@@ -226,7 +227,13 @@ class OptimalDiagramClassifier(SatdtEstimator):
             tree_start(task)
             step1_start(task)
         if data.time_left() is None or data.time_left() > 0:
-            DIAGRAM_METHODS[name].run(task)
+            try:
+                DIAGRAM_METHODS[name].run(task)
+            except TooLargeForSat:
+                if self.method != "auto":
+                    raise
+                self.method_ = "milp"  # an extension's counter too large for the SAT routes
+                DIAGRAM_METHODS["milp"].run(task)
         if data.recorder.best is None:
             raise SatdtError(
                 "the time limit passed before a diagram satisfying the constraints was found; "

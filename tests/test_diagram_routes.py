@@ -268,3 +268,16 @@ def test_maxsat_never_returns_worse_than_its_starts() -> None:
     diagram = start.diagram_.replace(classes=np.arange(3))
     again = minimum_error_diagram(B, y, 3, (1, 2), alpha=0.0, time_limit=0.0, starts=[diagram])
     assert again.objective == pytest.approx(best) and not again.proven
+
+
+def test_auto_leaves_a_counter_too_large_for_sat_to_the_milp(monkeypatch) -> None:
+    if not _has_milp():
+        pytest.skip("the MILP route needs the diagrams extra (highspy)")
+    import satdt.sat.diagram.maxsat as maxsat
+
+    monkeypatch.setattr(maxsat, "MAX_COUNT", 1)
+    X, y = _data(3, n=12)
+    model = _fit(X=X, y=y, widths=(1, 2), alpha=0.1, min_flow=3.0, time_limit=30)
+    assert model.method_ == "milp"
+    with pytest.raises(SatdtError, match="use method='milp'"):
+        _fit(X=X, y=y, method="maxsat", widths=(1, 2), alpha=0.1, min_flow=3.0)

@@ -100,9 +100,13 @@ def _integers(values: Sequence[float], *more: float) -> tuple[list[int], list[in
     return [int(f * D) for f in fractions], [int(f * D) for f in extra]
 
 
+class TooLargeForSat(SatdtError):
+    """An extension whose counter would exceed :data:`MAX_COUNT`: a route for the MILP."""
+
+
 def _check_count(cap: int, what: str) -> None:
     if cap > MAX_COUNT:
-        raise SatdtError(
+        raise TooLargeForSat(
             f"{what} needs a counter up to {cap} (integer weights), more than the SAT routes "
             f"encode ({MAX_COUNT}); use method='milp' for it"
         )

@@ -32,6 +32,9 @@ START_SHARE = 0.1
 START_SECONDS = 5.0
 #: ``auto`` runs MaxSAT on univariate splits up to this many clauses (estimated), else the MILP.
 AUTO_MAXSAT_CLAUSES = 3_000_000
+#: Memory per clause of the MaxSAT formula (Python lists, then the solver's copy; measured: about
+#: 3.2 GB for ionosphere's 11 million clauses), against ``max_memory_mb``.
+CLAUSE_BYTES = 300
 
 
 @dataclass
@@ -267,9 +270,17 @@ def _run_tree(task: DiagramTask) -> None:
 
 def _run_maxsat(task: DiagramTask) -> None:
     """Objective (18) by MaxSAT over every threshold, incumbents from each oracle model."""
-    from .sat.diagram import in_design_units, minimum_error_diagram
+    from .sat.diagram import estimated_clauses, in_design_units, minimum_error_diagram
+    from .sat.diagram.maxsat import TooLargeForSat
 
     data = task.data
+    size = estimated_clauses(len(data.y), task.widths, data.full_threshold_count(), data.n_classes)
+    if size * CLAUSE_BYTES > data.max_memory_mb * 2**20:
+        raise TooLargeForSat(
+            f"the MaxSAT formula would hold about {size:,} clauses (about "
+            f"{size * CLAUSE_BYTES / 2**20:,.0f} MB), over max_memory_mb={data.max_memory_mb:g}; "
+            "use method='milp' or raise max_memory_mb"
+        )
     view = data.binary()
 
     def design(diagram: Diagram) -> Diagram:

@@ -40,6 +40,8 @@ from .formula import (
 DEFAULT_MAXSAT_SOLVER = "glucose3"
 #: Largest number of clauses the formula may have (estimated before building; ~1 GB of Python lists).
 MAX_CLAUSES = 4_000_000
+#: Seconds before the deadline at which RC2 is interrupted.
+STOP_RESERVE = 0.25
 #: Largest integer sum a weight counter of (20) or (19) may count to, per counter.
 MAX_COUNT = 20_000
 
@@ -417,8 +419,9 @@ def minimum_error_diagram(
             rc2.stop, rc2.on_model = timed_out, seen
             timer = None
             if end is not None:
+                # stopped a little early: the last oracle call and freeing it take time too
                 timer = threading.Timer(
-                    max(end - time.perf_counter(), 0.0), _stop, (rc2, timed_out)
+                    max(end - time.perf_counter() - STOP_RESERVE, 0.0), _stop, (rc2, timed_out)
                 )
                 timer.start()
             try:

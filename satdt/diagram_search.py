@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .diagram import Diagram, Fairness, objective, violation
-from .errors import InfeasibleError, SatdtError
+from .errors import InfeasibleError, SatdtError, TooLargeForSat
 from .prepare import Prepared
 from .result import Recorder, Stats
 
@@ -271,7 +271,6 @@ def _run_tree(task: DiagramTask) -> None:
 def _run_maxsat(task: DiagramTask) -> None:
     """Objective (18) by MaxSAT over every threshold, incumbents from each oracle model."""
     from .sat.diagram import estimated_clauses, in_design_units, minimum_error_diagram
-    from .sat.diagram.maxsat import TooLargeForSat
 
     data = task.data
     size = estimated_clauses(len(data.y), task.widths, data.full_threshold_count(), data.n_classes)

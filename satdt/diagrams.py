@@ -29,11 +29,10 @@ from .diagram_search import (
     step1_start,
     tree_start,
 )
-from .errors import NotProvenWarning, SatdtError
+from .errors import NotProvenWarning, SatdtError, TooLargeForSat
 from .learner import SatdtEstimator, _check_count, _check_positive
 from .prepare import Prepared, validate
 from .result import Event
-from .sat.diagram.maxsat import TooLargeForSat
 
 SOLVERS = ("auto", "scip", "highs")
 

@@ -25,6 +25,10 @@ class InfeasibleError(SatdtError):
     """No tree satisfies the requested constraints (e.g. a depth cap below the proven minimum)."""
 
 
+class TooLargeForSat(SatdtError):
+    """A SAT formula too large for its memory or counter limits: a problem for the MILP."""
+
+
 class NotFittedError(SatdtError, ValueError, AttributeError):
     """A fitted attribute was used before ``fit``."""
 

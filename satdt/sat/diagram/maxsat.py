@@ -24,7 +24,7 @@ from pysat.examples.rc2 import RC2Stratified
 from pysat.formula import WCNF, IDPool
 
 from ...diagram import Diagram, Fairness, objective, violation
-from ...errors import DataError, InfeasibleError, SatdtError, TimeUp
+from ...errors import DataError, InfeasibleError, TimeUp, TooLargeForSat
 from ...prepare import group_rows
 from ..counter import SequentialCounter, weighted_counter
 from .formula import (
@@ -100,10 +100,6 @@ def _integers(values: Sequence[float], *more: float) -> tuple[list[int], list[in
     for f in fractions + extra:
         D = D * f.denominator // math.gcd(D, f.denominator)
     return [int(f * D) for f in fractions], [int(f * D) for f in extra]
-
-
-class TooLargeForSat(SatdtError):
-    """An extension whose counter would exceed :data:`MAX_COUNT`: a route for the MILP."""
 
 
 def _check_count(cap: int, what: str) -> None:

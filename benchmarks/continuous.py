@@ -199,7 +199,7 @@ def ablation_worker(switch: str, name: str, depth: int, limit: float) -> None:
         X, y, n_classes, depth, deadline=tic + limit, recorder=recorder, prune=prune
     )
     elapsed = time.perf_counter() - tic
-    error = int((result.tree.predict_index(X) != y).sum())
+    error = int((result.model.predict_index(X) != y).sum())
     print(
         json.dumps(
             {

@@ -240,12 +240,14 @@ def sat_run(task: tuple[str, str, int, tuple[int, ...], float, float | None, flo
     try:
         if kind == "size-sat":
             try:
-                r = minimum_size_diagram(B, y, k, widths, time_limit=cap)
+                r = minimum_size_diagram(B, y, k, widths, deadline=time.perf_counter() + cap)
                 row.update(objective=float(r.objective), proven=bool(r.proven), calls=r.sat_calls)
             except InfeasibleError as error:
                 row.update(objective=None, proven="none exists" in str(error), calls=None)
         elif kind == "error-sat":
-            r = minimum_error_diagram(B, y, k, widths, alpha=alpha, time_limit=cap)
+            r = minimum_error_diagram(
+                B, y, k, widths, alpha=alpha, deadline=time.perf_counter() + cap
+            )
             row.update(objective=r.objective, bound=r.lower_bound, proven=bool(r.proven))
         else:
             a = 0.5 / len(y) if kind == "size-milp" else alpha

@@ -60,10 +60,11 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
 
 def milp(X, y, k, widths, alpha, cap) -> tuple[float, str, object]:
     """(seconds, status, outcome) of the MILP; the status says whether it proved optimality."""
-    from satdt.mip.milp import solve_diagram
+    from satdt.mip.milp import MilpOptions, solve_diagram
 
     began = time.perf_counter()
-    outcome = solve_diagram(X, y, k, widths, alpha=alpha, time_limit=cap)
+    options = MilpOptions(alpha=alpha)
+    outcome = solve_diagram(X, y, k, widths, options, deadline=time.perf_counter() + cap)
     return time.perf_counter() - began, outcome.status, outcome
 
 
@@ -98,7 +99,7 @@ def size_table(cap: float, with_milp: bool) -> None:
         widths = tree_skeleton(depth)
         began = time.perf_counter()
         try:
-            r = minimum_size_diagram(B, y, k, widths, time_limit=cap)
+            r = minimum_size_diagram(B, y, k, widths, deadline=time.perf_counter() + cap)
             nodes = str(r.objective) if r.proven else f"{r.objective} (lower bound {r.lower_bound})"
             sat = (nodes, str(r.proven), str(r.sat_calls), str(r.examples))
             proven = r.proven
@@ -136,7 +137,7 @@ def error_table(cap: float, with_milp: bool, alpha: float = 0.01) -> None:
     proved = [0, 0]
     for name, widths in ERROR_RUNS:
         B, X, y, k = load(name)
-        r = minimum_error_diagram(B, y, k, widths, alpha=alpha, time_limit=cap)
+        r = minimum_error_diagram(B, y, k, widths, alpha=alpha, deadline=time.perf_counter() + cap)
         proved[0] += r.proven
         cells = ["-", "-", "not run", "-"]
         if with_milp:

@@ -3,9 +3,37 @@
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+# Thread pools of BLAS and OpenMP: one core per run, whatever the machine has.
+_ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def worker_env(root: Path) -> dict:
+    """The environment of a worker: the repository importable, one thread per run."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(root) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(dict.fromkeys(_ONE_THREAD, "1"))
+    return env
+
+
+def run_jobs(jobs: Sequence[Any], execute: Callable[[Any], None], n_jobs: int) -> None:
+    """Call ``execute`` on every job, ``n_jobs`` at once, printing progress every 10 jobs."""
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=n_jobs) as pool:
+        for done, _ in enumerate(pool.map(execute, jobs), 1):
+            if done % 10 == 0 or done == len(jobs):
+                print(
+                    f"  {done}/{len(jobs)} runs ({time.perf_counter() - started:.0f} s)", flush=True
+                )
 
 
 def limit_memory(gigabytes: float):

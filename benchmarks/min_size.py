@@ -53,7 +53,7 @@ def child(path: str, method: str, counter: str, search: str, cap: float) -> None
             {
                 "method": model.method_,
                 "fit": result.runtime,
-                "depth": result.tree.depth,
+                "depth": result.model.depth,
                 "nodes": result.objective_value,
                 "lower": result.lower_bound,
                 "proven": result.proven_optimal,

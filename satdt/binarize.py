@@ -5,6 +5,11 @@ between consecutive distinct values: every way a single test can split the train
 that column, and no other. A 0/1 column (such as a category indicator ``colour == red``)
 therefore gives the single feature ``x > 0.5``. ``max_thresholds`` keeps a few quantile
 thresholds per column instead, for large numeric data.
+
+A column with missing values (NaN) gives, per threshold ``t`` between its present values,
+both ``x > t or missing`` and ``x > t and not missing``, and once ``x is missing``: a tree
+over these features is any tree of threshold splits that also chooses, at each split, the
+side its missing rows take (so the searches over binary features optimise that choice too).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .errors import DataError, SatdtError
+from .tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
 
 
 def readable_threshold(threshold: float, below: float, above: float) -> str:
@@ -82,9 +88,15 @@ class Binarizer:
     column_
         int64 ``(k,)``: the design column of each binary feature.
     threshold_
-        float64 ``(k,)``: its threshold; feature ``j`` is ``X[:, column_[j]] > threshold_[j]``.
+        float64 ``(k,)``: its threshold; feature ``j`` is ``X[:, column_[j]] > threshold_[j]``
+        on the rows where that cell is present (``inf`` for ``x is missing``).
+    missing_
+        int8 ``(k,)``: where the rows missing that cell go, in the codes of
+        :class:`~satdt.tree.Tree`: ``MISSING_RIGHT`` (the feature is 1 on them),
+        ``MISSING_LEFT`` (0), or ``DEFAULT_LEFT`` for a column without missing values.
     names_
-        Readable names: ``petal_length > 2.45``, or ``colour == red`` for indicator columns.
+        Readable names: ``petal_length > 2.45``, ``age > 30.5 or missing``, ``age is missing``,
+        or ``colour == red`` for indicator columns.
     n_columns_in_
         Number of design columns seen by :meth:`fit`.
     n_full_
@@ -114,16 +126,10 @@ class Binarizer:
         """
         q = self.max_thresholds
         for name, value in (("max_thresholds", q), ("max_features", self.max_features)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
-            ):
-                raise SatdtError(
-                    f"{name} must be a positive integer or None, got {value!r}; "
-                    f"use None for no limit"
-                )
+            _check_limit(name, value)
         X = _as_matrix(X)
-        if not np.all(np.isfinite(X)):
-            raise DataError("X contains NaN or infinite values; binary features need finite values")
+        if np.isinf(X).any():
+            raise DataError("X contains infinite values; binary features need finite values")
         p = X.shape[1]
         if feature_names is None:
             feature_names = [f"x[{c}]" for c in range(p)]
@@ -133,49 +139,50 @@ class Binarizer:
                 f"give one name per column"
             )
         values_of: list[np.ndarray] = []
+        has_missing = np.isnan(X).any(axis=0)
         for c in range(p):
-            values_of.append(np.unique(X[:, c]) if column_values is None else column_values[c])
+            if column_values is None:
+                values = np.unique(X[:, c])
+                values_of.append(values[~np.isnan(values)])
+            else:
+                values_of.append(column_values[c])
             if on_column is not None:
                 on_column(c + 1, 2 * p)
-        gaps = np.array([len(values) - 1 for values in values_of], dtype=np.int64)
-        self.n_full_ = int(gaps.sum())
+        gaps = np.array([max(len(values) - 1, 0) for values in values_of], dtype=np.int64)
+        per_gap = np.where(has_missing, 2, 1)  # features per threshold
+        extra = int(has_missing.sum())  # the "is missing" features
+        self.n_full_ = int((per_gap * gaps).sum()) + extra
         self.reduced_to_ = None
         if self.max_features is not None:
-            asked = self.n_full_ if q is None else int(np.minimum(gaps, q).sum())
+            asked = (
+                self.n_full_ if q is None else int((per_gap * np.minimum(gaps, q)).sum()) + extra
+            )
             if asked > self.max_features:
-                q = _largest_fitting_count(gaps, int(self.max_features))
+                q = _largest_fitting_count(gaps, int(self.max_features) - extra, per_gap)
                 self.reduced_to_ = q
         indicator_set = {int(c) for c in indicator}
         columns: list[np.ndarray] = []
         thresholds: list[np.ndarray] = []
+        sides: list[np.ndarray] = []
         names: list[str] = []
         for c, values in enumerate(values_of):
-            below, above = values[:-1], values[1:]
-            mid = below + (above - below) / 2
-            # keep below <= t < above even where the two values are adjacent floats
-            mid = np.where(mid < above, mid, below)
-            if q is not None and len(mid) > q:
-                quantiles = np.quantile(X[:, c], np.arange(1, q + 1) / (q + 1))
-                # the gap just above each quantile: between the largest value <= it and the next
-                gap = np.searchsorted(values, quantiles, side="right") - 1
-                keep = np.unique(np.clip(gap, 0, len(mid) - 1))
-                below, above, mid = below[keep], above[keep], mid[keep]
-            # the threshold itself is the shortest number between the two values, so trees
-            # print it exactly and it splits the training rows as the midpoint would
-            texts = [
-                readable_threshold(float(t), float(lo), float(hi))
-                for t, lo, hi in zip(mid, below, above, strict=True)
-            ]
-            columns.append(np.full(len(mid), c, dtype=np.int64))
-            thresholds.append(np.array([float(t) for t in texts], dtype=np.float64))
-            if c in indicator_set and values.tolist() == [0.0, 1.0]:
-                names.extend([str(feature_names[c])] * len(mid))
-            else:
-                names.extend(f"{feature_names[c]} > {text}" for text in texts)
+            threshold, side, column_names = _column_features(
+                values,
+                X[:, c],
+                q,
+                str(feature_names[c]),
+                c in indicator_set,
+                bool(has_missing[c]),
+            )
+            columns.append(np.full(len(threshold), c, dtype=np.int64))
+            thresholds.append(threshold)
+            sides.append(side)
+            names.extend(column_names)
             if on_column is not None:
                 on_column(p + c + 1, 2 * p)
         self.column_ = np.concatenate(columns) if columns else np.zeros(0, dtype=np.int64)
         self.threshold_ = np.concatenate(thresholds) if thresholds else np.zeros(0)
+        self.missing_ = np.concatenate(sides) if sides else np.zeros(0, dtype=np.int8)
         self.names_ = names
         self.n_columns_in_ = p
         return self
@@ -199,6 +206,10 @@ class Binarizer:
         for start, end in zip(starts[:-1].tolist(), starts[1:].tolist(), strict=True):
             c = self.column_[start]
             np.greater(X[:, c, None], self.threshold_[start:end], out=B[:, start:end].view(bool))
+            right = self.missing_[start:end] == MISSING_RIGHT
+            if right.any():
+                gone = np.isnan(X[:, c])
+                B[np.ix_(gone, start + np.flatnonzero(right))] = 1
         return B
 
     def fit_transform(
@@ -228,7 +239,11 @@ class Binarizer:
         step = max(1, _CHUNK_CELLS // max(n, 1))
         for start in range(0, self.n_features_, step):
             end = min(start + step, self.n_features_)
-            block = X[:, self.column_[start:end]] > self.threshold_[start:end]
+            cells = X[:, self.column_[start:end]]
+            block = cells > self.threshold_[start:end]
+            right = self.missing_[start:end] == MISSING_RIGHT
+            if right.any():
+                block[:, right] |= np.isnan(cells[:, right])
             packed = np.packbits(block, axis=0, bitorder="little")  # (ceil(n / 8), end - start)
             as_bytes = bits[start:end].view(np.uint8)
             as_bytes[:, : packed.shape[0]] = packed.T
@@ -261,12 +276,74 @@ class Binarizer:
         return text
 
 
-def _largest_fitting_count(gaps: np.ndarray, budget: int) -> int:
-    """The largest per-column threshold count q with sum(min(gaps, q)) <= budget (at least 1)."""
+def _check_limit(name: str, value: object) -> None:
+    """A limit is a positive integer or None."""
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+    ):
+        raise SatdtError(
+            f"{name} must be a positive integer or None, got {value!r}; use None for no limit"
+        )
+
+
+def _column_features(
+    values: np.ndarray,
+    column: np.ndarray,
+    q: int | None,
+    name: str,
+    indicator: bool,
+    missing: bool,
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The binary features of one column: thresholds, where missing rows go, names.
+
+    ``values`` are the column's sorted distinct present values, ``column`` its cells; with
+    ``q`` at most ``q`` quantile thresholds are kept.
+    """
+    below, above = values[:-1], values[1:]
+    mid = below + (above - below) / 2
+    # keep below <= t < above even where the two values are adjacent floats
+    mid = np.where(mid < above, mid, below)
+    if q is not None and len(mid) > q:
+        present = column[~np.isnan(column)] if missing else column
+        quantiles = np.quantile(present, np.arange(1, q + 1) / (q + 1))
+        # the gap just above each quantile: between the largest value <= it and the next
+        gap = np.searchsorted(values, quantiles, side="right") - 1
+        keep = np.unique(np.clip(gap, 0, len(mid) - 1))
+        below, above, mid = below[keep], above[keep], mid[keep]
+    # the threshold itself is the shortest number between the two values, so trees
+    # print it exactly and it splits the training rows as the midpoint would
+    texts = [
+        readable_threshold(float(t), float(lo), float(hi))
+        for t, lo, hi in zip(mid, below, above, strict=True)
+    ]
+    values_t = np.array([float(t) for t in texts], dtype=np.float64)
+    if missing:
+        # per threshold: missing rows right (feature 1), then left; then "is missing"
+        side = np.tile(np.array([MISSING_RIGHT, MISSING_LEFT], dtype=np.int8), len(mid))
+        names = []
+        for text in texts:
+            names.append(f"{name} > {text} or missing")
+            names.append(f"{name} > {text} and not missing")
+        names.append(f"{name} is missing")
+        return (
+            np.append(np.repeat(values_t, 2), np.inf),
+            np.append(side, np.int8(MISSING_RIGHT)),
+            names,
+        )
+    if indicator and values.tolist() == [0.0, 1.0]:
+        names = [name] * len(mid)
+    else:
+        names = [f"{name} > {text}" for text in texts]
+    return values_t, np.full(len(mid), DEFAULT_LEFT, dtype=np.int8), names
+
+
+def _largest_fitting_count(gaps: np.ndarray, budget: int, per_gap: np.ndarray) -> int:
+    """The largest per-column threshold count q with sum(per_gap * min(gaps, q)) <= budget
+    (at least 1); ``per_gap``: features per threshold of each column."""
     low, high = 1, max(int(gaps.max(initial=1)), 1)
     while low < high:
         middle = (low + high + 1) // 2
-        if int(np.minimum(gaps, middle).sum()) <= budget:
+        if int((per_gap * np.minimum(gaps, middle)).sum()) <= budget:
             low = middle
         else:
             high = middle - 1

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .diagram import Diagram, Fairness, objective, violation
+from .diagram import Diagram
+from .diagram_checks import Fairness, objective, violation
 from .errors import InfeasibleError, SatdtError, TooLargeForSat
 from .prepare import Prepared
 from .result import Recorder, Stats
@@ -316,7 +317,7 @@ def _run_milp(task: DiagramTask) -> None:
         return
     start, best = task.step1, task.recorder.best
     if best is not None and not best.value >= stats.heuristic_objective - 1e-12:
-        start = _scaled(best.tree, lo, scale)  # the tree start is better (a MIP start for it)
+        start = _scaled(best.model, lo, scale)  # the tree start is better (a MIP start for it)
     stats.solver = task.solver
     options = MilpOptions(
         alpha=task.alpha,

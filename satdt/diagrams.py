@@ -18,8 +18,16 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import methods
-from .data import Dataset
-from .diagram import FAIRNESS_KINDS, SPLITS, Fairness, check_widths, fits, objective, violation
+from .data import Dataset, check_complete
+from .diagram_checks import (
+    FAIRNESS_KINDS,
+    SPLITS,
+    Fairness,
+    check_widths,
+    fits,
+    objective,
+    violation,
+)
 from .diagram_search import (
     DIAGRAM_METHODS,
     ROUTES,
@@ -29,12 +37,12 @@ from .diagram_search import (
     step1_start,
     tree_start,
 )
-from .errors import NotProvenWarning, SatdtError, TooLargeForSat
-from .learner import SatdtEstimator, _check_count, _check_positive
+from .errors import NotProvenWarning, SatdtError, TimeUp, TooLargeForSat, user_stacklevel
+from .learner import SatdtEstimator, _check_count, _check_positive, check_class_weight
 from .prepare import Prepared, validate
 from .result import Event
 
-SOLVERS = ("auto", "scip", "highs")
+SOLVER_CHOICES = ("auto", "scip", "highs")
 
 
 def _default_solver() -> str:
@@ -107,6 +115,12 @@ class OptimalDiagramClassifier(SatdtEstimator):
         ),
         ("seed", 0, "Seed of the heuristic's feature subsampling."),
         ("max_memory_mb", 1024, "Memory budget of the data preparation."),
+        (
+            "class_weight",
+            None,
+            "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
+            "multiplies sample_weight, as in scikit-learn.",
+        ),
     )
     _fitted_attribute: ClassVar[str] = "diagram_"
     # the shared preparation's settings that diagrams do not vary: every threshold, no relabelling
@@ -132,12 +146,13 @@ class OptimalDiagramClassifier(SatdtEstimator):
             raise SatdtError(f"alpha must be a number >= 0, got {self.alpha!r}")
         if self.split not in SPLITS:
             raise SatdtError(f"split must be one of {list(SPLITS)}, got {self.split!r}")
-        if self.solver not in SOLVERS:
-            raise SatdtError(f"solver must be one of {list(SOLVERS)}, got {self.solver!r}")
+        if self.solver not in SOLVER_CHOICES:
+            raise SatdtError(f"solver must be one of {list(SOLVER_CHOICES)}, got {self.solver!r}")
         _check_positive("time_limit", self.time_limit, "seconds")
         _check_positive("heuristic_time", self.heuristic_time, "seconds")
         _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
         _check_count("max_nodes", self.max_nodes)
+        check_class_weight(self.class_weight)
         if self.min_flow is not None:
             _check_positive("min_flow", self.min_flow, "rows (weight)")
         if self.fairness is not None:
@@ -191,6 +206,15 @@ class OptimalDiagramClassifier(SatdtEstimator):
         dataset = validate(X, y, feature_names=feature_names, estimator=type(self).__name__)
         return self.fit_dataset(dataset, sample_weight=sample_weight, started=started)
 
+    def _check_missing(self, dataset: Dataset) -> None:
+        """Diagrams refuse missing cells, naming the reason."""
+        check_complete(
+            dataset,
+            "diagrams need complete data (the MILP and the diagram searches compare numbers, "
+            "with no side for missing values): impute the missing values or remove the "
+            "incomplete rows; OptimalTreeClassifier learns where missing values go",
+        )
+
     def fit_dataset(
         self,
         dataset: Dataset,
@@ -218,9 +242,14 @@ class OptimalDiagramClassifier(SatdtEstimator):
         data.recorder.stats = task.stats
         name = self.method
         if name == "auto":
-            name = choose_route(
-                self.objective, self.split, widths, task.alpha, self._extensions(), data
-            )
+            try:
+                name = choose_route(
+                    self.objective, self.split, widths, task.alpha, self._extensions(), data
+                )
+            except TimeUp:  # the limit passed while looking at the data: the choice without them
+                name = choose_route(
+                    self.objective, self.split, widths, task.alpha, self._extensions()
+                )
         self.method_ = name
         if self.objective == "error" and name != "tree":
             tree_start(task)
@@ -240,7 +269,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             )
         data.recorder.lower_bound = task.lower_bound
         result = data.recorder.snapshot(proven_optimal=task.proven)
-        diagram = result.tree
+        diagram = result.model
         self._check_diagram(diagram, data, widths, result.objective_value, task)
         self.result_ = result
         self.diagram_ = diagram
@@ -250,7 +279,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
                 f"{result.objective_value:.6g}, lower bound {result.lower_bound:.6g}), not "
                 "proven optimal",
                 NotProvenWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         return self
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -51,9 +52,20 @@ def data_conversion_warning() -> type[Warning]:
     return UserWarning if sklearn_exceptions is None else sklearn_exceptions.DataConversionWarning
 
 
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` that names the caller's first frame outside
+    satdt: the user's line, whether they called ``fit`` or ``fit_dataset`` (a fixed level
+    would point into the library from one of them)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
 class TimeUp(Exception):
-    """The time limit passed while preparing data or building a formula (never reaches the user:
-    the estimator returns the best model found so far)."""
+    """The time limit passed while preparing data, building a formula or a model, or inside a
+    search (never reaches the user: the estimator returns the best model found so far)."""
 
 
 class NotProvenWarning(UserWarning):

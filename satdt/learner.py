@@ -10,6 +10,7 @@ of its protocol it needs (``get_params``/``set_params``, tags, ``score``) itself
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import textwrap
 import threading
@@ -22,12 +23,27 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import methods
-from .data import Dataset
-from .errors import InfeasibleError, NotProvenWarning, SatdtError, TimeUp, not_fitted_error
+from .data import Dataset, check_complete, check_missing
+from .errors import (
+    InfeasibleError,
+    NotProvenWarning,
+    SatdtError,
+    TimeUp,
+    not_fitted_error,
+    user_stacklevel,
+)
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
-from .prepare import Prepared, design_for, prepare, sample_weights, validate
+from .prepare import (
+    Prepared,
+    check_class_weight,
+    class_weights,
+    design_for,
+    prepare,
+    sample_weights,
+    validate,
+)
 from .result import Event, Progress, Recorder, SearchResult
-from .tree import Tree
+from .tree import LEAF, Tree
 
 # From this many rows on, a greedy tree grown on the numeric data (every threshold, Numba)
 # is the first incumbent, so that a time limit or a memory budget never leaves the user
@@ -143,13 +159,27 @@ class SatdtEstimator:
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        """What Jupyter shows: the repr above, and once fitted the model drawn as SVG
+        (:func:`satdt.plot.model_svg`; text only without matplotlib)."""
+        bundle = {"text/plain": repr(self)}
+        fitted = getattr(self, self._fitted_attribute, None)
+        if fitted is not None:
+            from .plot import model_svg
+
+            svg = model_svg(fitted)
+            if svg is not None:
+                bundle["image/svg+xml"] = svg
+        return bundle
+
     def __sklearn_tags__(self):  # only scikit-learn calls this, so it may import it
-        from sklearn.utils import ClassifierTags, Tags, TargetTags
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
         return Tags(
             estimator_type="classifier",
             target_tags=TargetTags(required=True),
             classifier_tags=ClassifierTags(),
+            input_tags=InputTags(allow_nan=getattr(self, "missing", None) == "split"),
         )
 
     # ------------------------------------------------------------------ checks
@@ -165,8 +195,10 @@ class SatdtEstimator:
         _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
         if self.resolve not in (None, "majority"):
             raise SatdtError(f"resolve must be None or 'majority', got {self.resolve!r}")
+        check_missing(self.missing)
         options = {name: getattr(self, name) for name in methods.method_params()}
-        method, own = methods.resolve(self.objective, self.method, options)
+        method, own = methods.resolve_method(self.objective, self.method, options)
+        self._check_error_options()
         kind = OBJECTIVES[self.objective].kind
         if kind != CONSISTENCY and self.max_depth is None:
             raise SatdtError(
@@ -178,6 +210,30 @@ class SatdtEstimator:
                 f"{self.objective!r}"
             )
         return method, own
+
+    def _check_error_options(self) -> None:
+        """Check the options of the error objective: leaf_penalty, min_support, class_weight."""
+        penalty, support = self.leaf_penalty, self.min_support
+        if (
+            isinstance(penalty, bool)
+            or not isinstance(penalty, int | float | np.number)
+            or not np.isfinite(penalty)
+            or penalty < 0
+        ):
+            raise SatdtError(
+                f"leaf_penalty must be a finite number >= 0 (the cost of a leaf, as a fraction "
+                f"of the total weight), got {penalty!r}"
+            )
+        if isinstance(support, bool) or not isinstance(support, int | np.integer) or support < 1:
+            raise SatdtError(f"min_support must be a positive integer, got {support!r}")
+        check_class_weight(self.class_weight)
+        consistency = OBJECTIVES[self.objective].kind == CONSISTENCY
+        if consistency and (penalty > 0 or support > 1):
+            name = "leaf_penalty" if penalty > 0 else "min_support"
+            raise SatdtError(
+                f"{name} applies to objective='error' (a consistent tree has pure leaves "
+                f"and no error to trade), not {self.objective!r}; leave it at its default"
+            )
 
     # ------------------------------------------------------------------ fitting
     def fit(
@@ -191,14 +247,28 @@ class SatdtEstimator:
         """
         started = time.perf_counter()
         self._resolve()
-        dataset = validate(X, y, feature_names=feature_names, estimator=type(self).__name__)
+        dataset = validate(
+            X, y, feature_names=feature_names, estimator=type(self).__name__, missing=self.missing
+        )
         return self.fit_dataset(dataset, sample_weight=sample_weight, started=started)
+
+    def _check_missing(self, dataset: Dataset) -> None:
+        """Refuse a table with missing cells when ``missing="error"``."""
+        if self.missing == "error":
+            check_complete(dataset)
 
     def _method_for(self, data: Prepared, method: Method, options: dict[str, Any]) -> Method:
         """The method to run: ``auto`` looks at the prepared data, unless method options were
         given (they name the method they belong to, the one :meth:`_resolve` chose)."""
         if self.method == "auto" and not options:
             return methods.METHODS[methods.choose_method(self.objective, data)]
+        if method.input == "numeric" and data.has_missing:
+            other = methods.choose_method(self.objective, data)
+            raise SatdtError(
+                f"method={method.name!r} searches the numeric columns and cannot take missing "
+                f"values; use method={other!r} (what method='auto' runs on these data), or "
+                "impute the missing values"
+            )
         return method
 
     def _prepare(
@@ -209,10 +279,15 @@ class SatdtEstimator:
         started: float | None,
     ) -> Prepared:
         """Prepare the data of one fit and set the fitted schema attributes."""
+        self._check_missing(dataset)
         recorder = Recorder(
             self.objective, on_improve=self.on_improve, on_event=on_event, start=started
         )
         deadline = None if self.time_limit is None else recorder.start + float(self.time_limit)
+        if self.class_weight is not None:
+            sample_weight = sample_weights(sample_weight, len(dataset.y)) * class_weights(
+                self.class_weight, dataset.y
+            )
         data = prepare(
             dataset,
             sample_weight,
@@ -246,9 +321,12 @@ class SatdtEstimator:
         """
         method, options = self._resolve()
         data = self._prepare(dataset, sample_weight, on_event, started)
-        method = self._method_for(data, method, options)
+        # if the limit passes while auto looks at the data, its choice without them
+        with contextlib.suppress(TimeUp):
+            method = self._method_for(data, method, options)
         task = Task(data, self.objective, self.max_depth, self.max_nodes, options)
         recorder = data.recorder
+        self._set_error_options(task)
         try:
             result = self._search(method, task)
         except KeyboardInterrupt:
@@ -261,18 +339,18 @@ class SatdtEstimator:
         if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
             recorder.stop_reason = "time limit"
             result = replace(result, stop_reason=recorder.stop_reason)
-        if result.tree is not task.checked:  # a greedy first tree was checked when recorded
-            self._check_model(result.tree, data, result.objective_value)
+        if result.model is not task.checked:  # a greedy first tree was checked when recorded
+            self._check_model(result.model, data, recorder.best.value, task)
         self.result_ = result
         self.method_ = method.name
-        setattr(self, self._fitted_attribute, result.tree)
+        setattr(self, self._fitted_attribute, result.model)
         if not result.proven_optimal and result.gap > 0:
             warnings.warn(
                 f"search completed within the permitted gap (max_gap): {self.objective} "
                 f"{result.objective_value:g} is at most {result.gap:g} above the optimum "
                 f"(lower bound {result.lower_bound:g}), not proven optimal",
                 NotProvenWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         elif not result.proven_optimal:
             why = f" ({result.stop_reason})" if result.stop_reason else ""
@@ -280,9 +358,31 @@ class SatdtEstimator:
                 f"search stopped early{why}: returning the best model found ({self.objective} "
                 f"{result.objective_value:g}, lower bound {result.lower_bound:g}), not proven optimal",
                 NotProvenWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel(),
             )
         return self
+
+    def _set_error_options(self, task: Task) -> None:
+        """Give the task its leaf penalty in units of the weights and its minimum support.
+
+        The searches minimise error + P * leaves with P = leaf_penalty * total weight; the
+        results show that cost divided by the total weight (error / total + leaf_penalty *
+        leaves). A minimum support larger than the training rows admits no tree at all.
+        """
+        data = task.data
+        if OBJECTIVES[self.objective].kind == CONSISTENCY:
+            return
+        total = float(data.weight.sum())
+        if self.leaf_penalty > 0:
+            task.leaf_penalty = float(self.leaf_penalty) * total
+            task.recorder.value_scale = 1.0 / total
+        task.min_support = int(self.min_support)
+        rows = int(np.count_nonzero(data.weight > 0))
+        if task.min_support > rows:
+            raise InfeasibleError(
+                f"min_support={task.min_support} is more than the {rows} training rows of "
+                "positive weight: no leaf can hold that many; lower min_support"
+            )
 
     def _search(self, method: Method, task: Task) -> SearchResult:
         """Run the method, after the shared first steps: one class, a greedy start, time-outs."""
@@ -292,7 +392,8 @@ class SatdtEstimator:
             if self.max_nodes is not None and self.max_nodes < 1:
                 raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
             leaf = data.finish(Tree.single_leaf(0, data.classes))
-            recorder.improve(leaf, OBJECTIVES[self.objective].value_of(leaf, 0.0), mapped=True)
+            value = OBJECTIVES[self.objective].value_of(leaf, 0.0, task.leaf_penalty)
+            recorder.improve(leaf, value, mapped=True)
             return recorder.snapshot(proven_optimal=True)
         if len(data.y) >= LARGE_ROWS:
             self._greedy_start(task)
@@ -318,7 +419,7 @@ class SatdtEstimator:
         first still returns a real tree, not proven, saying why. Once compiled they load
         from Numba's cache in a fraction of a second.
         """
-        options = method.kernels(task.options)
+        options = method.kernels({**task.options, "min_support": task.min_support})
         if not options:
             return True
         from .dp import kernels
@@ -376,6 +477,8 @@ class SatdtEstimator:
         from .dp.greedy import greedy_numeric_tree
 
         data = task.data
+        if data.has_missing:
+            return  # the numeric greedy tree takes no missing values: the method starts alone
         consistency = OBJECTIVES[self.objective].kind == CONSISTENCY
         data.recorder.event(Progress("growing a greedy tree on the numeric data"))
         tree = greedy_numeric_tree(
@@ -389,6 +492,8 @@ class SatdtEstimator:
         # grown on these rows and weights, it carries their class weights; a tree grown until
         # every leaf is pure has no leaf to merge, so only a depth-capped one is simplified
         tree = data.named(tree) if consistency else data.finish(tree)
+        if not consistency and (task.leaf_penalty > 0 or task.min_support > 1):
+            tree = tree.pruned(task.leaf_penalty, task.min_support, data.X, data.y, data.weight)
         error = tree.count_error()
         if consistency and (
             error > 0
@@ -396,13 +501,20 @@ class SatdtEstimator:
             or (self.max_nodes is not None and tree.n_nodes > self.max_nodes)
         ):
             return  # not admissible: the method must find its own first tree
-        value = OBJECTIVES[self.objective].value_of(tree, error)
+        value = OBJECTIVES[self.objective].value_of(tree, error, task.leaf_penalty)
         if data.recorder.improve(tree, value, mapped=True) is not None:
-            self._check_model(tree, data, value)  # now, within the time limit: not again at the end
+            # now, within the time limit: not again at the end
+            self._check_model(tree, data, value, task)
             task.checked = tree
 
-    def _check_model(self, model: Any, data: Prepared, value: float) -> None:
-        """Re-check a model against the data before anyone sees it (correct before fast)."""
+    def _check_model(
+        self, model: Any, data: Prepared, value: float, task: Task | None = None
+    ) -> None:
+        """Re-check a model against the data before anyone sees it (correct before fast).
+
+        ``value`` is in the search's units: for the error objective, the weighted error plus
+        the task's leaf penalty per leaf; every leaf must hold the task's minimum support.
+        """
         predicted = model.predict_index(data.X)
         wrong = predicted != data.y
         objective = OBJECTIVES[self.objective]
@@ -416,8 +528,19 @@ class SatdtEstimator:
                 )
             return
         error = float(data.weight[wrong].sum())
-        if not np.isclose(error, value):
-            raise RuntimeError(f"internal error: model error {error} != reported {value}")
+        penalty = 0.0 if task is None else task.leaf_penalty
+        cost = error + penalty * getattr(model, "n_leaves", 0)
+        if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, float(data.weight.sum()))):
+            what = "error" if penalty == 0 else "penalised error"
+            raise RuntimeError(f"internal error: model {what} {cost} != reported {value}")
+        if task is not None and task.min_support > 1 and getattr(model, "n_leaves", 1) > 1:
+            support = np.bincount(model.apply(data.X)[data.weight > 0], minlength=model.n_nodes)
+            leaves = np.flatnonzero(model.feature == LEAF)
+            if support[leaves].min() < task.min_support:
+                raise RuntimeError(
+                    f"internal error: a leaf holds {support[leaves].min()} rows, fewer than "
+                    f"min_support={task.min_support}"
+                )
 
     # ------------------------------------------------------------------ prediction
     def _fitted_model(self) -> Any:
@@ -429,9 +552,19 @@ class SatdtEstimator:
         return model
 
     def _design(self, X: Any) -> np.ndarray:
-        """Rows to predict as the fitted design matrix, encoded with the fitted schema."""
+        """Rows to predict as the fitted design matrix, encoded with the fitted schema.
+
+        Missing cells are kept (the tree routes them) only by an estimator with
+        ``missing="split"``; the others refuse them, as they refused them when fitting.
+        """
         self._fitted_model()
-        return design_for(X, self.schema_, self.n_features_in_, type(self).__name__)
+        design = design_for(X, self.schema_, self.n_features_in_, type(self).__name__)
+        if getattr(self, "missing", "error") != "split" and np.isnan(design).any():
+            raise ValueError(
+                f"Input X contains NaN (a missing value), which this {type(self).__name__} "
+                "refuses (fitted with missing='error', or a diagram): impute the missing values"
+            )
+        return design
 
     def predict(self, X: Any) -> np.ndarray:
         """The label predicted for each row of ``X``."""
@@ -505,6 +638,34 @@ class OptimalTreeClassifier(SatdtEstimator):
             None,
             "None: contradictory rows (same features, different labels) are an error for the "
             "consistency objectives; 'majority': relabel each group with its majority label.",
+        ),
+        (
+            "missing",
+            "split",
+            '"split": a feature cell may be missing (NaN, None; empty or NA in a file); each '
+            "split of a column with missing values also learns the side its missing rows take, "
+            "optimally, and predict sends them there (a split on a column without missing "
+            'values sends them where more training rows went). "error": refuse missing cells.',
+        ),
+        (
+            "leaf_penalty",
+            0.0,
+            'objective="error": minimise (weighted errors) / (total weight) + leaf_penalty * '
+            "(number of leaves) over trees of depth at most max_depth, so that a leaf is split "
+            "only where that saves more than leaf_penalty of the weight; result_.objective_value "
+            "is then that penalised value. 0: the fewest errors.",
+        ),
+        (
+            "min_support",
+            1,
+            'objective="error": every leaf holds at least this many training rows (of positive '
+            "weight); a split is tried only when both sides hold that many.",
+        ),
+        (
+            "class_weight",
+            None,
+            "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
+            "multiplies sample_weight, as in scikit-learn.",
         ),
     )
     _fitted_attribute: ClassVar[str] = "tree_"

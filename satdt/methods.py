@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from .dp.boxes import AUTO_BOXES, box_count, box_table_mb
 from .errors import SatdtError
 from .prepare import Prepared
 from .result import Recorder, SatStats, SearchResult
@@ -32,13 +31,14 @@ class Objective:
     name: str
     kind: str
 
-    def value_of(self, tree: Any, error: float) -> float:
-        """The objective value of a model whose (weighted) training error is ``error``."""
+    def value_of(self, tree: Any, error: float, leaf_penalty: float = 0.0) -> float:
+        """The objective value of a model whose (weighted) training error is ``error``
+        (the error objective adds ``leaf_penalty``, in units of the weights, per leaf)."""
         if self.name == "depth":
             return tree.depth
         if self.name == "size":
             return tree.n_nodes
-        return error
+        return error + leaf_penalty * tree.n_leaves if leaf_penalty else error
 
 
 OBJECTIVES: dict[str, Objective] = {
@@ -128,6 +128,10 @@ class Task:
     max_nodes: int | None
     options: dict[str, Any] = field(default_factory=dict)
     checked: Any = None  # a model the estimator already re-checked against the data
+    # The error objective's cost of a leaf, in units of the weights (the estimator's
+    # leaf_penalty times the total weight), and the fewest positive-weight rows in a leaf.
+    leaf_penalty: float = 0.0
+    min_support: int = 1
 
     @property
     def recorder(self) -> Recorder:
@@ -160,15 +164,15 @@ class Method:
 
 # ---------------------------------------------------------------------- SAT
 def _sat_solvers() -> tuple[str, ...]:
-    from .sat.solving import SOLVERS
+    from .sat.solving import SAT_SOLVERS
 
-    return SOLVERS
+    return SAT_SOLVERS
 
 
 def _sat_policies() -> tuple[str, ...]:
-    from .sat.loop import COUNTEREXAMPLE_POLICIES
+    from .sat.loop import TREE_COUNTEREXAMPLE_POLICIES
 
-    return COUNTEREXAMPLE_POLICIES
+    return TREE_COUNTEREXAMPLE_POLICIES
 
 
 def _sat_counters() -> tuple[str, ...]:
@@ -207,7 +211,7 @@ def _run_sat(task: Task) -> SearchResult:
         max_nodes=task.max_nodes,
         deadline=task.deadline,
         recorder=task.recorder,
-        first_tree=None if best is None else best.tree,
+        first_tree=None if best is None else best.model,
         **_sat_options(task),
     )
 
@@ -252,15 +256,16 @@ def _boxes(task: Task, front: bool = False) -> Any:
     from .dp import boxes
 
     data = task.data
-    needed = box_table_mb(data.column_values())
+    values = data.column_values()
+    needed = boxes.box_table_mb(values)
     if needed > data.max_memory_mb:
         raise SatdtError(
-            f"method='boxes' would tabulate {box_count(data.column_values()):,} boxes here "
+            f"method='boxes' would tabulate {boxes.box_count(values):,} boxes here "
             f"(columns with many distinct values), up to {needed:,.0f} MB, over max_memory_mb="
             f"{data.max_memory_mb:g}: use method='sat' (or 'auto', which picks it)"
         )
     common = dict(
-        column_values=data.column_values(),
+        column_values=values,
         max_depth=task.max_depth,
         deadline=task.deadline,
         recorder=task.recorder,
@@ -310,7 +315,8 @@ def _blossom_feature_cap(data: Prepared) -> int:
 def _run_dp(
     solve: Callable[..., SearchResult], task: Task, X: np.ndarray, **options: Any
 ) -> SearchResult:
-    """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds and clock."""
+    """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds, clock,
+    leaf penalty and minimum leaf support."""
     data, best = task.data, task.recorder.best
     return solve(
         X,
@@ -321,6 +327,8 @@ def _run_dp(
         deadline=task.deadline,
         recorder=task.recorder,
         upper_bound=None if best is None else best.value,
+        leaf_penalty=task.leaf_penalty,
+        min_support=task.min_support,
         **options,
     )
 
@@ -357,7 +365,8 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
 
 
 def _dl85_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
-    """DL8.5's kernels: the shared counts, and the support rule's when ``min_support`` > 1."""
+    """DL8.5's kernels: the shared counts, and the support rule's when ``min_support`` > 1
+    (the estimator adds the shared ``min_support`` to the options it asks about)."""
     if options is None or options.get("min_support", 1) > 1:
         return (("counts", "support"),)
     return (("counts",),)
@@ -405,13 +414,6 @@ def _report_dl85(result: SearchResult) -> list[str]:
     return lines
 
 
-_MIN_SUPPORT = Param(
-    "min_support",
-    "auto",
-    "fewest training rows in a leaf (default 1): a split is tried only when both sides hold "
-    "that many",
-    positive_int=True,
-)
 _MAX_CACHE_MB = Param(
     "max_cache_mb",
     "auto",
@@ -509,7 +511,7 @@ METHODS: dict[str, Method] = {
             summary="depth-first OR-AND search with a cache of solved branches (DL8.5, "
             "Aglin et al.)",
             run=_run_dl85,
-            params=(_MIN_SUPPORT, _MAX_CACHE_MB),
+            params=(_MAX_CACHE_MB,),
             kernels=_dl85_kernels,
             report=_report_dl85,
         ),
@@ -521,7 +523,6 @@ METHODS: dict[str, Method] = {
             "anytime (CA-DL8.5, Kiossou et al.)",
             run=_run_cadl85,
             params=(
-                _MIN_SUPPORT,
                 _MAX_CACHE_MB,
                 Param(
                     "rule",
@@ -596,20 +597,24 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     """The method ``method="auto"`` runs for an objective (on these data, when given).
 
     The consistency objectives run the box DP when every column has so few values that the
-    grid has at most :data:`AUTO_BOXES` boxes (and ``max_thresholds`` does not limit the
-    thresholds), otherwise SAT.
+    grid has at most :data:`satdt.dp.boxes.AUTO_BOXES` boxes (and ``max_thresholds`` does not
+    limit the thresholds), otherwise SAT.
     The error objective runs ConTree on the numeric columns when their thresholds would give
     more than :data:`CONTREE_CROSSOVER` binary features, ``max_thresholds`` does not limit
     them, and there is no time limit or fewer than :data:`CONTREE_TIMED_ROWS` rows;
-    otherwise the portfolio of Blossom and CA-DL8.5 on binary features.
+    otherwise the portfolio of Blossom and CA-DL8.5 on binary features. Data with missing
+    values go to the methods over binary features (SAT, the portfolio): the box DP and
+    ConTree search the numeric columns, which have no side for a missing value.
     """
+    if data is not None and data.has_missing:
+        return "portfolio" if OBJECTIVES[objective].kind == ERROR else "sat"
     if OBJECTIVES[objective].kind != ERROR:
-        if (
-            data is not None
-            and data.max_thresholds is None
-            and box_count(data.column_values()) <= AUTO_BOXES
-            and box_table_mb(data.column_values()) <= data.max_memory_mb / 2
-        ):
+        if data is None or data.max_thresholds is not None:
+            return "sat"
+        from .dp.boxes import AUTO_BOXES, box_count, box_table_mb  # NumPy only: no numba
+
+        values = data.column_values()
+        if box_count(values) <= AUTO_BOXES and box_table_mb(values) <= data.max_memory_mb / 2:
             return "boxes"
         return "sat"
     if (
@@ -620,6 +625,17 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     ):
         return "contree"
     return "portfolio"
+
+
+def candidates(objective: str, method: str = "auto") -> tuple[str, ...]:
+    """The methods a fit with this objective and ``method`` may run: ``method`` itself, or
+    (``"auto"``) every method :func:`choose_method` can return for the objective, whatever
+    the data (what the sweep warms up before it measures a fit)."""
+    if method != "auto":
+        return (method,)
+    if OBJECTIVES[objective].kind == ERROR:
+        return ("portfolio", "contree")
+    return ("sat", "boxes")
 
 
 def methods_for(objectives: tuple[str, ...]) -> list[Method]:
@@ -636,7 +652,9 @@ def method_params() -> dict[str, Param]:
     return params
 
 
-def resolve(objective: str, method: str, options: dict[str, Any]) -> tuple[Method, dict[str, Any]]:
+def resolve_method(
+    objective: str, method: str, options: dict[str, Any]
+) -> tuple[Method, dict[str, Any]]:
     """Check an objective, a method name and the method options; return the method to run.
 
     ``options`` are every method parameter as the user set them; those of other methods

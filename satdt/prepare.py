@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .binarize import Binarizer
-from .data import Dataset, Schema, from_arrays
-from .errors import ContradictionError, DataError, TimeUp, data_conversion_warning
+from .data import Dataset, Schema, check_missing, from_arrays
+from .errors import ContradictionError, DataError, SatdtError, TimeUp, data_conversion_warning
 from .result import Progress, Recorder
 from .tree import Tree
 
@@ -64,7 +64,9 @@ def _row_keys(A: np.ndarray) -> np.ndarray:
     if A.dtype == np.uint8 or A.dtype == np.bool_:
         return pack_rows(A)
     if A.dtype.kind == "f":
-        return np.ascontiguousarray(A.astype(np.float64) + 0.0).view(np.uint64)  # -0.0 == 0.0
+        A = A.astype(np.float64) + 0.0  # -0.0 == 0.0
+        A[np.isnan(A)] = np.nan  # one NaN: a missing cell equals a missing cell
+        return np.ascontiguousarray(A).view(np.uint64)
     return np.ascontiguousarray(A)
 
 
@@ -81,8 +83,9 @@ def _hash_rows(words: np.ndarray) -> np.ndarray:
 def group_rows(A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Groups of identical rows: the first row of each group and the group of each row.
 
-    ``A`` is a 0/1 matrix (compared as packed bits), a float matrix (``-0.0 == 0.0``) or an
-    integer matrix. ``first[g]`` is the smallest row index of group ``g``; groups are numbered
+    ``A`` is a 0/1 matrix (compared as packed bits), a float matrix (``-0.0 == 0.0``, and NaN,
+    a missing cell, equals NaN: every split sends two such rows the same way) or an integer
+    matrix. ``first[g]`` is the smallest row index of group ``g``; groups are numbered
     in an order fixed by their contents. Rows are sorted by a 64-bit hash, and only rows whose
     hashes collide are sorted by their words, so the cost is one sort of ``n`` integers.
     """
@@ -240,8 +243,11 @@ def resolve_majority(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 # ---------------------------------------------------------------------- validation
-def _numeric_matrix(X: Any) -> np.ndarray | None:
-    """Numeric array-likes as a float matrix (with scikit-learn's error types); None for tables."""
+def _numeric_matrix(X: Any, missing: str = "split") -> np.ndarray | None:
+    """Numeric array-likes as a float matrix (with scikit-learn's error types); None for tables.
+
+    NaN (a missing cell) is allowed unless ``missing="error"``; infinity never is.
+    """
     if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
         raise TypeError("satdt does not take sparse matrices; pass a dense array (X.toarray())")
     if hasattr(X, "columns") and hasattr(X, "dtypes"):
@@ -273,8 +279,13 @@ def _numeric_matrix(X: Any) -> np.ndarray | None:
             "give at least one feature column"
         )
     array = array.astype(np.float64)
-    if not np.isfinite(array).all():
-        raise ValueError("Input X contains NaN or infinity; satdt needs complete, finite data")
+    if np.isinf(array).any():
+        raise ValueError("Input X contains infinity; thresholds need finite values")
+    if missing == "error" and np.isnan(array).any():
+        raise ValueError(
+            "Input X contains NaN; with missing='error' satdt needs complete data: impute the "
+            "missing values, or use missing='split' (the default) to learn where they go"
+        )
     return array
 
 
@@ -300,24 +311,34 @@ def _check_labels(y: Any, estimator: str) -> Any:
 
 
 def validate(
-    X: Any, y: Any, *, feature_names: Sequence[str] | None = None, estimator: str = "satdt"
+    X: Any,
+    y: Any,
+    *,
+    feature_names: Sequence[str] | None = None,
+    estimator: str = "satdt",
+    missing: str = "split",
 ) -> Dataset:
     """The one validation of in-memory training data: ``X`` (array or DataFrame) and labels ``y``.
 
-    Numeric arrays must be finite; tables of strings become categorical columns (see
-    :func:`satdt.data.from_arrays`). Errors follow scikit-learn's types (``ValueError``,
-    ``TypeError``) so that its estimator checks pass.
+    Numeric arrays must not hold infinity, nor NaN with ``missing="error"``; tables of
+    strings become categorical columns (see :func:`satdt.data.from_arrays`). Errors follow
+    scikit-learn's types (``ValueError``, ``TypeError``) so that its estimator checks pass.
     """
     y = _check_labels(y, estimator)
-    numeric = _numeric_matrix(X)
+    check_missing(missing)
+    numeric = _numeric_matrix(X, missing)
     design, schema, labels = from_arrays(
-        X if numeric is None else numeric, y, feature_names=feature_names
+        X if numeric is None else numeric, y, feature_names=feature_names, missing=missing
     )
     return Dataset(design, labels, schema, np.arange(1, len(labels) + 1), None)
 
 
 def design_for(X: Any, schema: Schema, n_features_in: int, estimator: str) -> np.ndarray:
-    """Rows to predict on as the fitted design matrix, encoded with the fitted schema."""
+    """Rows to predict on as the fitted design matrix, encoded with the fitted schema.
+
+    Missing cells are allowed (NaN; see :meth:`satdt.data.Schema.encode`): a tree sends them
+    where its splits learned to, or where more training rows went.
+    """
     categorical = len(schema.columns) != n_features_in
     numeric = _numeric_matrix(X)
     if numeric is not None and not categorical:
@@ -355,6 +376,64 @@ def sample_weights(sample_weight: Any, n: int) -> np.ndarray:
     return weight
 
 
+def check_class_weight(class_weight: Any) -> None:
+    """``class_weight`` is None, ``"balanced"`` or a mapping of labels to weights >= 0."""
+    if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
+        return
+    if not isinstance(class_weight, dict):
+        raise SatdtError(
+            "class_weight must be None, 'balanced' or a dict {label: weight}, "
+            f"got {class_weight!r}"
+        )
+    for label, weight in class_weight.items():
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, int | float | np.number)
+            or not np.isfinite(weight)
+            or weight < 0
+        ):
+            raise SatdtError(
+                f"class_weight[{label!r}] must be a finite number >= 0, got {weight!r}"
+            )
+
+
+def class_weights(class_weight: Any, y: np.ndarray) -> np.ndarray:
+    """The weight of each row's class, as scikit-learn defines ``class_weight``.
+
+    ``"balanced"``: ``n_rows / (n_classes * rows of the class)``, from the labels alone; a
+    dict gives the weight of the labels it names (1 for the others) and may not name a
+    label the data lack.
+    """
+    labels, index, counts = np.unique(y, return_inverse=True, return_counts=True)
+    if isinstance(class_weight, str):
+        per_class = len(y) / (len(labels) * counts.astype(np.float64))
+    else:
+        known = {_label_key(label): i for i, label in enumerate(labels)}
+        per_class = np.ones(len(labels))
+        unknown = []
+        for label, weight in class_weight.items():
+            position = known.get(_label_key(label))
+            if position is None:
+                unknown.append(label)
+            else:
+                per_class[position] = float(weight)
+        if unknown:
+            raise SatdtError(
+                f"class_weight names labels {unknown!r} that the training labels "
+                f"({', '.join(map(str, labels[:10]))}{', ...' if len(labels) > 10 else ''}) "
+                "do not have"
+            )
+    return per_class[index.reshape(-1)]
+
+
+def _label_key(label: Any) -> Any:
+    """A label as a dict key that matches NumPy scalars and Python values alike."""
+    value = label.item() if isinstance(label, np.generic) else label
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 # ---------------------------------------------------------------------- the prepared data
 # The dense binary matrix may take this fraction of ``max_memory_mb``: the searches derive
 # a few arrays of the same size from it (distinct rows, per-row index lists).
@@ -369,6 +448,8 @@ class BinaryView:
 
     ``B`` is a C-contiguous uint8 ``(n, k)`` matrix without constant, identical or
     complementary columns; ``binarizer`` chose the thresholds (``describe()`` says how).
+    ``missing[j]`` says where feature ``j`` puts rows missing that cell (the codes of
+    :class:`~satdt.tree.Tree`; see :attr:`Binarizer.missing_`).
     """
 
     B: np.ndarray
@@ -376,6 +457,7 @@ class BinaryView:
     threshold: np.ndarray
     names: list[str]
     binarizer: Binarizer
+    missing: np.ndarray
 
     @property
     def n_features(self) -> int:
@@ -438,6 +520,7 @@ class Prepared:
         self.consistency = consistency
         self._binary: BinaryView | None = None
         self._column_values: list[np.ndarray] | None = None
+        self._has_missing: bool | None = None
         self._last_report = 0.0
         recorder.preparation.rows = len(y)
         recorder.preparation.relabelled_rows = relabelled
@@ -469,19 +552,34 @@ class Prepared:
         return self.X
 
     def column_values(self) -> list[np.ndarray]:
-        """The sorted distinct values of each column (computed once; the binarizer reuses them)."""
+        """The sorted distinct present values of each column (computed once; the binarizer
+        reuses them)."""
         if self._column_values is None:
             p = self.X.shape[1]
             values = []
             for c in range(p):
-                values.append(np.unique(self.X[:, c]))
+                distinct = np.unique(self.X[:, c])
+                values.append(distinct[~np.isnan(distinct)] if self.has_missing else distinct)
                 self.check_time("reading column values", c + 1, p)
             self._column_values = values
         return self._column_values
 
+    @property
+    def has_missing(self) -> bool:
+        """Whether some cell is missing (NaN): then only methods over binary features apply."""
+        if self._has_missing is None:
+            self._has_missing = bool(np.isnan(self.X).any())
+        return self._has_missing
+
     def full_threshold_count(self) -> int:
         """How many binary features every threshold of every column would give."""
-        return sum(len(values) - 1 for values in self.column_values())
+        count = sum(max(len(values) - 1, 0) for values in self.column_values())
+        if self.has_missing:  # a column with missing values: two per threshold, one more
+            gone = np.isnan(self.X).any(axis=0)
+            count += sum(
+                max(len(v) - 1, 0) + 1 for v, g in zip(self.column_values(), gone, strict=True) if g
+            )
+        return count
 
     @property
     def feature_budget(self) -> int:
@@ -554,6 +652,7 @@ class Prepared:
             binarizer.threshold_[kept],
             [binarizer.names_[j] for j in kept],
             binarizer,
+            binarizer.missing_[kept],
         )
 
     def _check_binary_contradictions(self, B: np.ndarray, binarizer: Binarizer) -> None:
@@ -578,7 +677,11 @@ class Prepared:
         """A tree over binary features as a tree over the user's columns, simplified, with counts."""
         view = self.binary()
         mapped = tree.map_features(
-            view.column, view.threshold, self.feature_names, list(self.schema.indicator)
+            view.column,
+            view.threshold,
+            self.feature_names,
+            list(self.schema.indicator),
+            view.missing,
         )
         mapped.classes = self.classes
         return self.finish(mapped)

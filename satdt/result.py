@@ -12,20 +12,39 @@ from __future__ import annotations
 import copy
 import math
 import time
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .errors import SatdtError
 from .tree import Tree
 
+if TYPE_CHECKING:
+    from .model import Model
+
+
+def _deprecated_tree(owner: str) -> None:
+    warnings.warn(
+        f"{owner}.tree is deprecated (it may hold a diagram): use {owner}.model",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
 
 class Incumbent(NamedTuple):
-    """One improvement of the best tree: when (seconds since the start), its objective value, the tree."""
+    """One improvement of the best model: when (seconds since the start), its objective value,
+    the model (a tree, or a diagram for the diagram searches)."""
 
     elapsed: float
     value: float
-    tree: Tree
+    model: Model
+
+    @property
+    def tree(self) -> Model:
+        """Deprecated alias of :attr:`model`."""
+        _deprecated_tree("Incumbent")
+        return self.model
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,11 @@ class SatCall(Event):
 
     ``status`` is ``"SAT"``, ``"UNSAT"`` or ``"UNKNOWN"`` (stopped by the time limit);
     ``counterexamples`` are the 0-based training rows added after this call, with their labels.
+    After a SAT answer, ``tree`` is the tree of the solver's model (over the user's columns,
+    simplified on the training rows, with their counts: the counterexamples are among the
+    rows it gets wrong); :func:`satdt.plot.plot_loop` draws it. The search records it as
+    ``found``, a function that builds it when first asked for (mapping a tree onto every
+    training row costs tens of milliseconds on large tables, every SAT call).
     """
 
     kind: ClassVar[str] = "sat_call"
@@ -63,6 +87,20 @@ class SatCall(Event):
     time: float
     max_leaves: int | None = None
     counterexamples: tuple[tuple[int, Any], ...] = ()
+    found: Tree | Callable[[], Tree] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def tree(self) -> Tree | None:
+        """The tree this call found (``None`` after UNSAT), built on first use."""
+        found = self.found
+        if callable(found):
+            found = found()
+            object.__setattr__(self, "found", found)
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled and copied with its tree built (not with the function and its data)."""
+        return {**self.__dict__, "found": self.tree}
 
 
 @dataclass(frozen=True)
@@ -207,10 +245,12 @@ class SearchResult:
     ----------
     objective
         ``"depth"``, ``"size"`` or ``"error"``.
-    tree
-        The best tree found (simplified, over the user's design matrix).
+    model
+        The best model found: a tree (simplified, over the user's design matrix) or, for the
+        diagram searches, a diagram. ``tree`` is a deprecated alias.
     objective_value
-        Its depth, node count or training error.
+        Its depth, node count or (weighted) training error; with a leaf penalty λ, the
+        penalised value error / total weight + λ × leaves.
     lower_bound
         A proven lower bound on the optimum (equal to ``objective_value`` when proven).
     proven_optimal
@@ -221,7 +261,7 @@ class SearchResult:
     runtime
         Wall-clock seconds.
     history
-        Every incumbent as ``(elapsed seconds, objective value, tree)``.
+        Every incumbent as ``(elapsed seconds, objective value, model)``.
     events
         Everything else the search reported, in order (:class:`SatCall`, :class:`Progress`, ...).
     stats
@@ -236,7 +276,7 @@ class SearchResult:
     """
 
     objective: str
-    tree: Tree
+    model: Model
     objective_value: float
     lower_bound: float
     proven_optimal: bool
@@ -255,15 +295,21 @@ class SearchResult:
 
     @property
     def depth(self) -> int:
-        return self.tree.depth
+        return self.model.depth
 
     @property
     def n_nodes(self) -> int:
-        return self.tree.n_nodes
+        return self.model.n_nodes
 
     @property
     def n_leaves(self) -> int:
-        return self.tree.n_leaves
+        return self.model.n_leaves
+
+    @property
+    def tree(self) -> Model:
+        """Deprecated alias of :attr:`model`."""
+        _deprecated_tree("SearchResult")
+        return self.model
 
     def primal_integral(self, best_known: float, horizon: float | None = None) -> float:
         """The primal gap integral of this search's incumbents against ``best_known``.
@@ -325,6 +371,9 @@ class Recorder:
         self.lower_bound: float = 0.0
         self.gap = 0.0  # see SearchResult.gap
         self.stop_reason = ""  # see SearchResult.stop_reason
+        # Searches record values in their own units (a penalised error: weight + penalty per
+        # leaf); snapshots show them times this scale (1 / total weight for a leaf penalty).
+        self.value_scale = 1.0
         self.stats: Stats = Stats()
         self.preparation = Preparation()
 
@@ -367,18 +416,25 @@ class Recorder:
         if best is None:
             raise RuntimeError("no incumbent recorded yet")
         lower_bound = best.value if proven_optimal else min(self.lower_bound, best.value)
+        scale = self.value_scale
+        history = self.history
+        value = best.value
+        gap = self.gap
+        if scale != 1.0:  # depth and size stay integers
+            history = [i._replace(value=i.value * scale) for i in history]
+            value, lower_bound, gap = value * scale, lower_bound * scale, gap * scale
         return SearchResult(
             objective=self.objective,
-            tree=best.tree,
-            objective_value=best.value,
+            model=best.model,
+            objective_value=value,
             lower_bound=lower_bound,
             proven_optimal=proven_optimal,
             runtime=self.elapsed(),
-            history=tuple(self.history),
+            history=tuple(history),
             events=tuple(self.events),
             stats=copy.deepcopy(self.stats),
             preparation=copy.deepcopy(self.preparation),
-            gap=self.gap,
+            gap=gap,
             stop_reason="" if proven_optimal else self.stop_reason,
         )
 

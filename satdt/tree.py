@@ -6,6 +6,12 @@ others to ``right[i]`` (scikit-learn's orientation; a binary feature ``x > t`` i
 right). Leaves have ``feature == -1`` and hold a class index in ``value``; ``classes`` maps
 class indices back to the user's labels. ``counts[i, c]`` is the training weight of class
 ``c`` reaching node ``i`` (used by :meth:`Tree.predict_proba`).
+
+Missing values: a row whose tested cell is NaN goes where ``missing[i]`` says. A split
+learned on a column with missing values has its own side (``MISSING_LEFT`` or
+``MISSING_RIGHT``, chosen by the search); any other split sends missing values to the child
+that more training weight reached (``DEFAULT_LEFT`` or ``DEFAULT_RIGHT``, set whenever
+counts are attached; left on a tie or without counts).
 """
 
 from __future__ import annotations
@@ -17,8 +23,13 @@ from typing import Any
 import numpy as np
 
 LEAF = -1
+# Where an internal node sends a row whose tested cell is missing (NaN): a side learned on
+# training rows with missing values, or by default the side more training weight took.
+# Bit 0 says right; the codes from 2 on are defaults.
+MISSING_LEFT, MISSING_RIGHT, DEFAULT_LEFT, DEFAULT_RIGHT = 0, 1, 2, 3
 
-# A nested tree is either a class index (a leaf) or (feature, threshold, left, right).
+# A nested tree is either a class index (a leaf) or (feature, threshold, left, right), with a
+# fifth item MISSING_LEFT or MISSING_RIGHT when the node learned where missing values go.
 Nested = Any
 
 
@@ -49,6 +60,9 @@ class Tree:
     indicator
         Indices of design columns that are 0/1 indicators of a category (named like
         ``colour == red``); they print as ``colour == red`` / ``colour != red``.
+    missing
+        int8 per node: where a row whose tested cell is missing goes (see the module notes;
+        default ``DEFAULT_LEFT`` everywhere, settled by the counts when they are given).
     """
 
     kind = "tree"  # the model kind in saved model files (see satdt.model)
@@ -60,6 +74,7 @@ class Tree:
         "feature_names",
         "indicator",
         "left",
+        "missing",
         "right",
         "threshold",
         "value",
@@ -76,6 +91,7 @@ class Tree:
         classes: Sequence[Any] | np.ndarray | None = None,
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] | None = None,
+        missing: Sequence[int] | np.ndarray | None = None,
     ) -> None:
         self.feature = np.asarray(feature, dtype=np.int64)
         self.threshold = np.asarray(threshold, dtype=np.float64)
@@ -94,6 +110,18 @@ class Tree:
         self.indicator = (
             frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
         )
+        if missing is None:
+            self.missing = np.full(n, DEFAULT_LEFT, dtype=np.int8)
+            self._settle_defaults()
+        else:
+            self.missing = np.asarray(missing, dtype=np.int8).reshape(n)
+
+    def _settle_defaults(self) -> None:
+        """Give every node without a learned side the child more training weight reached."""
+        internal = np.flatnonzero((self.feature != LEAF) & (self.missing >= DEFAULT_LEFT))
+        weight = self.counts.sum(axis=1)
+        heavier = weight[self.right[internal]] > weight[self.left[internal]]
+        self.missing[internal] = np.where(heavier, DEFAULT_RIGHT, DEFAULT_LEFT)
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -110,16 +138,18 @@ class Tree:
         left: list[int] = []
         right: list[int] = []
         value: list[int] = []
+        missing: list[int] = []
 
         def add(node: Nested) -> int:
             index = len(feature)
             if isinstance(node, tuple):
-                f, t, lo, hi = node
+                f, t, lo, hi = node[:4]
                 feature.append(int(f))
                 threshold.append(float(t))
                 left.append(-1)
                 right.append(-1)
                 value.append(-1)
+                missing.append(int(node[4]) if len(node) > 4 else DEFAULT_LEFT)
                 left[index] = add(lo)
                 right[index] = add(hi)
             else:
@@ -128,10 +158,13 @@ class Tree:
                 left.append(-1)
                 right.append(-1)
                 value.append(int(node))
+                missing.append(DEFAULT_LEFT)
             return index
 
         add(nested)
-        return cls(feature, threshold, left, right, value, None, classes, feature_names, indicator)
+        return cls(
+            feature, threshold, left, right, value, None, classes, feature_names, indicator, missing
+        )
 
     @classmethod
     def single_leaf(
@@ -141,15 +174,18 @@ class Tree:
         return cls.from_nested(int(class_index), classes, **kwargs)
 
     def to_nested(self, node: int = 0) -> Nested:
-        """The tree as nested tuples (inverse of :meth:`from_nested`)."""
+        """The tree as nested tuples (inverse of :meth:`from_nested`; default sides for
+        missing values are left out: they follow from the counts)."""
         if self.feature[node] == LEAF:
             return int(self.value[node])
-        return (
+        nested = (
             int(self.feature[node]),
             float(self.threshold[node]),
             self.to_nested(int(self.left[node])),
             self.to_nested(int(self.right[node])),
         )
+        side = int(self.missing[node])
+        return nested if side >= DEFAULT_LEFT else (*nested, side)
 
     def _replace(self, nested: Nested, counts: list[np.ndarray] | None = None) -> Tree:
         tree = Tree.from_nested(nested, self.classes, self.feature_names, sorted(self.indicator))
@@ -157,6 +193,7 @@ class Tree:
             tree.counts = np.array(counts, dtype=np.float64).reshape(
                 tree.n_nodes, len(self.classes)
             )
+            tree._settle_defaults()
         return tree
 
     # ------------------------------------------------------------------ shape
@@ -194,7 +231,11 @@ class Tree:
             internal = self.feature[node] != LEAF
             leaf[rows[~internal]] = node[~internal]
             rows, node = rows[internal], node[internal]
-            goes_left = X[rows, self.feature[node]] <= self.threshold[node]
+            cells = X[rows, self.feature[node]]
+            goes_left = cells <= self.threshold[node]
+            gone = np.flatnonzero(np.isnan(cells))
+            if len(gone):
+                goes_left[gone] = (self.missing[node[gone]] & 1) == 0
             node = np.where(goes_left, self.left[node], self.right[node])
         return leaf
 
@@ -219,7 +260,11 @@ class Tree:
     def with_counts(
         self, X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None
     ) -> Tree:
-        """A copy whose ``counts`` are the class weights of ``(X, y_index)`` reaching each node."""
+        """A copy whose ``counts`` are the class weights of ``(X, y_index)`` reaching each node.
+
+        Nodes without a learned side for missing values then send them to the child more of
+        this weight reached (:data:`DEFAULT_RIGHT` or :data:`DEFAULT_LEFT`).
+        """
         X = np.asarray(X, dtype=np.float64)
         weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
         n_classes = self.n_classes
@@ -239,6 +284,7 @@ class Tree:
             counts[parent[i]] += counts[i]
         tree = self.copy()
         tree.counts = counts
+        tree._settle_defaults()
         return tree
 
     def count_error(self) -> float:
@@ -258,6 +304,7 @@ class Tree:
             self.classes.copy(),
             self.feature_names,
             sorted(self.indicator),
+            self.missing.copy(),
         )
 
     # ------------------------------------------------------------------ transformation
@@ -293,10 +340,56 @@ class Tree:
             if not isinstance(lo_tree, tuple) and lo_tree == hi_tree:
                 return lo_tree, [lo_counts[0] + hi_counts[0]]
             nested = (int(self.feature[node]), float(self.threshold[node]), lo_tree, hi_tree)
+            if self.missing[node] < DEFAULT_LEFT:
+                nested = (*nested, int(self.missing[node]))
             return nested, [self.counts[node], *lo_counts, *hi_counts]
 
         nested, new_counts = rebuild(0)
         return self._replace(nested, new_counts)
+
+    def pruned(
+        self,
+        leaf_penalty: float,
+        min_support: int,
+        X: np.ndarray,
+        y_index: np.ndarray,
+        sample_weight: np.ndarray,
+    ) -> Tree:
+        """This tree pruned bottom-up into its cheapest subtree for the error objective.
+
+        ``counts`` must be those of ``(X, y_index, sample_weight)``. A subtree becomes a leaf
+        when a leaf costs no more (weighted error + ``leaf_penalty`` per leaf: cost-complexity
+        pruning) or when one of its children holds fewer than ``min_support`` rows of
+        positive weight; the result is the best pruning of this tree under both rules (a
+        greedy start the penalised searches can take as their first incumbent).
+        """
+        X = np.asarray(X, dtype=np.float64)
+        weight = np.asarray(sample_weight, dtype=np.float64)
+        rows = np.bincount(self.apply(X)[weight > 0], minlength=self.n_nodes)
+        internal = self.feature != LEAF
+        for i in range(self.n_nodes - 1, -1, -1):  # children come after parents in preorder
+            if internal[i]:
+                rows[i] = rows[self.left[i]] + rows[self.right[i]]
+
+        def cheapest(node: int) -> tuple[Nested, float]:
+            counts = self.counts[node]
+            leaf_cost = float(counts.sum() - counts.max(initial=0.0)) + leaf_penalty
+            leaf = int(np.argmax(counts)) if counts.sum() > 0 else int(self.value[node])
+            if not internal[node]:
+                return int(self.value[node]), leaf_cost
+            lo, hi = int(self.left[node]), int(self.right[node])
+            if min(rows[lo], rows[hi]) < min_support:
+                return leaf, leaf_cost
+            lo_tree, lo_cost = cheapest(lo)
+            hi_tree, hi_cost = cheapest(hi)
+            if leaf_cost <= lo_cost + hi_cost:
+                return leaf, leaf_cost
+            nested = (int(self.feature[node]), float(self.threshold[node]), lo_tree, hi_tree)
+            side = int(self.missing[node])  # a learned side for missing values stays
+            return (nested if side >= DEFAULT_LEFT else (*nested, side)), lo_cost + hi_cost
+
+        nested, _ = cheapest(0)
+        return self._replace(nested).with_counts(X, y_index, weight)
 
     def map_features(
         self,
@@ -304,17 +397,22 @@ class Tree:
         threshold: np.ndarray,
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] | None = None,
+        missing: np.ndarray | None = None,
     ) -> Tree:
         """Rewrite a tree over binary features ``b_j = [x[column[j]] > threshold[j]]``.
 
         A node testing ``b_j <= 0.5`` becomes ``x[column[j]] <= threshold[j]``: both send the
-        same rows left, so predictions are unchanged.
+        same rows left, so predictions are unchanged. ``missing[j]`` says where feature ``j``
+        puts rows missing that cell (``MISSING_LEFT``/``MISSING_RIGHT``, or a default).
         """
         tree = self.copy()
         internal = tree.feature != LEAF
         j = tree.feature[internal]
         tree.feature[internal] = np.asarray(column)[j]
         tree.threshold[internal] = np.asarray(threshold, dtype=np.float64)[j]
+        if missing is not None:
+            tree.missing[internal] = np.asarray(missing, dtype=np.int8)[j]
+            tree._settle_defaults()
         tree.feature_names = list(feature_names) if feature_names is not None else None
         tree.indicator = (
             frozenset(int(i) for i in indicator) if indicator is not None else frozenset()
@@ -329,13 +427,34 @@ class Tree:
 
     def condition(self, node: int, go_left: bool) -> str:
         """The test of ``node`` as text, for its left (true) or right branch."""
+        text = self._test(node, go_left)
+        return text + " or missing" if self._takes_missing(node, go_left) else text
+
+    def _takes_missing(self, node: int, go_left: bool) -> bool:
+        """Whether a learned side for missing values is this branch (and is worth saying:
+        not for the test ``x is missing`` itself; a default side is never said)."""
+        learned = int(self.missing[node]) == (MISSING_LEFT if go_left else MISSING_RIGHT)
+        return learned and not self._tests_missing(node)
+
+    def _tests_missing(self, node: int) -> bool:
+        """Whether the node is the test ``x is missing`` (missing values right, none else)."""
+        return bool(np.isposinf(self.threshold[node])) and self.missing[node] == MISSING_RIGHT
+
+    def _test(self, node: int, go_left: bool) -> str:
+        """The test of ``node`` as text, for one branch, without where missing values go."""
         f = int(self.feature[node])
         name = self._feature_name(f)
+        if self._tests_missing(node):
+            return f"{name} is not missing" if go_left else f"{name} is missing"
         if f in self.indicator and " == " in name:
             column, category = name.split(" == ", 1)
-            return f"{column} != {category}" if go_left else name
-        t = _format_threshold(float(self.threshold[node]))
-        return f"{name} <= {t}" if go_left else f"{name} > {t}"
+            text = f"{column} != {category}" if go_left else name
+        elif f in self.indicator and name.endswith(" is missing"):
+            text = name.removesuffix(" is missing") + " is not missing" if go_left else name
+        else:
+            t = _format_threshold(float(self.threshold[node]))
+            text = f"{name} <= {t}" if go_left else f"{name} > {t}"
+        return text
 
     def class_label(self, node: int) -> str:
         return str(self.classes[self.value[node]])
@@ -359,7 +478,8 @@ class Tree:
         return "\n".join(lines)
 
     def to_dot(self) -> str:
-        """Graphviz DOT source: boxes for tests, ellipses for leaves, edges labelled yes/no."""
+        """Graphviz DOT source: boxes for tests, ellipses for leaves, edges labelled yes/no
+        (``or missing`` on the edge missing values learned to take)."""
 
         def quote(text: str) -> str:
             return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -369,9 +489,14 @@ class Tree:
             if self.feature[i] == LEAF:
                 lines.append(f"  n{i} [shape=ellipse, label={quote(self.class_label(i))}];")
             else:
-                lines.append(f"  n{i} [shape=box, label={quote(self.condition(i, True))}];")
-                lines.append(f"  n{i} -> n{self.left[i]} [label=yes];")
-                lines.append(f"  n{i} -> n{self.right[i]} [label=no];")
+                lines.append(f"  n{i} [shape=box, label={quote(self._test(i, True))}];")
+                for child, answer, go_left in (
+                    (self.left[i], "yes", True),
+                    (self.right[i], "no", False),
+                ):
+                    if self._takes_missing(i, go_left):
+                        answer = quote(f"{answer} or missing")
+                    lines.append(f"  n{i} -> n{child} [label={answer}];")
         lines.append("}")
         return "\n".join(lines)
 
@@ -384,18 +509,23 @@ class Tree:
             "feature_names": self.feature_names,
             "indicator": sorted(self.indicator),
             "feature": self.feature.tolist(),
-            "threshold": [None if np.isnan(t) else float(t) for t in self.threshold],
+            # JSON has no infinity: the threshold of "x is missing" is written as "inf"
+            "threshold": [
+                None if np.isnan(t) else "inf" if np.isposinf(t) else float(t)
+                for t in self.threshold
+            ],
             "left": self.left.tolist(),
             "right": self.right.tolist(),
             "value": self.value.tolist(),
             "counts": self.counts.tolist(),
+            "missing": self.missing.tolist(),
         }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Tree:
         if data.get("format") != "satdt-tree":
             raise ValueError("not a satdt tree: the 'format' field is missing or not 'satdt-tree'")
-        threshold = [np.nan if t is None else t for t in data["threshold"]]
+        threshold = [np.nan if t is None else float(t) for t in data["threshold"]]
         return cls(
             data["feature"],
             threshold,
@@ -406,6 +536,7 @@ class Tree:
             np.asarray(data["classes"]),
             data.get("feature_names"),
             data.get("indicator"),
+            data.get("missing"),  # older files: default sides, from the counts
         )
 
     def to_json(self, indent: int | None = None) -> str:
@@ -426,6 +557,7 @@ class Tree:
             and np.array_equal(self.right, other.right)
             and np.array_equal(self.value, other.value)
             and np.array_equal(self.counts, other.counts)
+            and np.array_equal(self.missing, other.missing)
             and np.array_equal(self.classes, other.classes)
             and self.feature_names == other.feature_names
             and self.indicator == other.indicator
@@ -435,3 +567,10 @@ class Tree:
 
     def __repr__(self) -> str:
         return f"Tree(depth={self.depth}, n_nodes={self.n_nodes}, n_leaves={self.n_leaves})"
+
+    def _repr_svg_(self) -> str | None:
+        """The model drawn for Jupyter (:func:`satdt.plot.model_svg`); None without
+        matplotlib, and the notebook shows the text repr instead."""
+        from .plot import model_svg
+
+        return model_svg(self)

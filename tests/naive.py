@@ -2,6 +2,10 @@
 
 A row goes right at a feature when its value is 1. ``best(rows, d)`` ranges over every
 feature at every node, so these are the true optima that every search must match.
+Diagrams have one reference, an enumeration of every diagram of a tiny skeleton
+(:func:`min_diagram_objective`, :func:`min_consistent_nodes`); the data preparation is
+checked against pairwise comparisons (:func:`distinct_feature_columns`,
+:func:`contradiction_groups`).
 """
 
 from __future__ import annotations
@@ -60,22 +64,31 @@ def _leaf_error(y: np.ndarray, w: np.ndarray, n_classes: int) -> float:
 
 
 def min_error(
-    B: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int, depth: int, min_support: int = 1
+    B: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    n_classes: int,
+    depth: int,
+    min_support: int = 1,
+    leaf_penalty: float = 0.0,
 ) -> float:
-    """Smallest weighted error of a tree of depth <= ``depth`` over the binary features of B.
+    """Smallest weighted error (plus ``leaf_penalty`` per leaf) of a tree of depth <= ``depth``
+    over the binary features of B.
 
-    best(rows, d) = min(leaf error, min over features f of best(rows with f = 0, d - 1) +
-    best(rows with f = 1, d - 1)), by plain recursion over row subsets. With ``min_support``
-    above 1, a split is allowed only when each side holds at least that many rows of
-    positive weight (DL8.5's minimum support; a single leaf is always allowed).
+    best(rows, d) = min(leaf error + leaf_penalty, min over features f of best(rows with
+    f = 0, d - 1) + best(rows with f = 1, d - 1)), by plain recursion over row subsets. With
+    ``min_support`` above 1, a split is allowed only when each side holds at least that many
+    rows of positive weight (DL8.5's minimum support; a single leaf is always allowed).
+    ``leaf_penalty`` is in the units of the weights (lambda times the total weight for the
+    normalised objective error / total + lambda * leaves).
     """
     B = np.asarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.asarray(w, dtype=np.float64)
 
     def best(rows: np.ndarray, d: int) -> float:
-        value = _leaf_error(y[rows], w[rows], n_classes)
-        if d == 0 or value == 0.0:
+        value = _leaf_error(y[rows], w[rows], n_classes) + leaf_penalty
+        if d == 0 or value == leaf_penalty:
             return value
         for f in range(B.shape[1]):
             ones = B[rows, f] == 1
@@ -89,6 +102,34 @@ def min_error(
         return value
 
     return best(np.arange(len(y)), depth)
+
+
+def threshold_features(X: np.ndarray) -> np.ndarray:
+    """Every split of tiny numeric data as binary features (1 = the row goes right).
+
+    For each column and each midpoint t between consecutive distinct present values:
+    ``x > t`` on a column without missing values; on a column with missing values (NaN) both
+    ``x > t or missing`` and ``x > t and present``, plus ``x is missing``. A tree over these
+    features is any tree of threshold splits that also chooses, per split, the side its
+    missing rows take.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    columns = []
+    for c in range(X.shape[1]):
+        x = X[:, c]
+        missing = np.isnan(x)
+        values = np.unique(x[~missing])
+        for t in (values[:-1] + values[1:]) / 2:
+            above = np.where(missing, False, x > t)
+            if missing.any():
+                columns += [above | missing, above]
+            else:
+                columns.append(above)
+        if missing.any():
+            columns.append(missing)
+    if not columns:
+        return np.zeros((len(X), 0), dtype=np.uint8)
+    return np.column_stack(columns).astype(np.uint8)
 
 
 def expand_class_weights(B: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -156,27 +197,30 @@ def diagram_objective(
     return error / w.sum() + (alpha * (len(seen) - 1) / (n_nodes - 1) if n_nodes > 1 else 0.0)
 
 
-def min_diagram_objective(
+def _best_diagram(
     X: np.ndarray,
     y: np.ndarray,
     n_classes: int,
     widths,
-    alpha: float,
+    score,
     sample_weight=None,
     *,
     max_nodes=None,
     min_flow=None,
     fairness=None,
 ) -> float:
-    """Minimum of objective (18) over all univariate diagrams of the skeleton ``widths``, by enumeration.
+    """The least ``score(weighted error, internal nodes)`` over all univariate diagrams of the
+    skeleton ``widths`` that meet the extensions, by enumeration (inf if none does).
 
     Nodes are visited in layer order; a node reached by an arc chooses a partition of the rows
     reaching it (every threshold ``x[j] <= v`` at a value of the data, so all-low is included) and
     any successors in the next layer or among the terminals (both sides may share one successor).
+    When one side of the partition is empty, both arcs go to one successor: an empty arc into
+    another node only adds a node with no rows, so it never gives a better feasible diagram.
     Extensions, checked on each complete diagram: at most ``max_nodes`` internal nodes, every
     node reached by a weight of at least ``min_flow``, and ``fairness = (kind, group1, group2,
     positive, ratio)``: the groups' rates (of positive predictions; of false positives; of
-    false negatives) within the ratio both ways. Infeasible: inf.
+    false negatives) within the ratio both ways.
     """
     n, n_feat = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -231,34 +275,118 @@ def min_diagram_objective(
 
     def best(u: int, error: float) -> float:
         if u == n_nodes:
-            if not meets():
-                return np.inf
-            return error / w.sum() + (
-                alpha * (sum(reached) - 1) / (n_nodes - 1) if n_nodes > 1 else 0.0
-            )
+            return score(error, sum(reached)) if meets() else np.inf
         if not reached[u]:
             return best(u + 1, error)
         here = rows_at[u]
         value = np.inf
         for low_rows in {here & m for ms in masks for m in ms}:
             high_rows = here & ~low_rows
-            for lo in successors(u):
-                for hi in successors(u):
-                    saved = [(v, rows_at[v], reached[v]) for v in {lo, hi} if v >= 0]
-                    saved_positive = positive_rows[0]
-                    extra = 0.0
-                    for v, part in ((lo, low_rows), (hi, high_rows)):
-                        if v >= 0:
-                            rows_at[v] |= part
-                            reached[v] = True
-                        else:
-                            extra += cost(part, -1 - v)
-                            if fairness is not None and -1 - v == fairness[3]:
-                                positive_rows[0] |= part
-                    value = min(value, best(u + 1, error + extra))
-                    positive_rows[0] = saved_positive
-                    for v, r, s in saved:
-                        rows_at[v], reached[v] = r, s
+            pairs = (
+                [(lo, hi) for lo in successors(u) for hi in successors(u)]
+                if low_rows and high_rows
+                else [(s, s) for s in successors(u)]
+            )
+            for lo, hi in pairs:
+                saved = [(v, rows_at[v], reached[v]) for v in {lo, hi} if v >= 0]
+                saved_positive = positive_rows[0]
+                extra = 0.0
+                for v, part in ((lo, low_rows), (hi, high_rows)):
+                    if v >= 0:
+                        rows_at[v] |= part
+                        reached[v] = True
+                    else:
+                        extra += cost(part, -1 - v)
+                        if fairness is not None and -1 - v == fairness[3]:
+                            positive_rows[0] |= part
+                value = min(value, best(u + 1, error + extra))
+                positive_rows[0] = saved_positive
+                for v, r, s in saved:
+                    rows_at[v], reached[v] = r, s
         return value
 
     return best(0, 0.0)
+
+
+def min_diagram_objective(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    widths,
+    alpha: float,
+    sample_weight=None,
+    *,
+    max_nodes=None,
+    min_flow=None,
+    fairness=None,
+) -> float:
+    """Minimum of objective (18) over all univariate diagrams of the skeleton ``widths``, by
+    enumeration: weighted error rate plus ``alpha * (nodes - 1) / (sum(widths) - 1)``, over the
+    diagrams meeting the extensions (see :func:`_best_diagram`; inf if none does). Binary data
+    ``B`` is its own ``X``."""
+    total = float(np.sum(sample_weight)) if sample_weight is not None else float(len(y))
+    n_nodes = sum(widths)
+
+    def objective(error: float, nodes: int) -> float:
+        return error / total + (alpha * (nodes - 1) / (n_nodes - 1) if n_nodes > 1 else 0.0)
+
+    return _best_diagram(
+        X,
+        y,
+        n_classes,
+        widths,
+        objective,
+        sample_weight,
+        max_nodes=max_nodes,
+        min_flow=min_flow,
+        fairness=fairness,
+    )
+
+
+def min_consistent_nodes(X: np.ndarray, y: np.ndarray, n_classes: int, widths) -> float:
+    """The fewest internal nodes of a consistent diagram of the skeleton (inf if none), by
+    enumeration (:func:`_best_diagram`)."""
+    return _best_diagram(
+        X, y, n_classes, widths, lambda error, nodes: nodes if error == 0 else np.inf
+    )
+
+
+def diagram_terminal(diagram, x: np.ndarray) -> int:
+    """The class terminal one row reaches, following the diagram one node at a time."""
+    node = diagram.root
+    while node >= 0:
+        f = diagram.feature[node]
+        value = x[f] if f >= 0 else diagram.coef[node] @ x
+        node = diagram.low[node] if value <= diagram.threshold[node] else diagram.high[node]
+    return -1 - int(node)
+
+
+def distinct_feature_columns(B: np.ndarray) -> list[int]:
+    """The columns of B kept when constant columns and columns equal or complementary to an
+    earlier one are dropped, by comparing every pair of columns."""
+    keep: list[int] = []
+    for j in range(B.shape[1]):
+        column = B[:, j]
+        if column.min() == column.max():
+            continue
+        if any(
+            np.array_equal(column, B[:, i]) or np.array_equal(column, 1 - B[:, i]) for i in range(j)
+        ):
+            continue
+        keep.append(j)
+    return keep
+
+
+def contradiction_groups(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
+    """The groups of identical rows carrying more than one label, by comparing every pair of
+    rows (each group in row order, the groups by their first row)."""
+    groups: list[list[int]] = []
+    seen: set[int] = set()
+    for i in range(len(X)):
+        if i in seen:
+            continue
+        group = [j for j in range(len(X)) if np.array_equal(X[i], X[j])]
+        seen.update(group)
+        if len({y[j] for j in group}) > 1:
+            groups.append(group)
+    return groups

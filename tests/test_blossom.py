@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import itertools
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import OPTIMA, check_tree, load_cp4im, tiny_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error
@@ -18,30 +17,6 @@ from satdt.dp import common, solve_min_error
 from satdt.errors import DataError
 from satdt.result import DPStats, Recorder
 
-CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
-
-
-def load_cp4im(name: str) -> tuple[np.ndarray, np.ndarray]:
-    """Features and labels of a cp4im file (first column the 0/1 label), or skip the test."""
-    path = CP4IM / f"{name}.txt"
-    if not path.exists():
-        pytest.skip(f"shared data not found: {path} (the cp4im files live in ../shared/data)")
-    table = np.loadtxt(path, dtype=np.uint8, ndmin=2)
-    return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
-
-
-def optima() -> dict[tuple[str, int], int]:
-    path = CP4IM / "optima.csv"
-    if not path.exists():
-        return {}
-    with path.open() as handle:
-        return {
-            (row["dataset"], int(row["max_depth"])): int(row["optimal_error"])
-            for row in csv.DictReader(handle)
-        }
-
-
-OPTIMA = optima()
 # Depth-4 and depth-5 optima that this implementation proves in about a second or less.
 QUICK = {
     4: {
@@ -66,38 +41,6 @@ def solve(B, y, n_classes, depth, weight=None, time_limit=None, recorder=None):
     return result, recorder
 
 
-def check_tree(result, B, y, weight, depth):
-    """The returned tree has the reported error on the data and respects the depth cap."""
-    tree = result.tree
-    assert tree.depth <= depth
-    w = np.ones(len(y)) if weight is None else weight
-    predicted = tree.predict(B.astype(float))
-    assert float(w[predicted != y].sum()) == pytest.approx(result.objective_value, abs=1e-9)
-    assert tree.count_error() == pytest.approx(result.objective_value, abs=1e-9)
-
-
-@st.composite
-def tiny_problems(draw):
-    n = draw(st.integers(1, 12))
-    m = draw(st.integers(1, 5))
-    n_classes = draw(st.integers(2, 3))
-    B = np.array(
-        draw(st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n)),
-        dtype=np.uint8,
-    )
-    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
-    weights = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 0.1, 0.3, 2.7])
-    kind = draw(st.sampled_from(["none", "integer", "fractional"]))
-    if kind == "none":
-        w = None
-    elif kind == "integer":
-        w = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=float)
-    else:
-        w = np.array(draw(st.lists(weights, min_size=n, max_size=n)))
-    depth = draw(st.integers(0, 3))
-    return B, y, w, n_classes, depth
-
-
 @settings(deadline=None, max_examples=300)
 @given(tiny_problems())
 def test_matches_brute_force(problem):
@@ -116,11 +59,11 @@ def test_depth_zero_and_no_features_give_the_heaviest_class():
     B = np.zeros((5, 0), dtype=np.uint8)
     y = np.array([0, 1, 1, 2, 1])
     result, _ = solve(B, y, 3, 3)
-    assert result.tree.n_nodes == 1 and result.tree.value[0] == 1
+    assert result.model.n_nodes == 1 and result.model.value[0] == 1
     assert result.objective_value == 2 and result.proven_optimal
     B = np.eye(5, dtype=np.uint8)
     result, _ = solve(B, y, 3, 0, weight=np.array([5.0, 1, 1, 1, 1]))
-    assert result.tree.value[0] == 0 and result.objective_value == 4
+    assert result.model.value[0] == 0 and result.objective_value == 4
 
 
 def test_duplicate_and_complementary_features_are_merged():
@@ -208,7 +151,7 @@ def test_incumbents_are_recorded_and_reported():
     assert [s.objective_value for s in snapshots] == errors
     assert result.objective_value == errors[-1]
     for incumbent in recorder.history:
-        assert incumbent.tree.count_error() == incumbent.value
+        assert incumbent.model.count_error() == incumbent.value
     assert result.stats.distinct_rows <= len(y)
 
 
@@ -241,7 +184,7 @@ def _shuffled_group_rows(seed: int):
 
 def _summary(result):
     stats = result.stats.as_dict()
-    return result.objective_value, result.tree.to_nested(), result.proven_optimal, stats
+    return result.objective_value, result.model.to_nested(), result.proven_optimal, stats
 
 
 @pytest.mark.parametrize(("name", "depth"), [("tic-tac-toe", 4), ("anneal", 3), ("zoo-1", 3)])
@@ -281,7 +224,7 @@ def test_upper_bound_above_the_optimum_is_beaten():
     B, y = load_cp4im("australian-credit")
     shallow, _ = solve(B, y, 2, 2)  # a depth-2 tree is a depth-3 tree too
     plain, _ = solve(B, y, 2, 3)
-    recorder = _recorder_holding(shallow.tree, shallow.objective_value)
+    recorder = _recorder_holding(shallow.model, shallow.objective_value)
     result = solve_min_error(B, y, 2, 3, recorder=recorder, upper_bound=shallow.objective_value)
     assert result.proven_optimal
     assert result.objective_value == plain.objective_value < shallow.objective_value
@@ -295,10 +238,10 @@ def test_upper_bound_above_the_optimum_is_beaten():
 def test_upper_bound_at_the_optimum_proves_the_callers_tree():
     B, y = load_cp4im("australian-credit")
     best, _ = solve(B, y, 2, 3)
-    recorder = _recorder_holding(best.tree, best.objective_value)
+    recorder = _recorder_holding(best.model, best.objective_value)
     result = solve_min_error(B, y, 2, 3, recorder=recorder, upper_bound=best.objective_value)
     assert result.proven_optimal
-    assert len(recorder.history) == 1 and result.tree is best.tree
+    assert len(recorder.history) == 1 and result.model is best.model
     assert result.objective_value == result.lower_bound == best.objective_value
     assert isinstance(result.stats, DPStats) and result.stats.expansions > 0
 
@@ -308,7 +251,7 @@ def test_upper_bound_at_the_irreducible_error_stops_at_once():
     y = np.array([0, 1, 1, 0])  # rows 0 and 1 contradict: irreducible error 1
     best, _ = solve(B, y, 2, 2)
     assert best.objective_value == 1
-    recorder = _recorder_holding(best.tree, 1.0)
+    recorder = _recorder_holding(best.model, 1.0)
     result = solve_min_error(B, y, 2, 2, recorder=recorder, upper_bound=1.0)
     assert result.proven_optimal and len(recorder.history) == 1
     assert result.stats.irreducible_error == 1 and result.stats.expansions == 0
@@ -319,7 +262,7 @@ def test_upper_bound_needs_the_callers_tree_on_the_recorder():
     with pytest.raises(DataError, match="upper_bound"):
         solve_min_error(B, y, 2, 2, recorder=Recorder("error"), upper_bound=5.0)
     leaf, _ = solve(B, y, 2, 0)
-    recorder = _recorder_holding(leaf.tree, leaf.objective_value)
+    recorder = _recorder_holding(leaf.model, leaf.objective_value)
     with pytest.raises(DataError, match="upper_bound"):
         solve_min_error(B, y, 2, 2, recorder=recorder, upper_bound=leaf.objective_value - 1)
 
@@ -329,7 +272,7 @@ def test_upper_bound_needs_the_callers_tree_on_the_recorder():
 def test_upper_bound_from_a_leaf_matches_brute_force(problem):
     B, y, w, n_classes, depth = problem
     leaf, _ = solve(B, y, n_classes, 0, weight=w)
-    recorder = _recorder_holding(leaf.tree, leaf.objective_value)
+    recorder = _recorder_holding(leaf.model, leaf.objective_value)
     result = solve_min_error(
         B,
         y,
@@ -345,3 +288,114 @@ def test_upper_bound_from_a_leaf_matches_brute_force(problem):
     assert result.objective_value == pytest.approx(optimum, abs=1e-9)
     assert all(inc.value < leaf.objective_value for inc in recorder.history[1:])
     check_tree(result, B, y, w, depth)
+
+
+# ---------------------------------------------------------------------- leaf penalty, support
+@st.composite
+def rule_problems(draw):
+    """Tiny weighted data with duplicate rows (some of weight 0), a depth, a leaf penalty P
+    (none, small, or larger than any error a split can save) and a minimum support."""
+    n = draw(st.integers(1, 12))
+    m = draw(st.integers(1, 4))
+    n_classes = draw(st.integers(2, 4))
+    pool = draw(st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=1))
+    B = np.array([pool[draw(st.integers(0, len(pool) - 1))] for _ in range(n)], dtype=np.uint8)
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    weights = st.sampled_from([0.0, 0.5, 1.0, 1.0, 2.0, 0.3, 2.7])
+    w = np.array(draw(st.lists(weights, min_size=n, max_size=n)))
+    depth = draw(st.integers(0, 3))
+    penalty = draw(st.sampled_from([0.0, 0.2, 0.5, 1.0, 1.3, 1e3]))
+    support = draw(st.integers(1, 3))
+    return B, y, w, n_classes, depth, penalty, support
+
+
+def check_rules(result, B, w, penalty, support):
+    """The tree's recomputed cost is the reported value; every leaf of a split tree holds
+    ``support`` rows of positive weight."""
+    tree = result.model
+    cost = tree.count_error() + penalty * tree.n_leaves
+    assert cost == pytest.approx(result.objective_value, abs=1e-9)
+    if tree.n_leaves > 1:
+        leaves = tree.apply(B.astype(float))[w > 0]
+        held = np.bincount(leaves, minlength=tree.n_nodes)[tree.feature < 0]
+        assert held.min() >= support
+
+
+@settings(deadline=None, max_examples=300)
+@given(rule_problems())
+def test_leaf_penalty_and_support_match_brute_force(problem):
+    B, y, w, n_classes, depth, penalty, support = problem
+    result = solve_min_error(
+        B, y, n_classes, depth, sample_weight=w, recorder=Recorder("error"),
+        leaf_penalty=penalty, min_support=support,
+    )  # fmt: skip
+    optimum = min_error(B, y, w, n_classes, depth, min_support=support, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(optimum, abs=1e-9)
+    assert result.lower_bound == result.objective_value
+    assert result.model.depth <= depth
+    check_rules(result, B, w, penalty, support)
+    if penalty >= w.sum():  # no split saves more than the penalty: one leaf
+        assert result.model.n_leaves == 1
+
+
+@settings(deadline=None, max_examples=100)
+@given(rule_problems())
+def test_leaf_penalty_and_support_from_an_upper_bound(problem):
+    """Started from the root leaf's cost, the search reports only cheaper trees and proves
+    the optimum."""
+    B, y, w, n_classes, depth, penalty, support = problem
+    rules = {"leaf_penalty": penalty, "min_support": support}
+    leaf = solve_min_error(B, y, n_classes, 0, sample_weight=w, recorder=Recorder("error"), **rules)
+    recorder = _recorder_holding(leaf.model, leaf.objective_value)
+    result = solve_min_error(
+        B, y, n_classes, depth, sample_weight=w, recorder=recorder,
+        upper_bound=leaf.objective_value, **rules,
+    )  # fmt: skip
+    optimum = min_error(B, y, w, n_classes, depth, min_support=support, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(optimum, abs=1e-9)
+    assert all(inc.value < leaf.objective_value for inc in recorder.history[1:])
+    check_rules(result, B, w, penalty, support)
+
+
+@pytest.mark.parametrize(("penalty", "support"), [(0.0, 5), (2.0, 1), (2.0, 5)])
+def test_leaf_penalty_and_support_on_cp4im(penalty, support):
+    """Depth 3 on real data: the optimum under the rules is proven and costs what it says;
+    its error is no less than the plain optimum's, and without a support rule its cost is
+    no more than the plain optimum tree's cost."""
+    B, y = load_cp4im("heart-cleveland")
+    w = np.ones(len(y))
+    plain, _ = solve(B, y, 2, 3)
+    recorder = Recorder("error")
+    result = solve_min_error(
+        B, y, 2, 3, recorder=recorder, leaf_penalty=penalty, min_support=support
+    )
+    assert result.proven_optimal
+    check_rules(result, B, w, penalty, support)
+    assert result.model.count_error() >= plain.objective_value
+    if support == 1:
+        plain_cost = plain.objective_value + penalty * plain.model.n_leaves
+        assert result.objective_value <= plain_cost + 1e-9
+    for incumbent in recorder.history:
+        tree = incumbent.model
+        assert tree.count_error() + penalty * tree.n_leaves == pytest.approx(incumbent.value)
+
+
+def test_default_rules_change_nothing():
+    """P = 0 and s = 1 given explicitly: the same tree and the same search counters."""
+    B, y = load_cp4im("heart-cleveland")
+    reference, _ = solve(B, y, 2, 4)
+    result = solve_min_error(
+        B, y, 2, 4, recorder=Recorder("error"), leaf_penalty=0.0, min_support=1
+    )
+    assert _summary(result) == _summary(reference)
+
+
+def test_bad_rules_are_refused():
+    B = np.eye(3, dtype=np.uint8)
+    y = np.array([0, 1, 1])
+    with pytest.raises(DataError, match="leaf_penalty"):
+        solve_min_error(B, y, 2, 2, recorder=Recorder("error"), leaf_penalty=-1.0)
+    with pytest.raises(DataError, match="min_support"):
+        solve_min_error(B, y, 2, 2, recorder=Recorder("error"), min_support=0)

@@ -63,16 +63,16 @@ def test_box_dp_equals_brute_force(data, deeper):
     B = every_threshold(X)
     depth = min_consistent_depth(B, y)
     result = solve(X, y, n_classes, "depth")
-    assert result.proven_optimal and result.objective_value == depth == result.tree.depth
-    assert result.tree.n_nodes == 2 * min_consistent_leaves(B, y, depth) - 1
-    assert_consistent(result.tree, X, y)
+    assert result.proven_optimal and result.objective_value == depth == result.model.depth
+    assert result.model.n_nodes == 2 * min_consistent_leaves(B, y, depth) - 1
+    assert_consistent(result.model, X, y)
 
     cap = depth + 1 if deeper else None
     result = solve(X, y, n_classes, "size", max_depth=cap)
     expected = 2 * min_consistent_leaves(B, y, depth if cap is None else cap) - 1
-    assert result.proven_optimal and result.objective_value == expected == result.tree.n_nodes
-    assert result.tree.depth <= (depth if cap is None else cap)
-    assert_consistent(result.tree, X, y)
+    assert result.proven_optimal and result.objective_value == expected == result.model.n_nodes
+    assert result.model.depth <= (depth if cap is None else cap)
+    assert_consistent(result.model, X, y)
 
 
 @settings(deadline=None, max_examples=60)
@@ -86,8 +86,8 @@ def test_node_cap_gives_the_shallowest_tree_within_it(data, max_nodes):
             solve(X, y, n_classes, "depth", max_nodes=max_nodes)
         return
     result = solve(X, y, n_classes, "depth", max_nodes=max_nodes)
-    assert result.objective_value == min(fits) and result.tree.n_nodes <= max_nodes
-    assert_consistent(result.tree, X, y)
+    assert result.objective_value == min(fits) and result.model.n_nodes <= max_nodes
+    assert_consistent(result.model, X, y)
 
 
 def test_grid_labels_every_box():

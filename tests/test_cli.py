@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from satdt import OptimalTreeClassifier, read_csv
-from satdt.cli import _Status, main
+from satdt.cli import main
+from satdt.cli.status import Status
 from satdt.errors import InfeasibleError
 from satdt.result import Progress
 
@@ -124,7 +125,7 @@ def test_bad_input_exits_2_without_traceback(capsys, tmp_path, case):
     path = tmp_path / "data.csv"
     if content is not None:
         path.write_text(content)
-    code, _, err = run(capsys, "infer", path)
+    code, _, err = run(capsys, "infer", path, "--missing", "error")
     assert code == 2
     assert "Traceback" not in err
     assert expected in err.lower()
@@ -262,13 +263,13 @@ class _Terminal(io.StringIO):
 
 def test_progress_line_on_a_terminal():
     screen = _Terminal()
-    status = _Status(True, screen)
+    status = Status(True, screen)
     status.event(Progress("binarizing", 3, 10))
     assert "binarizing 3/10" in screen.getvalue()
     status.clear()
     assert screen.getvalue().endswith("\r\033[K")
     quiet = io.StringIO()  # not a terminal: nothing is drawn
-    _Status(True, quiet).event(Progress("binarizing", 3, 10))
+    Status(True, quiet).event(Progress("binarizing", 3, 10))
     assert quiet.getvalue() == ""
 
 
@@ -321,7 +322,7 @@ def test_a_model_that_cannot_be_saved_after_the_search_is_printed(capsys, tmp_pa
     def full_disk(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("satdt.cli.save_model", full_disk)
+    monkeypatch.setattr("satdt.cli.files.save_model", full_disk)
     code, out, err = run(capsys, "infer", MOUSE, "--save", tmp_path / "model.json")
     assert code == 2
     assert "depth: 4 (proven minimum)" in out  # the tree and its summary

@@ -1,4 +1,5 @@
-"""ConTree (satdt.dp.contree): brute force, agreement with Blossom, max_gap, anytime, edge cases."""
+"""ConTree (satdt.dp.contree): brute force (also with a leaf penalty and a minimum support),
+agreement with Blossom, max_gap, anytime, edge cases."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import min_error
+from naive import min_error, threshold_features
 
 from satdt.binarize import Binarizer
 from satdt.dp import blossom, contree
@@ -92,8 +93,145 @@ def test_matches_brute_force(problem, depth, off):
     assert result.proven_optimal
     assert result.objective_value == pytest.approx(expected, abs=1e-9)
     assert result.lower_bound == pytest.approx(expected, abs=1e-9)
-    assert result.tree.depth <= depth
-    assert tree_error(result.tree, X, y, w) == pytest.approx(expected, abs=1e-9)
+    assert result.model.depth <= depth
+    assert tree_error(result.model, X, y, w) == pytest.approx(expected, abs=1e-9)
+
+
+@st.composite
+def tiny_weighted(draw):
+    """Tiny numeric data for the leaf penalty and the support rule: 2-4 classes, weights with
+    zeros, repeated rows (few levels per column)."""
+    n = draw(st.integers(1, 14))
+    m = draw(st.integers(1, 2))
+    n_classes = draw(st.integers(2, 4))
+    levels = draw(st.integers(1, 5))
+    X = np.array(
+        draw(st.lists(st.integers(0, levels), min_size=n * m, max_size=n * m)), dtype=np.float64
+    ).reshape(n, m)
+    X = X * 0.37 - 0.5
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    weight = np.array(
+        draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n))
+    )
+    return X, y, weight, n_classes
+
+
+def leaf_supports(tree, X, weight) -> np.ndarray:
+    """Training rows of positive weight reaching each leaf."""
+    reached = np.bincount(tree.apply(X[weight > 0]), minlength=tree.n_nodes)
+    return reached[tree.left < 0]
+
+
+# no penalty, a small one (below a row's weight), a large one (no split pays for itself)
+PENALTIES = [0.0, 0.3, 1.0, 1000.0]
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    tiny_weighted(),
+    st.integers(0, 3),
+    st.sampled_from(PENALTIES),
+    st.integers(1, 3),
+    st.sampled_from([None, *SWITCHES]),
+)
+def test_penalty_and_support_match_brute_force(problem, depth, penalty, support, off):
+    X, y, weight, n_classes = problem
+    prune = contree.PRUNING - {off} if off else contree.PRUNING
+    result = run(
+        X, y, n_classes, depth, weight, leaf_penalty=penalty, min_support=support, prune=prune
+    )
+    B = threshold_features(X)
+    expected = min_error(B, y, weight, n_classes, depth, min_support=support, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    assert result.lower_bound == pytest.approx(expected, abs=1e-9)
+    tree = result.model
+    assert tree.depth <= depth
+    cost = tree_error(tree, X, y, weight) + penalty * tree.n_leaves
+    assert cost == pytest.approx(expected, abs=1e-9)
+    if tree.n_leaves > 1:
+        assert leaf_supports(tree, X, weight).min() >= support
+    if penalty == 1000.0:
+        assert tree.n_leaves == 1
+
+
+def test_support_bounds_without_monotonicity():
+    """Under a support rule a row set can cost less than a subset of it (the subset may be
+    too small to split): Branch must not prune with monotonicity here (optimum 0)."""
+    X = np.array([[1.0, 1.0], [2.0, 1.0], [1.0, 0.0], [0.0, 2.0], [2.0, 2.0], [2.0, 0.0]])
+    y = np.array([1, 0, 1, 1, 1, 0])
+    B = threshold_features(X)
+    for prune in (contree.PRUNING, ()):
+        result = run(X, y, 2, 2, min_support=2, prune=prune)
+        assert result.objective_value == min_error(B, y, np.ones(6), 2, 2, min_support=2) == 0.0
+
+
+@pytest.mark.parametrize("penalty,support", [(0.0, 4), (3.0, 1), (1.5, 6)])
+def test_penalty_and_support_agree_with_blossom(penalty, support):
+    options = {"leaf_penalty": penalty, "min_support": support}
+    for depth, rows in ((2, 150), (3, 80)):
+        X, y = load_continuous("bank", rows)
+        B = Binarizer(max_thresholds=None).fit(X).transform(X)
+        ours = run(X, y, 2, depth, **options)
+        theirs = blossom.solve_min_error(B, y, 2, depth, recorder=Recorder("error"), **options)
+        assert ours.proven_optimal and theirs.proven_optimal
+        assert ours.objective_value == pytest.approx(theirs.objective_value, abs=1e-9)
+        tree = ours.model
+        cost = tree_error(tree, X, y) + penalty * tree.n_leaves
+        assert cost == pytest.approx(ours.objective_value, abs=1e-9)
+        assert leaf_supports(tree, X, np.ones(len(y))).min() >= support
+
+
+def test_penalty_with_gap_upper_bound_and_a_time_limit():
+    X, y = load_continuous("raisin", 300)
+    penalty = 2.0
+    exact = run(X, y, 2, 3, leaf_penalty=penalty, min_support=3)
+    gapped = run(X, y, 2, 3, leaf_penalty=penalty, min_support=3, max_gap=5.0)
+    assert exact.proven_optimal and not gapped.proven_optimal
+    assert exact.objective_value <= gapped.objective_value <= exact.objective_value + 5.0
+    assert gapped.lower_bound <= exact.objective_value
+    # an incumbent given as a cost
+    greedy = greedy_numeric_tree(X, y, 2, max_depth=3)
+    recorder = Recorder("error")
+    bound = tree_error(greedy, X, y) + penalty * greedy.n_leaves
+    recorder.improve(greedy, bound)
+    again = run(X, y, 2, 3, recorder=recorder, upper_bound=bound, leaf_penalty=penalty)
+    plain = run(X, y, 2, 3, leaf_penalty=penalty)
+    assert again.objective_value == plain.objective_value
+    # with a time limit at depth four: every incumbent's value is its cost
+    timed = run(X, y, 2, 4, deadline=time.perf_counter() + 0.5, leaf_penalty=penalty)
+    for incumbent in timed.history:
+        tree = incumbent.model
+        assert tree_error(tree, X, y) + penalty * tree.n_leaves == pytest.approx(incumbent.value)
+    assert timed.lower_bound <= timed.objective_value
+
+
+def test_blossom_trees_carry_the_penalty_and_the_support():
+    """The primal phase (Blossom on quantile thresholds) searches with the same penalty and
+    support, and each tree it hands over has the cost reported."""
+    from satdt.dp import kernels
+
+    kernels.load(["blossom"])
+    X, y = load_continuous("raisin", 300)
+    w = np.ones(len(y))
+    prep = contree.prepare_numeric(X, y, w, 2)
+    found = []
+    until = time.perf_counter() + 1.0
+    contree._primal(X, y, w, 2, 4, until, prep, lambda *tree: found.append(tree), 2.0, 5)
+    assert found
+    for value, node in found:
+        tree = contree._to_tree(node, prep, X, y, w, 2)
+        assert tree_error(tree, X, y) + 2.0 * tree.n_leaves == pytest.approx(value)
+        assert leaf_supports(tree, X, w).min() >= 5
+
+
+def test_rejects_bad_leaf_options():
+    X = np.zeros((3, 2))
+    y = np.array([0, 1, 0])
+    with pytest.raises(DataError, match="leaf_penalty"):
+        run(X, y, 2, 2, leaf_penalty=-1.0)
+    with pytest.raises(DataError, match="min_support"):
+        run(X, y, 2, 2, min_support=0)
 
 
 @settings(deadline=None, max_examples=60)
@@ -109,7 +247,7 @@ def test_thresholds_are_the_binarizer_thresholds():
     rng = np.random.default_rng(3)
     X = np.round(rng.random((80, 3)), 2)
     y = (X[:, 0] + X[:, 1] > 1).astype(int) ^ (X[:, 2] > 0.7)
-    tree = run(X, y, 2, 3).tree
+    tree = run(X, y, 2, 3).model
     binarizer = Binarizer(max_thresholds=None).fit(X)
     for node in np.flatnonzero(tree.left >= 0):
         column = tree.feature[node]
@@ -160,8 +298,8 @@ def check_against_blossom(X, y, depth):
     theirs = blossom.solve_min_error(B, y, n_classes, depth, recorder=Recorder("error"))
     assert ours.proven_optimal and theirs.proven_optimal
     assert ours.objective_value == theirs.objective_value
-    assert tree_error(ours.tree, X, y) == ours.objective_value
-    assert ours.tree.depth <= depth
+    assert tree_error(ours.model, X, y) == ours.objective_value
+    assert ours.model.depth <= depth
 
 
 @pytest.mark.parametrize("gap", [0.05, 6.0])
@@ -175,7 +313,7 @@ def test_max_gap(gap):
     assert exact.objective_value <= result.objective_value <= exact.objective_value + allowed
     assert result.lower_bound == pytest.approx(max(result.objective_value - allowed, 0.0))
     assert result.lower_bound <= exact.objective_value
-    assert tree_error(result.tree, X, y) == result.objective_value
+    assert tree_error(result.model, X, y) == result.objective_value
 
 
 def test_deadline_already_passed_returns_a_tree():
@@ -183,7 +321,7 @@ def test_deadline_already_passed_returns_a_tree():
     result = run(X, y, 2, 3, deadline=time.perf_counter())
     assert not result.proven_optimal
     assert result.stats.interrupted
-    assert tree_error(result.tree, X, y) == result.objective_value
+    assert tree_error(result.model, X, y) == result.objective_value
     assert result.lower_bound <= result.objective_value
 
 
@@ -197,7 +335,7 @@ def test_deadline_honoured_and_improvements_reported():
     values = [incumbent.value for incumbent in result.history]
     assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
     for incumbent in result.history:
-        assert tree_error(incumbent.tree, X, y) == incumbent.value
+        assert tree_error(incumbent.model, X, y) == incumbent.value
 
 
 def test_upper_bound_from_a_greedy_tree():
@@ -235,11 +373,11 @@ def test_duplicates_zero_weights_and_trivial_data():
     assert result.objective_value == 1.0  # the first two rows cannot be separated
     assert result.stats.distinct_rows == 3
     one = run(X[:1], y[:1], 2, 3)
-    assert one.objective_value == 0.0 and one.tree.n_nodes == 1
+    assert one.objective_value == 0.0 and one.model.n_nodes == 1
     pure = run(X, np.zeros(5, dtype=int), 1, 3)
     assert pure.objective_value == 0.0 and pure.proven_optimal
     no_columns = run(np.zeros((5, 0)), np.array([0, 1, 1, 0, 1]), 2, 3)
-    assert no_columns.objective_value == 2.0 and no_columns.tree.n_nodes == 1
+    assert no_columns.objective_value == 2.0 and no_columns.model.n_nodes == 1
     no_rows = run(np.zeros((0, 3)), np.zeros(0, dtype=int), 2, 3)
     assert no_rows.objective_value == 0.0 and no_rows.proven_optimal
 
@@ -263,7 +401,7 @@ def test_with_a_time_limit_at_depth_four_blossom_trees_come_early():
     start = time.perf_counter()
     result = run(X, y, n_classes, 4, deadline=start + 4.0)
     assert time.perf_counter() - start < 6.0
-    assert tree_error(result.tree, X, y) == result.objective_value
+    assert tree_error(result.model, X, y) == result.objective_value
     greedy = result.history[0].value
     # the greedy tree is improved on by Blossom's quantile-threshold trees within the limit
     assert result.objective_value < greedy

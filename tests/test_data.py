@@ -15,8 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import satdt.data as data_module
+import satdt.data.exact as exact_reader
+import satdt.data.fast as fast_reader
+import satdt.data.sniff as sniff
 from satdt.data import (
+    SEPARATORS,
     ColumnSpec,
     Dataset,
     Schema,
@@ -155,7 +158,7 @@ def test_ragged_row(tmp_path: Path) -> None:
 @pytest.mark.parametrize("token", ["", "NA", "N/A", "NaN", "nan", "?", "null", "None"])
 def test_missing_values(tmp_path: Path, token: str) -> None:
     path = write(tmp_path, "m.csv", f"a,b,y\n1,2,0\n3,{token},1\n4,{token},1\n")
-    message = error_of(path)
+    message = error_of(path, missing="error")
     assert "m.csv" in message
     assert "line 3" in message and "column 'b'" in message
     assert "2 missing cells" in message
@@ -168,7 +171,7 @@ def test_missing_label(tmp_path: Path) -> None:
 
 
 def test_first_missing_value_is_the_earliest_line(tmp_path: Path) -> None:
-    message = error_of(write(tmp_path, "m.csv", "a,b,y\n1,2,0\n3,?,1\nNA,4,1\n"))
+    message = error_of(write(tmp_path, "m.csv", "a,b,y\n1,2,0\n3,?,1\nNA,4,1\n"), missing="error")
     assert "line 3" in message and "column 'b'" in message
 
 
@@ -321,7 +324,10 @@ def test_from_arrays_object_strings_are_categorical() -> None:
 def test_from_arrays_missing(missing: object) -> None:
     raw = np.array([[1.0, 2.0], [3.0, missing]], dtype=object)
     with pytest.raises(DataError, match=r"row 1, column 'x1': missing"):
-        from_arrays(raw)
+        from_arrays(raw, missing="error")
+    X, schema, _ = from_arrays(raw)
+    np.testing.assert_array_equal(X, [[1, 2], [3, np.nan]])
+    assert [spec.kind for spec in schema.columns] == ["numeric", "numeric"]
 
 
 def test_from_arrays_bad_shapes() -> None:
@@ -369,10 +375,13 @@ def test_from_arrays_pandas_missing() -> None:
     pd = pytest.importorskip("pandas")
     frame = pd.DataFrame({"a": [1.0, None], "s": ["u", "v"]})
     with pytest.raises(DataError, match=r"row 1, column 'a'"):
-        from_arrays(frame)
+        from_arrays(frame, missing="error")
     frame = pd.DataFrame({"a": [1.0, 2.0], "s": ["u", None]})
     with pytest.raises(DataError, match=r"row 1, column 's'"):
-        from_arrays(frame)
+        from_arrays(frame, missing="error")
+    X, schema, _ = from_arrays(frame)
+    assert schema.feature_names == ("a", "s == u", "s is missing")
+    np.testing.assert_array_equal(X, [[1, 1, 0], [2, 0, 1]])
 
 
 def test_importing_satdt_data_does_not_import_pandas() -> None:
@@ -420,8 +429,10 @@ def test_encode_unknown_category_and_bad_number() -> None:
 def test_encode_numeric_array() -> None:
     schema = Schema.from_columns([ColumnSpec("a", "numeric"), ColumnSpec("b", "numeric")], "y")
     np.testing.assert_array_equal(schema.encode(np.array([[1, 2], [3, 4]])), [[1, 2], [3, 4]])
-    with pytest.raises(DataError, match=r"row 1, column 'b': missing value"):
-        schema.encode(np.array([[1.0, 2.0], [3.0, np.nan]]))
+    # a missing cell to predict on stays NaN: the tree sends it where its split says
+    np.testing.assert_array_equal(
+        schema.encode(np.array([[1.0, 2.0], [3.0, np.nan]])), [[1, 2], [3, np.nan]]
+    )
 
 
 def test_read_with_schema_reorders_and_fills_labels(tmp_path: Path) -> None:
@@ -457,8 +468,8 @@ def test_read_with_schema_cell_errors(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"p.csv, line 3, column 'size': 'large' is not a number"):
         read_with_schema(path, schema)
     path = write(tmp_path, "q.csv", "size,colour\n1,red\n2,?\n")
-    with pytest.raises(DataError, match=r"q.csv, line 3, column 'colour': missing"):
-        read_with_schema(path, schema)
+    # a missing cell to predict on is no error: NaN, sent where the tree's split says
+    assert np.isnan(read_with_schema(path, schema).X[1, 1:]).all()
 
 
 def test_read_with_schema_labelfirst(tmp_path: Path) -> None:
@@ -590,7 +601,7 @@ def test_one_column_file_to_predict_on(tmp_path: Path) -> None:
 
 
 def test_missing_value_beside_decimal_commas(tmp_path: Path) -> None:
-    message = error_of(write(tmp_path, "m.csv", "a;y\n0,5;0\nNA;1\n"))
+    message = error_of(write(tmp_path, "m.csv", "a;y\n0,5;0\nNA;1\n"), missing="error")
     assert "line 3" in message and "column 'a'" in message and "missing value 'NA'" in message
 
 
@@ -627,15 +638,15 @@ def assert_same(fast: Outcome, exact: Outcome) -> None:
     assert fast.source == exact.source
 
 
-def opened(path: Path, sep: str | None = None) -> data_module._File:
+def opened(path: Path, sep: str | None = None) -> sniff._File:
     """The file as the readers take it (the fast reader frees its bytes once it has parsed)."""
-    return data_module._open(path, "auto", sep)
+    return sniff._open(path, "auto", sep)
 
 
 def both_readers(path: Path, sep: str | None = None, drop: tuple[str, ...] = ()) -> Dataset:
     """Read with the fast and the exact reader, check they agree, and return the result."""
-    fast = outcome(lambda: data_module._read_csv_fast(opened(path, sep), None, drop))
-    exact = outcome(lambda: data_module._read_csv_exact(opened(path, sep), None, drop))
+    fast = outcome(lambda: fast_reader._read_csv_fast(opened(path, sep), None, drop))
+    exact = outcome(lambda: exact_reader._read_csv_exact(opened(path, sep), None, drop))
     assert fast is not None, "the fast reader declined the file"
     assert_same(fast, exact)
     assert isinstance(exact, Dataset)
@@ -683,10 +694,21 @@ def test_late_text_in_a_column_of_numbers(tmp_path: Path, sep: str) -> None:
 )
 def test_late_problems_keep_their_messages(tmp_path: Path, cell: str, expected: str) -> None:
     path = late_surprise(tmp_path, cell)
-    assert expected in error_of(path)
-    fast = outcome(lambda: data_module._read_csv_fast(opened(path), None, ()))
-    if fast is not None:  # a missing value in text it reports itself; nan, inf it leaves
-        assert_same(fast, outcome(lambda: data_module._read_csv_exact(opened(path), None, ())))
+    assert expected in error_of(path, missing="error")
+    for missing in ("error", "split"):
+        fast = outcome(lambda m=missing: fast_reader._read_csv_fast(opened(path), None, (), m))
+        if fast is not None:  # a missing value in text it reports itself; nan, inf it leaves
+            exact = outcome(
+                lambda m=missing: exact_reader._read_csv_exact(opened(path), None, (), m)
+            )
+            assert_same(fast, exact)
+
+
+@pytest.mark.parametrize("cell", ["NA", "", "nan"])
+def test_late_missing_cells_are_kept(tmp_path: Path, cell: str) -> None:
+    data = both_readers(late_surprise(tmp_path, cell))
+    assert data.schema.columns[1].kind == "numeric"
+    assert np.isnan(data.X[148, 1]) and np.isnan(data.X).sum() == 1
 
 
 def test_late_bytes_that_are_not_utf8(tmp_path: Path) -> None:
@@ -722,7 +744,7 @@ CELLS = {
 @st.composite
 def csv_files(draw: st.DrawFn) -> tuple[str, tuple[str, ...], int]:
     """A small CSV text with every feature of the readers: separators, kinds, odd cells, blanks."""
-    sep = draw(st.sampled_from(data_module.SEPARATORS))
+    sep = draw(st.sampled_from(SEPARATORS))
     n = draw(st.integers(1, 6))
     kinds = draw(st.lists(st.sampled_from(sorted(CELLS)), min_size=2, max_size=5))
     columns = [[draw(st.sampled_from(CELLS[kind])) for _ in range(n)] for kind in kinds]
@@ -748,16 +770,16 @@ def test_fast_and_exact_readers_agree(
 ) -> None:
     text, drop, sample_lines = case
     path = write(tmp_path_factory.mktemp("agree"), "t.csv", text)
-    with mock.patch.object(data_module, "_SAMPLE_LINES", sample_lines):
-        fast = outcome(lambda: data_module._read_csv_fast(opened(path), None, drop))
-        exact = outcome(lambda: data_module._read_csv_exact(opened(path), None, drop))
+    with mock.patch.object(sniff, "_SAMPLE_LINES", sample_lines):
+        fast = outcome(lambda: fast_reader._read_csv_fast(opened(path), None, drop))
+        exact = outcome(lambda: exact_reader._read_csv_exact(opened(path), None, drop))
         if fast is not None:
             assert_same(fast, exact)
         if not isinstance(exact, Dataset):
             return
         schema = exact.schema
-        fast = outcome(lambda: data_module._read_with_schema_fast(opened(path), schema, False))
-        exact = outcome(lambda: data_module._read_with_schema_exact(opened(path), schema, False))
+        fast = outcome(lambda: fast_reader._read_with_schema_fast(opened(path), schema, False))
+        exact = outcome(lambda: exact_reader._read_with_schema_exact(opened(path), schema, False))
         if fast is not None:
             assert_same(fast, exact)
 
@@ -769,8 +791,8 @@ def test_fast_reader_takes_most_generated_files() -> None:
         rng = np.random.default_rng(seed)
         values = rng.integers(-999, 999, size=(5, 3)) / 8
         text = "a;b;c;y\n" + "\n".join(";".join(map(str, row)) + ";1" for row in values)
-        file = data_module._File(text.encode(), "mem.csv", False, ";", False)
-        taken += data_module._read_csv_fast(file, None, ()) is not None
+        file = sniff._File(text.encode(), "mem.csv", False, ";", False)
+        taken += fast_reader._read_csv_fast(file, None, ()) is not None
     assert taken == 40
 
 

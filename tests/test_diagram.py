@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from naive import diagram_terminal
 
 from satdt.diagram import Diagram, DiagramError
 from satdt.errors import SatdtError
@@ -65,16 +66,6 @@ def random_diagram(
     )
 
 
-def naive_terminal(diagram: Diagram, x: np.ndarray) -> int:
-    """Follow one row through the diagram, one node at a time."""
-    node = diagram.root
-    while node >= 0:
-        f = diagram.feature[node]
-        value = x[f] if f >= 0 else diagram.coef[node] @ x
-        node = diagram.low[node] if value <= diagram.threshold[node] else diagram.high[node]
-    return -1 - int(node)
-
-
 # ---------------------------------------------------------------------------- trees
 @pytest.mark.parametrize("seed", range(20))
 def test_from_tree_agrees_with_tree(seed: int) -> None:
@@ -120,7 +111,7 @@ def test_predict_agrees_with_row_by_row_walk(seed: int, multivariate: bool) -> N
     rng = np.random.default_rng(seed)
     diagram = random_diagram(rng, (1, 2, 3, 2), 3, 3, multivariate)
     X = rng.integers(5, size=(200, 3)) / 4
-    expected = [naive_terminal(diagram, x) for x in X]
+    expected = [diagram_terminal(diagram, x) for x in X]
     assert diagram.terminal(X).tolist() == expected
     path = diagram.apply(X)
     assert path.shape == (200, diagram.depth + 1)

@@ -11,7 +11,8 @@ import pytest
 from naive import min_diagram_objective
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, read_csv
-from satdt.diagram import Diagram, objective
+from satdt.diagram import Diagram
+from satdt.diagram_checks import objective
 from satdt.errors import NotProvenWarning
 from satdt.model import load_model, save_model
 

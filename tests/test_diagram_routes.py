@@ -14,7 +14,7 @@ from naive import min_diagram_objective
 
 import satdt.diagram_search as ds
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier
-from satdt.diagram import objective
+from satdt.diagram_checks import objective
 from satdt.errors import NotProvenWarning, SatdtError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -265,11 +265,15 @@ def test_maxsat_never_returns_worse_than_its_starts() -> None:
     B = (X[:, [2, 3]] > np.array([2.45, 1.75])).astype(np.uint8)  # two binary features
     start = OptimalDiagramClassifier(method="maxsat", widths=(1, 2), alpha=0.0)
     start.fit(B.astype(float), y)
-    found = minimum_error_diagram(B, y, 3, (1, 2), alpha=0.0, time_limit=0.0, starts=[])
+    found = minimum_error_diagram(
+        B, y, 3, (1, 2), alpha=0.0, deadline=time.perf_counter(), starts=[]
+    )
     assert found.diagram.n_nodes == 0  # no time: the majority terminal
     best = start.result_.objective_value
     diagram = start.diagram_.replace(classes=np.arange(3))
-    again = minimum_error_diagram(B, y, 3, (1, 2), alpha=0.0, time_limit=0.0, starts=[diagram])
+    again = minimum_error_diagram(
+        B, y, 3, (1, 2), alpha=0.0, deadline=time.perf_counter(), starts=[diagram]
+    )
     assert again.objective == pytest.approx(best) and not again.proven
 
 

@@ -1,5 +1,6 @@
-"""DL8.5 and CA-DL8.5 (satdt.dp.dl85): brute force, proven cp4im optima, agreement with Blossom,
-the cache cap, minimum support, restarts and the time limit."""
+"""DL8.5 and CA-DL8.5 (satdt.dp.dl85): brute force (also with a leaf penalty and a minimum
+support), proven cp4im optima, agreement with Blossom, the cache cap, minimum support,
+restarts and the time limit."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import time
 
 import numpy as np
 import pytest
+from helpers import OPTIMA, check_tree, load_cp4im, tiny_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error
-from test_blossom import OPTIMA, check_tree, load_cp4im, tiny_problems
 
 from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85
@@ -95,12 +96,97 @@ def test_cadl85_matches_brute_force(rule, relax, problem, min_support):
         assert restarts[-1].complete and not any(r.complete for r in restarts[:-1])
 
 
+def _leaf_supports(tree, B, w) -> np.ndarray:
+    """Training rows of positive weight reaching each leaf of ``tree``."""
+    weight = np.ones(B.shape[0]) if w is None else w
+    reached = tree.apply(B[weight > 0].astype(float))
+    leaves = np.flatnonzero(tree.feature < 0)
+    return np.array([(reached == leaf).sum() for leaf in leaves])
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    tiny_problems(),
+    st.sampled_from([None, *dl85.RULES]),
+    st.sampled_from([0.0, 0.3, 1.0, 50.0]),
+    st.sampled_from([1, 2, 3]),
+)
+def test_leaf_penalty_and_support_match_brute_force(problem, rule, penalty, min_support):
+    """DL8.5 and CA-DL8.5 (each rule) minimise error + penalty x leaves under the support
+    rule: the proven value is the brute force's, the tree costs exactly that, and every leaf
+    of a split tree holds at least ``min_support`` rows of positive weight."""
+    B, y, w, n_classes, depth = problem
+    result, _ = solve(
+        B, y, n_classes, depth, weight=w, rule=rule, leaf_penalty=penalty,
+        min_support=min_support,
+    )  # fmt: skip
+    weight = np.ones(len(y)) if w is None else w
+    expected = min_error(B, y, weight, n_classes, depth, min_support, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    assert result.lower_bound == result.objective_value
+    tree = result.model
+    assert tree.depth <= depth
+    cost = float(weight[tree.predict(B.astype(float)) != y].sum()) + penalty * tree.n_leaves
+    assert cost == pytest.approx(result.objective_value, abs=1e-9)
+    if tree.n_leaves > 1:
+        assert _leaf_supports(tree, B, w).min() >= min_support
+    if penalty == 50.0:  # more than any split can save: the root is a leaf
+        assert tree.n_leaves == 1
+
+
+def test_leaf_penalty_on_cp4im():
+    """A leaf penalty trades errors for leaves: DL8.5, CA-DL8.5 and DL8.5 under a minimum
+    support prove costs between the unpenalised optimum plus one leaf and its tree's cost;
+    the larger the penalty, the fewer the leaves."""
+    B, y = load_cp4im("heart-cleveland")
+    plain, _ = solve(B, y, 2, 3)
+    leaves = plain.model.n_leaves
+    for penalty in (0.5, 3.0, 12.0):
+        values = set()
+        for options in ({}, {"rule": "topk"}, {"min_support": 5}):
+            result, _ = solve(B, y, 2, 3, leaf_penalty=penalty, **options)
+            assert result.proven_optimal
+            tree = result.model
+            cost = tree.count_error() + penalty * tree.n_leaves
+            assert cost == pytest.approx(result.objective_value)
+            if "min_support" in options:
+                assert _leaf_supports(tree, B, None).min() >= 5
+                continue
+            values.add(round(result.objective_value, 9))
+            if not options:
+                assert tree.n_leaves <= leaves
+                leaves = tree.n_leaves
+            assert plain.objective_value + penalty <= result.objective_value
+            assert result.objective_value <= plain.objective_value + penalty * plain.model.n_leaves
+        assert len(values) == 1
+    assert leaves < plain.model.n_leaves
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["heart-cleveland", "soybean"])
+def test_leaf_penalty_depth4_agrees_with_blossom(name):
+    """Weighted rows, a leaf penalty, depth 4: DL8.5, CA-DL8.5 and Blossom prove one cost."""
+    B, y = load_cp4im(name)
+    w = np.random.default_rng(0).choice([0.0, 0.5, 1.0, 1.7], size=len(y))
+    for penalty in (0.3, 2.5):
+        values = []
+        for search, options in ((dl85, {}), (dl85, {"rule": "gain"}), (blossom, {})):
+            result = search.solve_min_error(
+                B, y, 2, 4, sample_weight=w, recorder=Recorder("error"), leaf_penalty=penalty,
+                **options,
+            )  # fmt: skip
+            assert result.proven_optimal
+            values.append(result.objective_value)
+        assert values == pytest.approx([values[0]] * 3, abs=1e-9)
+
+
 def test_min_support_leaves_hold_enough_rows():
     B, y = load_cp4im("primary-tumor")
     for min_support in (1, 10, 40):
         result, _ = solve(B, y, 2, 3, min_support=min_support)
         assert result.proven_optimal
-        tree = result.tree
+        tree = result.model
         leaves = np.flatnonzero(tree.feature < 0)
         if len(leaves) > 1:
             assert tree.counts[leaves].sum(axis=1).min() >= min_support
@@ -209,7 +295,7 @@ def test_upper_bound_at_the_optimum_proves_the_callers_tree():
     B, y = load_cp4im("australian-credit")
     first, _ = solve(B, y, 2, 3)
     recorder = Recorder("error")
-    recorder.improve(first.tree, first.objective_value, mapped=True)
+    recorder.improve(first.model, first.objective_value, mapped=True)
     for options in ({}, {"rule": "topk"}):
         result, _ = solve(
             B, y, 2, 3, recorder=recorder, upper_bound=first.objective_value, **options
@@ -231,6 +317,8 @@ def test_bad_options_are_refused():
     y = np.array([0, 1])
     for options, word in [
         ({"min_support": 0}, "min_support"),
+        ({"leaf_penalty": -1.0}, "leaf_penalty"),
+        ({"leaf_penalty": math.nan}, "leaf_penalty"),
         ({"max_cache_mb": -1}, "max_cache_mb"),
         ({"rule": "beam"}, "rule"),
         ({"rule": "topk", "relax": "fast"}, "relax"),

@@ -11,8 +11,8 @@ from naive import depth2_tree_error, expand_class_weights, min_error
 from satdt.dp._counts import (
     build_data,
     count_in_space,
-    eval_pairs,
-    eval_pairs_difference,
+    eval_pairs_difference_penalised,
+    eval_pairs_penalised,
     make_space,
     new_scratch,
     new_space,
@@ -50,9 +50,14 @@ def _setup(B, W):
     return data, flip, new_scratch(m, n_classes), new_space(m, n_classes)
 
 
-def _reference(B, W, depth):
+def _reference(B, W, depth, penalty=0.0):
     Bx, y, w = expand_class_weights(B, W)
-    return min_error(Bx, y, w, W.shape[1], depth)
+    return min_error(Bx, y, w, W.shape[1], depth, leaf_penalty=penalty)
+
+
+def _leaves(f, gl, gr):
+    """Leaves of a depth-two tree as the kernels return it (-1 = leaf)."""
+    return 1 if f < 0 else (1 if gl < 0 else 2) + (1 if gr < 0 else 2)
 
 
 def test_build_data_flips_dense_features_and_uses_int32_indices():
@@ -89,9 +94,10 @@ def test_depth1_and_depth2_match_brute_force(problem):
 
 
 @settings(deadline=None, max_examples=200)
-@given(weighted_rows(), st.integers(0, 4))
-def test_children_counted_in_the_parent_space(problem, g):
-    """The smaller child counted in its parent's space, the larger one by subtraction."""
+@given(weighted_rows(), st.integers(0, 4), st.sampled_from([0.0, 0.4, 3.0]))
+def test_children_counted_in_the_parent_space(problem, g, penalty):
+    """The smaller child counted in its parent's space, the larger one by subtraction; each
+    solved with a leaf penalty (its cost: the error plus the penalty per leaf)."""
     B, W, subset = problem
     g = g % B.shape[1]
     data, _flip, scr, qs = _setup(B, W)
@@ -103,18 +109,22 @@ def test_children_counted_in_the_parent_space(problem, g):
     other = rows[data.Bd[rows, g] == 1]
     count_in_space(small, data, qs.loc, a, xs, scr.buf)
 
-    e, i, il, ir, _work = eval_pairs(xs, xs.pairs, small.shape[0], a, scr)
-    assert e == pytest.approx(_reference(B[small], W[small], 2), abs=1e-9)
+    e, i, il, ir, _work = eval_pairs_penalised(xs, xs.pairs, small.shape[0], a, penalty, scr)
+    assert e == pytest.approx(_reference(B[small], W[small], 2, penalty), abs=1e-9)
     f, gl, gr = (int(qs.act[x]) if x >= 0 else -1 for x in (i, il, ir))
-    assert depth2_tree_error(data.Bd[small], W[small], f, gl, gr) == pytest.approx(e, abs=1e-9)
+    cost = depth2_tree_error(data.Bd[small], W[small], f, gl, gr) + penalty * _leaves(f, gl, gr)
+    assert cost == pytest.approx(e, abs=1e-9)
 
     large.single[:a] = qs.single[:a] - xs.single[:a]
     large.tot[:] = qs.tot - xs.tot
     large.n1[:a] = qs.n1[:a] - xs.n1[:a]
-    e, i, il, ir, _work = eval_pairs_difference(large, qs.pairs, xs.pairs, other.shape[0], a, scr)
-    assert e == pytest.approx(_reference(B[other], W[other], 2), abs=1e-9)
+    e, i, il, ir, _work = eval_pairs_difference_penalised(
+        large, qs.pairs, xs.pairs, other.shape[0], a, penalty, scr
+    )
+    assert e == pytest.approx(_reference(B[other], W[other], 2, penalty), abs=1e-9)
     f, gl, gr = (int(qs.act[x]) if x >= 0 else -1 for x in (i, il, ir))
-    assert depth2_tree_error(data.Bd[other], W[other], f, gl, gr) == pytest.approx(e, abs=1e-9)
+    cost = depth2_tree_error(data.Bd[other], W[other], f, gl, gr) + penalty * _leaves(f, gl, gr)
+    assert cost == pytest.approx(e, abs=1e-9)
 
 
 @settings(deadline=None, max_examples=200)

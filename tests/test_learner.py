@@ -124,7 +124,9 @@ def test_bad_options_and_unfitted():
     with pytest.raises(NotFittedError):
         OptimalTreeClassifier().predict(X)
     with pytest.raises(ValueError, match="NaN"):
-        OptimalTreeClassifier().fit(np.array([[np.nan], [1.0]]), [0, 1])
+        OptimalTreeClassifier(missing="error").fit(np.array([[np.nan], [1.0]]), [0, 1])
+    with pytest.raises(SatdtError, match="missing must be"):
+        OptimalTreeClassifier(missing="impute").fit(X, y)
 
 
 def test_deterministic():
@@ -144,6 +146,25 @@ def test_sat_path_imports_no_numba():
     assert out.stdout.strip() == "False"
 
 
+def _expected_failures(estimator: OptimalTreeClassifier) -> dict[str, str]:
+    """scikit-learn checks that ask for something other than these objectives' optimum."""
+    if estimator.objective != "error":
+        why = (
+            "a consistent tree classifies every training row correctly whatever the class "
+            "weights (they matter to objective='error')"
+        )
+    elif estimator.leaf_penalty == 0:
+        why = (
+            "the check expects class 0 (weighted 10^7 times the others) predicted on 87 % of "
+            "the test rows; the fewest weighted errors still give the other classes the "
+            "regions holding no class-0 row, which only a leaf penalty (or CART's "
+            "min_weight_fraction_leaf, which the check sets) smooths away"
+        )
+    else:
+        return {}
+    return {"check_class_weight_classifiers": why}
+
+
 def _estimator_checks():
     pytest.importorskip("sklearn")
     from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -152,8 +173,15 @@ def _estimator_checks():
         [
             OptimalTreeClassifier(resolve="majority", max_thresholds=8, time_limit=10),
             OptimalTreeClassifier(objective="error", max_depth=2, max_thresholds=8),
+            OptimalTreeClassifier(
+                objective="error",
+                max_depth=2,
+                max_thresholds=8,
+                leaf_penalty=0.01,
+                class_weight="balanced",
+            ),
         ],
-        expected_failed_checks=lambda est: {},
+        expected_failed_checks=_expected_failures,
     )
 
 

@@ -3,6 +3,8 @@ every option checked with a clear error, every method in ``--help`` and in the R
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +13,18 @@ import pytest
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import build_parser, cli_message, main
 from satdt.errors import SatdtError
-from satdt.methods import METHODS, OBJECTIVES, method_params, methods_table, resolve
+from satdt.methods import (
+    CONSISTENCY,
+    METHODS,
+    OBJECTIVES,
+    candidates,
+    choose_method,
+    method_params,
+    methods_table,
+    resolve_method,
+)
+from satdt.prepare import Prepared, prepare, validate
+from satdt.result import Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 IRIS = ROOT / "examples" / "data" / "iris.csv"
@@ -81,16 +94,16 @@ def test_every_option_is_checked(name: str) -> None:
         choices = param.allowed()
         value = choices[1] if len(choices) > 1 else 1
         with pytest.raises(SatdtError, match=rf"{name}.*{other.name}"):
-            resolve(objective, other.name, {name: value})
+            resolve_method(objective, other.name, {name: value})
 
 
 def test_unknown_method_and_objective_mismatch_are_refused() -> None:
     with pytest.raises(SatdtError, match="method must be"):
-        resolve("depth", "magic", {})
+        resolve_method("depth", "magic", {})
     with pytest.raises(SatdtError, match="does not solve"):
-        resolve("error", "sat", {})
+        resolve_method("error", "sat", {})
     with pytest.raises(SatdtError, match="objective must be"):
-        resolve("height", "auto", {})
+        resolve_method("height", "auto", {})
 
 
 def test_estimator_signature_comes_from_the_table() -> None:
@@ -113,3 +126,45 @@ def test_cli_translates_parameter_names_to_flags() -> None:
     assert cli_message("set resolve='majority' now") == "set --resolve majority now"
     assert cli_message("column 'max_depth' is fine") == "column 'max_depth' is fine"
     assert cli_message("time_limit=5") == "--time-limit 5"
+
+
+def _prepared(X: np.ndarray, y: np.ndarray, objective: str) -> Prepared:
+    return prepare(
+        validate(X, y),
+        None,
+        consistency=OBJECTIVES[objective].kind == CONSISTENCY,
+        resolve=None,
+        recorder=Recorder(objective),
+        deadline=None,
+        max_thresholds=None,
+        max_memory_mb=1024,
+    )
+
+
+@pytest.mark.parametrize("objective", list(OBJECTIVES))
+def test_candidates_are_what_auto_can_choose(objective: str) -> None:
+    rng = np.random.default_rng(0)
+    few = np.array([[a, b] for a in range(3) for b in range(3)], dtype=float)  # a tiny grid
+    many = np.round(rng.random((300, 3)), 4)  # far more thresholds than the crossovers
+    chosen = {choose_method(objective)}
+    for X in (few, many):
+        y = (X[:, 0] > X[:, 1]).astype(int)
+        data = _prepared(X, y, objective)
+        chosen.add(choose_method(objective, data))
+        data.max_thresholds = 1
+        chosen.add(choose_method(objective, data))
+    assert chosen == set(candidates(objective))
+    assert all(objective in METHODS[name].objectives for name in candidates(objective))
+    for method in METHODS:
+        assert candidates(objective, method) == (method,)
+
+
+def test_importing_satdt_loads_no_search_module() -> None:
+    # the table of searches promises that search modules load only when a method runs
+    code = (
+        "import sys, satdt, satdt.methods; "
+        "print(sorted(m for m in sys.modules if m.startswith("
+        "('satdt.sat', 'satdt.dp', 'satdt.mip', 'numba', 'pysat'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from naive import diagram_objective, min_diagram_objective
 
-from satdt.diagram import Diagram, objective
+from satdt.diagram import Diagram
+from satdt.diagram_checks import objective
 from satdt.errors import SatdtError
 from satdt.mip.milp import Fairness, MilpOptions, solve_diagram
 
@@ -260,7 +261,7 @@ def test_warm_start_is_never_worse(solver: str) -> None:
                 widths,
                 MilpOptions(alpha=0.01, solver=solver),
                 start=start,
-                time_limit=2,
+                deadline=time.perf_counter() + 2,
                 on_incumbent=lambda d, value, bound, elapsed, seen=seen: seen.append((d, value)),
             )
         assert seen[0][0] is start and seen[0][1] == pytest.approx(start_value)
@@ -348,7 +349,9 @@ def test_a_missing_dual_bound_reports_zero(monkeypatch) -> None:
         return solvers.RawResult("time_limit", None, np.inf, -1e20, 0, 0.0)
 
     monkeypatch.setattr(solvers, "solve", no_dual_bound)
-    out = solve_diagram(X, y, 2, (1, 2), MilpOptions(solver="scip"), time_limit=5)
+    out = solve_diagram(
+        X, y, 2, (1, 2), MilpOptions(solver="scip"), deadline=time.perf_counter() + 5
+    )
     assert out.bound == 0.0 and out.status == "time_limit" and not out.proven_optimal
 
 
@@ -356,7 +359,9 @@ def test_time_limit_returns_an_unproven_outcome() -> None:
     rng = np.random.default_rng(0)
     X = rng.random((60, 4))
     y = rng.integers(0, 3, 60)
-    out = solve_diagram(X, y, 3, (1, 2, 3), MilpOptions(alpha=0.01), time_limit=0.5)
+    out = solve_diagram(
+        X, y, 3, (1, 2, 3), MilpOptions(alpha=0.01), deadline=time.perf_counter() + 0.5
+    )
     assert out.status == "time_limit" and not out.proven_optimal and out.gap > 0
     out = solve_diagram(
         X,
@@ -395,7 +400,7 @@ def test_deadline_holds_while_the_model_is_passed_to_the_solver(data_dir) -> Non
             widths,
             MilpOptions(split="multivariate", solver="scip"),
             start=start,
-            time_limit=cap,
+            deadline=time.perf_counter() + cap,
         )
         assert time.perf_counter() - began < cap + 1.0
         assert out.status == "time_limit" and not out.proven_optimal
@@ -403,7 +408,12 @@ def test_deadline_holds_while_the_model_is_passed_to_the_solver(data_dir) -> Non
         assert out.bound == 0.0 and out.gap == pytest.approx(1.0)
     # without a start there is nothing to return
     out = solve_diagram(
-        X, y, 2, widths, MilpOptions(split="multivariate", solver="scip"), time_limit=0.5
+        X,
+        y,
+        2,
+        widths,
+        MilpOptions(split="multivariate", solver="scip"),
+        deadline=time.perf_counter() + 0.5,
     )
     assert out.diagram is None and out.status == "time_limit" and out.runtime < 1.5
     # an extension the unchecked start might break: not returned
@@ -414,7 +424,7 @@ def test_deadline_holds_while_the_model_is_passed_to_the_solver(data_dir) -> Non
         widths,
         MilpOptions(split="multivariate", max_nodes=3),
         start=start,
-        time_limit=0.05,
+        deadline=time.perf_counter() + 0.05,
     )
     assert out.diagram is None and out.status == "time_limit"
 
@@ -475,7 +485,7 @@ def test_time_limit_is_kept_after_the_solver_stops(data_dir, solver: str) -> Non
         2,
         (1, 2, 4, 4),
         MilpOptions(solver=solver),
-        time_limit=limit,
+        deadline=time.perf_counter() + limit,
         on_incumbent=lambda d, value, bound, elapsed: seen.append(value),
     )
     elapsed = time.perf_counter() - began

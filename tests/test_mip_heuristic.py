@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satdt.diagram import Diagram, objective
+from satdt.diagram import Diagram
+from satdt.diagram_checks import objective
 from satdt.errors import SatdtError
 from satdt.mip.heuristic import construct
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive import min_error
 
 from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, portfolio
@@ -42,7 +43,45 @@ def test_portfolio_finds_and_proves_the_optimum(seed, n, m, classes, depth, weig
     assert result.proven_optimal
     assert result.objective_value == pytest.approx(_optimum(B, y, classes, depth, w))
     assert result.lower_bound == pytest.approx(result.objective_value)
-    assert result.tree.count_error() == pytest.approx(result.objective_value)
+    assert result.model.count_error() == pytest.approx(result.objective_value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(1, 12),
+    m=st.integers(1, 5),
+    classes=st.integers(2, 4),
+    depth=st.integers(0, 3),
+    penalty=st.sampled_from([0.0, 0.3, 1.0, 50.0]),
+    min_support=st.sampled_from([1, 2, 3]),
+    every=st.sampled_from([0.0, 0.05]),
+)
+def test_portfolio_minimises_the_penalised_cost_under_the_support(
+    seed, n, m, classes, depth, penalty, min_support, every
+):
+    """Both searches minimise error + penalty x leaves under the minimum support: the proven
+    value is the brute force's and the tree costs exactly that."""
+    rng = np.random.default_rng(seed)
+    B = rng.integers(0, 2, size=(n, m), dtype=np.uint8)
+    B = B[rng.integers(0, n, size=n)]  # duplicates
+    y = rng.integers(0, classes, size=n)
+    w = rng.choice([0.0, 0.5, 1.0, 2.0], size=n)
+    result = portfolio.solve_min_error(
+        B, y, classes, depth, sample_weight=w, recorder=Recorder("error"), first_slice=0.0,
+        every=every, leaf_penalty=penalty, min_support=min_support,
+    )  # fmt: skip
+    expected = min_error(B, y, w, classes, depth, min_support, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    assert result.lower_bound == pytest.approx(result.objective_value)
+    tree = result.model
+    cost = tree.count_error() + penalty * tree.n_leaves
+    assert cost == pytest.approx(result.objective_value, abs=1e-9)
+    if tree.n_leaves > 1:
+        reached = tree.apply(B[w > 0].astype(float))
+        leaves = np.flatnonzero(tree.feature < 0)
+        assert min((reached == leaf).sum() for leaf in leaves) >= min_support
 
 
 def _hard(seed: int = 0, n: int = 400, m: int = 40):
@@ -76,7 +115,7 @@ def test_deadline_returns_the_best_tree_not_proven():
     )
     assert time.perf_counter() - tic < 1.6
     assert not result.proven_optimal
-    assert result.tree.count_error() == pytest.approx(result.objective_value)
+    assert result.model.count_error() == pytest.approx(result.objective_value)
     assert result.lower_bound <= result.objective_value
 
 
@@ -92,11 +131,11 @@ def test_a_caller_bound_is_kept_when_nothing_beats_it():
     B, y = _hard(n=60, m=6)
     best = _optimum(B, y, 2, 2)
     recorder = Recorder("error")
-    tree = blossom.solve_min_error(B, y, 2, 2, recorder=Recorder("error")).tree
+    tree = blossom.solve_min_error(B, y, 2, 2, recorder=Recorder("error")).model
     recorder.improve(tree, best)
     result = portfolio.solve_min_error(
         B, y, 2, 2, recorder=recorder, upper_bound=best, first_slice=0.0
     )
     assert result.proven_optimal
-    assert result.tree.count_error() == pytest.approx(best)
+    assert result.model.count_error() == pytest.approx(best)
     assert result.history[-1][2] is tree

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from naive import contradiction_groups
 
 from satdt.data import read_csv
 from satdt.errors import ContradictionError, DataError
@@ -27,19 +28,6 @@ def test_find_contradictions() -> None:
     assert find_contradictions(X, np.zeros(7)) == []
 
 
-def brute_force_contradictions(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
-    groups: list[list[int]] = []
-    seen: set[int] = set()
-    for i in range(len(X)):
-        if i in seen:
-            continue
-        group = [j for j in range(len(X)) if np.array_equal(X[i], X[j])]
-        seen.update(group)
-        if len({y[j] for j in group}) > 1:
-            groups.append(group)
-    return groups
-
-
 @settings(deadline=None, max_examples=60)
 @given(
     st.integers(1, 12).flatmap(
@@ -51,7 +39,7 @@ def brute_force_contradictions(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
 )
 def test_find_contradictions_matches_brute_force(data: tuple[list[list[int]], list[int]]) -> None:
     X, y = np.array(data[0], dtype=float), np.array(data[1])
-    assert find_contradictions(X, y) == brute_force_contradictions(X, y)
+    assert find_contradictions(X, y) == contradiction_groups(X, y)
 
 
 def test_contradiction_error_from_a_file(tmp_path: Path) -> None:

@@ -70,7 +70,7 @@ def test_zero_best_known():
 def test_best_so_far_and_incumbent_tuples(iris_result):
     # a peer's curve need not improve strictly: best(t) is the lowest value seen so far
     assert primal_integral([(1.0, 5), (2.0, 8)], best_known=5, horizon=3) == pytest.approx(1.0)
-    tree = iris_result.tree
+    tree = iris_result.model
     incumbents = [Incumbent(2.0, 10.0, tree), Incumbent(6.0, 5.0, tree)]
     assert primal_integral(incumbents, best_known=4, horizon=10) == pytest.approx(5.2)
     # float noise below best_known (sums of row weights) is tolerated, and counts as gap 0
@@ -110,7 +110,7 @@ def test_search_result_method(iris_result):
     made = dataclasses.replace(
         result,
         runtime=10.0,
-        history=(Incumbent(2.0, best + 10, result.tree), Incumbent(6.0, best, result.tree)),
+        history=(Incumbent(2.0, best + 10, result.model), Incumbent(6.0, best, result.model)),
     )
     expected = 2 + 4 * 10 / (best + 10)
     assert made.primal_integral(best) == pytest.approx(expected)

@@ -6,6 +6,7 @@ import time
 
 import numpy as np
 import pytest
+from helpers import consistent_binary_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth
@@ -18,27 +19,7 @@ from satdt.sat.loop import CounterexampleLoop
 from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structure_clauses, tree_vars
 from satdt.sat.problem import Problem
 from satdt.sat.search import minimum_depth
-from satdt.sat.solving import SOLVERS
-
-
-@st.composite
-def consistent_binary_data(draw, max_rows: int = 10, max_features: int = 4, max_classes: int = 3):
-    """Random tiny binary data whose identical rows share one label (so a consistent tree exists)."""
-    m = draw(st.integers(1, max_features))
-    n = draw(st.integers(1, max_rows))
-    n_classes = draw(st.integers(2, max_classes))
-    rows = draw(
-        st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n)
-    )
-    B = np.array(rows, dtype=np.uint8)
-    label_of = {}
-    y = []
-    for row in rows:
-        key = tuple(row)
-        if key not in label_of:
-            label_of[key] = draw(st.integers(0, n_classes - 1))
-        y.append(label_of[key])
-    return B, np.array(y, dtype=np.int64), n_classes
+from satdt.sat.solving import SAT_SOLVERS
 
 
 def solve_min_depth(B, y, n_classes, **options):
@@ -57,11 +38,11 @@ def test_min_depth_equals_brute_force(data, features, counterexamples):
     result = solve_min_depth(B, y, n_classes, features=features, counterexamples=counterexamples)
     assert result.proven_optimal
     assert result.objective_value == min_consistent_depth(B, y)
-    assert result.tree.depth == result.objective_value
-    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+    assert result.model.depth == result.objective_value
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
 
 
-@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("solver", SAT_SOLVERS)
 def test_every_solver_finds_the_same_minimum(solver):
     rng = np.random.default_rng(7)
     B = rng.integers(0, 2, size=(40, 8), dtype=np.uint8)
@@ -124,7 +105,7 @@ def test_time_limit_returns_greedy_tree_not_proven():
     assert elapsed < 1.0 + 2.0
     assert not result.proven_optimal
     assert result.lower_bound < result.objective_value
-    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
 
 
 def test_deadline_passed_before_the_first_loop_returns_the_greedy_tree():
@@ -134,7 +115,7 @@ def test_deadline_passed_before_the_first_loop_returns_the_greedy_tree():
     result = solve_min_depth(B, y, 2, deadline=time.perf_counter() - 1.0)
     assert not result.proven_optimal
     assert result.trace == ()
-    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
 
 
 def test_stats_are_typed_and_count_the_calls():

@@ -5,18 +5,19 @@ from __future__ import annotations
 import itertools
 import re
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-from naive_diagram import min_consistent_nodes, min_objective
+from naive import min_consistent_nodes, min_diagram_objective
 from pysat.formula import CNF
 from pysat.solvers import Solver
 
 import satdt.sat.diagram.size as sd
 from satdt import OptimalTreeClassifier
 from satdt.data import Dataset, from_arrays
-from satdt.diagram import objective as diagram_objective
+from satdt.diagram_checks import objective as diagram_objective
 from satdt.diagram_search import fit_tree_diagram
 from satdt.errors import DataError, InfeasibleError
 from satdt.sat.diagram import (
@@ -82,7 +83,7 @@ def test_minimum_objective_equals_brute_force(seed: int) -> None:
     B, y = _random(100 + seed, 6, 3, c=2 + seed % 2, distinct=False)
     alpha = (0.0, 0.05, 0.3, 1.0)[seed % 4]
     weight = None if seed % 3 else np.random.default_rng(seed).integers(1, 4, len(y)) / 2
-    expected = min_objective(B, y, 3, widths, alpha, weight)
+    expected = min_diagram_objective(B, y, 3, widths, alpha, weight)
     result = minimum_error_diagram(B, y, 3, widths, alpha=alpha, sample_weight=weight)
     assert result.proven and result.objective == pytest.approx(expected, abs=1e-9)
     assert result.lower_bound == pytest.approx(expected, abs=1e-9)
@@ -98,7 +99,9 @@ def test_more_skeletons_and_rows_against_brute_force(seed: int) -> None:
     B, y = _random(seed, 7, 3, c=2 + seed % 2, distinct=False)
     alpha = (0.0, 0.02, 0.2)[seed % 3]
     result = minimum_error_diagram(B, y, 3, widths, alpha=alpha)
-    assert result.objective == pytest.approx(min_objective(B, y, 3, widths, alpha), abs=1e-9)
+    assert result.objective == pytest.approx(
+        min_diagram_objective(B, y, 3, widths, alpha), abs=1e-9
+    )
     B, y = np.unique(B, axis=0), None
     y = np.random.default_rng(seed).integers(0, 2, len(B))
     expected = 0 if len(np.unique(y)) == 1 else min_consistent_nodes(B, y, 2, widths)
@@ -107,9 +110,7 @@ def test_more_skeletons_and_rows_against_brute_force(seed: int) -> None:
 
 
 def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
-    from naive import min_diagram_objective
-
-    from satdt.diagram import objective
+    from satdt.diagram_checks import objective
 
     B, y = _random(7, 6, 3, distinct=False)
     result = minimum_error_diagram(B, y, 2, (1, 2), alpha=0.1)
@@ -280,7 +281,7 @@ def test_the_last_share_of_the_time_raises_the_lower_bound(monkeypatch) -> None:
 
     monkeypatch.setattr(sd.DiagramLoop, "run", spy)
     monkeypatch.setattr(sd, "LOWER_SHARE", 1.0)  # the descent gets no time
-    result = minimum_size_diagram(B, y, 2, (1, 2, 4, 4), time_limit=30)
+    result = minimum_size_diagram(B, y, 2, (1, 2, 4, 4), deadline=time.perf_counter() + 30)
     assert result.proven and result.objective == result.lower_bound == 7
     _check_consistent(result.diagram, B, y)
     # the first diagram (no bound), the descent cut at once, then the bounds rise from 1
@@ -290,14 +291,16 @@ def test_the_last_share_of_the_time_raises_the_lower_bound(monkeypatch) -> None:
 def test_time_limits_without_a_diagram() -> None:
     B, y = _parity(4)
     with pytest.raises(InfeasibleError, match="time limit"):
-        minimum_size_diagram(B, y, 2, (1, 2, 2, 2), time_limit=0.0)
-    result = minimum_error_diagram(B, y, 2, (1, 2, 2, 2), alpha=0.1, time_limit=0.0)
+        minimum_size_diagram(B, y, 2, (1, 2, 2, 2), deadline=time.perf_counter())
+    result = minimum_error_diagram(B, y, 2, (1, 2, 2, 2), alpha=0.1, deadline=time.perf_counter())
     assert not result.proven and result.objective == 0.5 and result.lower_bound <= 0.5
 
 
 def test_maxsat_time_limit_interrupts_rc2() -> None:
     B, y = _random(5, 200, 10, c=3, distinct=False)
-    result = minimum_error_diagram(B, y, 3, (1, 2, 3, 3), alpha=0.01, time_limit=0.5)
+    result = minimum_error_diagram(
+        B, y, 3, (1, 2, 3, 3), alpha=0.01, deadline=time.perf_counter() + 0.5
+    )
     assert result.runtime < 10
     assert result.lower_bound <= result.objective + 1e-12
     majority = np.bincount(y, minlength=3).max() / len(y)
@@ -540,7 +543,9 @@ def test_a_stopped_maxsat_search_keeps_a_valid_bound_and_its_time_limit(data_dir
     B, y = _soybean_consistent_100(data_dir)
     for cap in (2.0, 5.0):
         began = time.perf_counter()
-        stopped = minimum_error_diagram(B, y, 2, (1, 2, 2), alpha=0.01, time_limit=cap)
+        stopped = minimum_error_diagram(
+            B, y, 2, (1, 2, 2), alpha=0.01, deadline=time.perf_counter() + cap
+        )
         assert time.perf_counter() - began < cap + 1.5
         assert stopped.lower_bound <= SOYBEAN_OPTIMUM + 1e-12 <= stopped.objective + 1e-12
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import consistent_binary_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, min_consistent_leaves
 from pysat.formula import IDPool
 from pysat.solvers import Solver
-from test_sat import consistent_binary_data
 
 from satdt import OptimalTreeClassifier, pareto_front, read_csv
 from satdt.cli import main
@@ -58,9 +58,9 @@ def test_min_size_equals_brute_force(data, strategy, counter, deeper):
     result = solve_size(B, y, n_classes, max_depth=cap, strategy=strategy, counter=counter)
     expected = 2 * min_consistent_leaves(B, y, depth if cap is None else cap) - 1
     assert result.proven_optimal
-    assert result.objective_value == expected == result.tree.n_nodes
-    assert result.tree.depth <= (depth if cap is None else cap)
-    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+    assert result.objective_value == expected == result.model.n_nodes
+    assert result.model.depth <= (depth if cap is None else cap)
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
 
 
 @settings(deadline=None, max_examples=40)
@@ -169,8 +169,8 @@ def test_node_cap_equals_brute_force(data, leaves, size_objective):
         return
     result = search(problem, max_nodes=2 * leaves - 1, recorder=Recorder("depth"))
     assert result.proven_optimal
-    assert result.tree.n_leaves <= leaves
-    np.testing.assert_array_equal(result.tree.predict_index(B.astype(float)), y)
+    assert result.model.n_leaves <= leaves
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
     if size_objective:
         assert result.objective_value == 2 * min_consistent_leaves(B, y, feasible[0]) - 1
     else:

@@ -143,21 +143,21 @@ def test_spec_toml_json_and_file_pairs(tmp_path):
         '[[estimator]]\nparams = { objective = "error" }\ngrid = { max_depth = [1, 2, 3] }\n'
     )
     spec = load_spec(tmp_path / "spec.toml")
-    mouse = [t for t in spec.tasks if t.data == "mouse.csv"]
-    toy = [t for t in spec.tasks if t.data == "toy.csv"]
+    mouse = [t for t in spec.jobs if t.data == "mouse.csv"]
+    toy = [t for t in spec.jobs if t.data == "toy.csv"]
     assert len(mouse) == 3 * 2 * 4 and len(toy) == 3 * 2 * 2
     assert {(t.fold, Path(t.test).name) for t in toy} == {
         (0, "toy.csv.test0.csv"),
         (1, "toy.csv.test1.csv"),
     }
-    assert len({t.key for t in spec.tasks}) == len(spec.tasks)
+    assert len({t.key for t in spec.jobs}) == len(spec.jobs)
     document = json.loads(json.dumps(spec.document))
     (tmp_path / "spec.json").write_text(json.dumps(document))
-    assert [t.key for t in load_spec(tmp_path / "spec.json").tasks] == [t.key for t in spec.tasks]
+    assert [t.key for t in load_spec(tmp_path / "spec.json").jobs] == [t.key for t in spec.jobs]
     # a changed data file makes new tasks
     (tmp_path / "toy.csv.train0.csv").write_text("a,b,y\n1,2,1\n3,4,1\n5,6,0\n")
-    changed = {t.key for t in load_spec(tmp_path / "spec.toml").tasks}
-    assert len(changed - {t.key for t in spec.tasks}) == 3 * 2
+    changed = {t.key for t in load_spec(tmp_path / "spec.toml").jobs}
+    assert len(changed - {t.key for t in spec.jobs}) == 3 * 2
 
 
 def test_spec_errors(tmp_path):
@@ -186,10 +186,10 @@ def test_local_sweep_records_and_rerun_skips(tmp_path):
     out = tmp_path / "results.jsonl"
     summary = run_sweep(_tree_spec(), out, jobs=2)
     spec = load_spec(_tree_spec())
-    assert summary.progress.done == len(spec.tasks) == 24 and summary.progress.failed == 0
+    assert summary.progress.done == len(spec.jobs) == 24 and summary.progress.failed == 0
     headers, results = read_results(out)
     assert headers[0]["satdt"] and headers[0]["spec"]["folds"] == 3
-    assert {r["key"] for r in results} == {t.key for t in spec.tasks}
+    assert {r["key"] for r in results} == {t.key for t in spec.jobs}
     for r in results:
         assert r["status"] == "ok" and r["proven_optimal"] and r["attempts"] == 1
         assert 0 <= r["train_error"] <= 1 and 0 <= r["test_accuracy"] <= 1
@@ -397,7 +397,7 @@ def test_cli_sweep_flags_dry_run_and_exit_codes(tmp_path, capsys):
 
 def test_shipped_example_spec_loads():
     spec = load_spec(ROOT / "examples" / "sweeps" / "small.toml")
-    assert len(spec.tasks) == 5 * 3 * 2 * 5 and spec.output.name == "small.jsonl"
+    assert len(spec.jobs) == 5 * 3 * 2 * 5 and spec.output.name == "small.jsonl"
 
 
 # ---------------------------------------------------------------------- Dask

@@ -15,6 +15,13 @@ class weights of all feature pairs in one pass over its rows.
 The loop is the paper's Algorithm 1 (see :func:`search`): buds are expanded first-in
 first-out until the current tree is complete, then decisions are popped (backtracking) until
 one can try its next feature and is not cut by the lower bound.
+
+Every value is a *cost*: the misclassified weight plus a leaf penalty P (``fctl[F_PENALTY]``)
+per leaf, and a split must keep at least ``ctl[C_SUPPORT]`` training rows on each side
+(minimum leaf support, counted in :class:`Support`). With P = 0 and a support of 1 the cost is
+the error and every branch the paper's. A tree on rows with irreducible error ``irr`` costs at
+least ``irr + P`` and a split at least ``irr + 2P``, so a leaf is optimal when its error is at
+most ``irr + P``; the lower bounds below are these.
 """
 
 from __future__ import annotations
@@ -32,8 +39,8 @@ from ._counts import (
     Space,
     class_totals,
     count_in_space,
-    eval_pairs,
-    eval_pairs_difference,
+    eval_pairs_difference_penalised,
+    eval_pairs_penalised,
     leaf_error,
     make_space,
     new_space,
@@ -41,27 +48,32 @@ from ._counts import (
     single_counts,
     solve_depth1,
 )
+from ._dl85_kernels import eval_pairs_support
+from .common import Data, Scratch, build_data, new_scratch
 
 # Columns of the per-position integer table ``ip``.
 # STAMP names the branch instance; SIM_* remember the last depth-two solve at the position
 # (the parent's instance and feature then), for the similarity lower bound.
 START, END, NDOM, PTR, CUR, FINAL, INEXACT, INDEC, STAMP, SIM_G, SIM_STAMP = range(11)
 N_IP = 11
-# Columns of the per-position float table ``fp``: best error found, a proven lower bound (the
-# irreducible error, raised by the similarity bound), the value of the current tree below
-# the position (computed when a tree is complete), and the optimum of the last depth-two
-# solve at the position (for the similarity bound).
-BEST, IRR, TMP, SIM_OPT = range(4)
-N_FP = 4
+# Columns of the per-position float table ``fp``: best cost found, a proven lower bound on
+# the optimum (the irreducible error plus P, raised by the similarity bound), the value of the
+# current tree below the position (computed when a tree is complete), the optimum of the last
+# depth-two solve at the position (for the similarity bound), and a lower bound on the cost
+# of any split of the position (the irreducible error plus 2P).
+BEST, IRR, TMP, SIM_OPT, SPLIT = range(5)
+N_FP = 5
 # Values of ``ip[p, FINAL]``: still searched, proven optimal, given up by the lower bound.
 OPEN, EXACT, CUT = range(3)
-# Slots of the control array ``ctl``: depth K and decision depth L, the decision stack
-# length, FIFO head and tail, work done, counters, "a new incumbent is in ``inc``", the last
-# branch instance stamp, and which rows the ``Bottom`` spaces hold (parent instance, its
-# number of local features, smaller child instance).
+# Slots of the control array ``ctl``: depth K, decision depth L and the minimum leaf support
+# (set once), then (reset by each start) the decision stack length, FIFO head and tail, work
+# done, counters, "a new incumbent is in ``inc``", the last branch instance stamp, and which
+# rows the ``Bottom`` spaces hold (parent instance, its number of local features, smaller
+# child instance).
 (
     C_K,
     C_L,
+    C_SUPPORT,
     C_SEQ,
     C_HEAD,
     C_TAIL,
@@ -77,12 +89,13 @@ OPEN, EXACT, CUT = range(3)
     C_QA,
     C_XKEY,
     C_SIM_CUTS,
-) = range(17)
-N_CTL = 17
-# Slots of the float control array ``fctl``: the error to beat (the incumbent's, or the
-# caller's upper bound), the irreducible error of the data.
-F_INCUMBENT, F_FLOOR = range(2)
-N_FCTL = 2
+) = range(18)
+N_CTL = 18
+# Slots of the float control array ``fctl``: the cost to beat (the incumbent's, or the
+# caller's upper bound), the least cost of any tree (irreducible error of the data plus P),
+# the leaf penalty P.
+F_INCUMBENT, F_FLOOR, F_PENALTY = range(3)
+N_FCTL = 3
 # Return codes of :func:`search`.
 RUNNING, DONE = range(2)
 
@@ -120,6 +133,34 @@ class Bottom(NamedTuple):
     large: Space
 
 
+class Support(NamedTuple):
+    """The minimum leaf support's counts: supports (training rows of positive weight merged
+    into each distinct row) counted like a one-class weight, as DL8.5 does.
+
+    ``data`` is the search's :class:`Data` with the row counts as the only class weight;
+    ``space`` the supports of a bud's rows in the local numbering of ``Bottom.small``;
+    ``scr`` per-feature supports of a branch's rows.
+    """
+
+    data: Data
+    space: Space
+    scr: Scratch
+
+
+def new_support(data: Data, count: np.ndarray, min_support: int) -> Support:
+    """The :class:`Support` of a search (arrays of one cell when ``min_support`` is 1)."""
+    M = data.Bd.shape[1] if min_support > 1 else 1
+    sup_data = Data(
+        Bd=data.Bd,
+        W=count.astype(np.float64).reshape(-1, 1),
+        pure=np.zeros(data.Bd.shape[0], dtype=np.int64),
+        ones_ptr=data.ones_ptr,
+        ones=data.ones,
+        rirr=np.zeros(data.Bd.shape[0]),
+    )
+    return Support(data=sup_data, space=new_space(M, 1), scr=new_scratch(M, 1))
+
+
 def _sample_state() -> State:
     """A State of the smallest sizes, for its Numba type."""
     ints = np.zeros((1, 1), dtype=np.int64)
@@ -136,6 +177,9 @@ def _sample_state() -> State:
 
 STATE_T = typeof(_sample_state())
 BOTTOM_T = typeof(Bottom(new_space(1, 1), new_space(1, 1), new_space(1, 1)))
+SUPPORT_T = typeof(
+    new_support(build_data(np.zeros((1, 1), dtype=np.uint8), np.ones((1, 1)))[0], np.ones(1), 2)
+)
 
 
 # ---------------------------------------------------------------------- search helpers
@@ -183,12 +227,20 @@ def _bt_to_incumbent(bt, p, d, K, inc):
 
 
 @njit(cache=True, inline="always")
+def _split_lower(p, fp):
+    """Lower bound on the cost of any split of p: what searching p further can find."""
+    return max(fp[p, IRR], fp[p, SPLIT])
+
+
+@njit(cache=True, inline="always")
 def _cut_level(p, lower, ip, fp, incumbent):
     """The position whose best no completion of p can beat (0 if none).
 
     Paper's bound: walking up from p, add the lower bounds of the siblings met on the way (the
-    exact error of siblings already proven optimal, their irreducible error otherwise); once
-    the sum reaches an ancestor's best error, nothing below p can improve that ancestor.
+    exact cost of siblings already proven optimal, their lower bound ``IRR`` otherwise); once
+    the sum reaches an ancestor's best cost, nothing below p can improve that ancestor.
+    ``lower`` bounds the cost of the subtrees of p still to be searched (a split of p:
+    :func:`_split_lower`).
     """
     acc = lower
     if acc >= fp[p, BEST]:
@@ -258,29 +310,55 @@ def stable_sort(keys, values, n, key_buf, value_buf):
         width *= 2
 
 
+@njit(cache=True, inline="always")
+def _supports(rows, sup, ctl):
+    """Supports of the rows having each feature into ``sup.scr.single[:, 0]``; returns the
+    supports of all the rows."""
+    ctl[C_WORK] += single_counts(rows, sup.data, sup.scr.single, sup.scr.n1)
+    total = 0.0
+    for u in rows:
+        total += sup.data.W[u, 0]
+    return total
+
+
 @njit(
-    (types.int64, types.int64, types.int64, types.int64, DATA_T, STATE_T, I64_T, SCRATCH_T),
+    (
+        types.int64,
+        types.int64,
+        types.int64,
+        types.int64,
+        DATA_T,
+        STATE_T,
+        I64_T,
+        F64_T,
+        SCRATCH_T,
+    ),
     cache=True,
 )
-def init_position(c, d, parent, skip, data, state, ctl, scr):
+def init_position(c, d, parent, skip, data, state, ctl, fctl, scr):
     """A new branch at depth d: its best is a leaf; its features are ordered by Gini impurity.
 
     The branch's features are those of its parent's domain that split its rows, except the
     parent's own feature ``skip`` (the paper's heuristic order; at depth L the bottom solver
-    tries every feature, so no domain is kept there).
+    tries every feature, so no domain is kept there). The domain is empty when a leaf is
+    optimal: its error is at most ``irr + P``. (Under a minimum support,
+    :func:`drop_unsupported` then removes the features that leave too few rows on a side.)
     """
     W, rirr = data.W, data.rirr
     perm, ip, fp, dom, bt = state.perm, state.ip, state.fp, state.dom, state.bt
     single, tot, score, n1, buf = scr.single, scr.tot, scr.score, scr.n1, scr.buf
     K = ctl[C_K]
     L = ctl[C_L]
+    penalty = fctl[F_PENALTY]
     rows = perm[d, ip[c, START] : ip[c, END]]
     class_totals(rows, W, tot)
     irr = 0.0
     for u in rows:
         irr += rirr[u]
-    fp[c, BEST] = leaf_error(tot)
-    fp[c, IRR] = irr
+    leaf = leaf_error(tot)
+    fp[c, BEST] = leaf + penalty
+    fp[c, IRR] = irr + penalty
+    fp[c, SPLIT] = irr + 2.0 * penalty
     ip[c, FINAL] = OPEN
     ip[c, INEXACT] = 0
     ip[c, PTR] = 0
@@ -290,7 +368,7 @@ def init_position(c, d, parent, skip, data, state, ctl, scr):
     ip[c, STAMP] = ctl[C_STAMP]
     _bt_leaf(bt, c, d, K)
     ctl[C_WORK] += rows.shape[0]
-    if d >= L or fp[c, BEST] <= irr:
+    if d >= L or leaf <= irr + penalty:
         return
     ctl[C_WORK] += single_counts(rows, data, single, n1)
     n_rows = rows.shape[0]
@@ -326,6 +404,27 @@ def init_position(c, d, parent, skip, data, state, ctl, scr):
     ctl[C_WORK] += n
 
 
+@njit((types.int64, types.int64, STATE_T, I64_T, SUPPORT_T), cache=True)
+def drop_unsupported(c, d, state, ctl, sup):
+    """Keep in branch c's domain only the features with at least ``ctl[C_SUPPORT]`` training
+    rows on each side (in heuristic order). A kernel of its own, called only under a minimum
+    support, so that the search without one passes no support counts around."""
+    ip, dom = state.ip, state.dom
+    if ip[c, NDOM] == 0:
+        return
+    s = ctl[C_SUPPORT]
+    rows = state.perm[d, ip[c, START] : ip[c, END]]
+    one = sup.scr.single
+    total = _supports(rows, sup, ctl)
+    n = 0
+    for i in range(ip[c, NDOM]):
+        f = dom[c, i]
+        if min(one[f, 0], total - one[f, 0]) >= s:
+            dom[c, n] = f
+            n += 1
+    ip[c, NDOM] = n
+
+
 @njit(cache=True, inline="always")
 def _enqueue(p, stk, ctl, P):
     stk[P + ctl[C_TAIL] % P] = p
@@ -333,7 +432,7 @@ def _enqueue(p, stk, ctl, P):
 
 
 @njit(cache=True, inline="always")
-def _expand(p, d, data, state, ctl, scr):
+def _expand(p, d, data, state, ctl, fctl, scr, sup):
     """Take p's next feature: partition its rows and queue the two new branches."""
     Bd = data.Bd
     perm, ip, dom, stk = state.perm, state.ip, state.dom, state.stk
@@ -363,8 +462,67 @@ def _expand(p, d, data, state, ctl, scr):
     ip[2 * p + 1, START] = lo
     ip[2 * p + 1, END] = e
     for c in (2 * p, 2 * p + 1):
-        init_position(c, d + 1, p, f, data, state, ctl, scr)
+        init_position(c, d + 1, p, f, data, state, ctl, fctl, scr)
+        if ctl[C_SUPPORT] > 1:
+            drop_unsupported(c, d + 1, state, ctl, sup)
         _enqueue(c, stk, ctl, P)
+
+
+@njit(cache=True, inline="always")
+def _solve_depth1_support(rows, data, ctl, scr, sup, penalty, min_support):
+    """Least-cost tree of depth at most one over ``rows`` under the minimum support:
+    ``(cost, feature or -1)``.
+
+    Every split has two leaves, so the best split is the one of least error (the first in
+    feature order) among those with at least ``min_support`` training rows on each side; it
+    is taken when it beats the leaf by more than the penalty.
+    """
+    W = data.W
+    single, tot, side, n1 = scr.single, scr.tot, scr.side, scr.n1
+    class_totals(rows, W, tot)
+    leaf = leaf_error(tot)
+    ctl[C_WORK] += rows.shape[0] + single_counts(rows, data, single, n1) + single.shape[0]
+    sup_one = sup.scr.single
+    sup_all = _supports(rows, sup, ctl)
+    best = leaf
+    best_f = -1
+    for f in range(single.shape[0]):
+        if n1[f] == 0 or n1[f] == rows.shape[0]:
+            continue
+        if min(sup_one[f, 0], sup_all - sup_one[f, 0]) < min_support:
+            continue
+        for c in range(W.shape[1]):
+            side[c] = tot[c] - single[f, c]
+        e = leaf_error(single[f]) + leaf_error(side)
+        if e < best:
+            best = e
+            best_f = f
+    if best_f >= 0 and best + 2.0 * penalty < leaf + penalty:
+        return best + 2.0 * penalty, best_f
+    return leaf + penalty, -1
+
+
+@njit(cache=True, inline="always")
+def _raise_similarity(p, q, qs, ip, fp, aq):
+    """Raise the lower bounds of bud p and of its sibling, if still to be solved, by MurTree's
+    similarity bound from the bud solved under the parent's previous feature."""
+    for c in (p, p ^ 1):
+        if ip[c, SIM_STAMP] == ip[q, STAMP] and ip[c, FINAL] == OPEN:
+            bound = similarity_bound(fp[c, SIM_OPT], qs, aq, ip[c, SIM_G], ip[q, CUR], c & 1)
+            if bound > fp[c, IRR]:
+                fp[c, IRR] = bound
+
+
+@njit(cache=True, inline="always")
+def _subtract_counts(lg, qs, xs, aq):
+    """The larger child's single counts and totals: the parent's (``qs``) minus the smaller
+    child's (``xs``), over the parent's ``aq`` local features."""
+    for i in range(aq):
+        for c in range(lg.single.shape[1]):
+            lg.single[i, c] = qs.single[i, c] - xs.single[i, c]
+        lg.n1[i] = qs.n1[i] - xs.n1[i]
+    for c in range(lg.tot.shape[0]):
+        lg.tot[c] = qs.tot[c] - xs.tot[c]
 
 
 @njit((types.int64, types.int64, DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T), cache=True)
@@ -374,13 +532,14 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
     From the parent's second feature on, the parent's rows are counted once
     (``bottom.parent``); each feature then counts only its smaller child (``bottom.small``)
     and gets the larger one by subtraction, which also gives MurTree's similarity lower
-    bound for a bud solved before under the parent's previous feature.
+    bound for a bud solved before under the parent's previous feature. (Under a minimum
+    support: :func:`_solve_bottom_support`.)
     """
     perm, ip, fp, bt = state.perm, state.ip, state.fp, state.bt
     qs, xs = bottom.parent, bottom.small
     K = ctl[C_K]
+    penalty = fctl[F_PENALTY]
     q = p >> 1
-    lower = fp[p, IRR]
     two = K - d == 2
     use_q = two and d >= 1 and ip[q, PTR] >= 2
     if use_q:
@@ -390,16 +549,8 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
             ctl[C_QA] = aq
             ctl[C_QKEY] = ip[q, STAMP]
             ctl[C_WORK] += work
-        # raise the lower bounds of p and of its sibling if it is still to be solved
-        for c in (p, p ^ 1):
-            if ip[c, SIM_STAMP] == ip[q, STAMP] and ip[c, FINAL] == OPEN:
-                bound = similarity_bound(
-                    fp[c, SIM_OPT], qs, ctl[C_QA], ip[c, SIM_G], ip[q, CUR], c & 1
-                )
-                if bound > fp[c, IRR]:
-                    fp[c, IRR] = bound
-        lower = fp[p, IRR]
-    a = _cut_level(p, lower, ip, fp, fctl[F_INCUMBENT])
+        _raise_similarity(p, q, qs, ip, fp, ctl[C_QA])
+    a = _cut_level(p, _split_lower(p, fp), ip, fp, fctl[F_INCUMBENT])
     if a != 0:
         ctl[C_CUTS] += 1
         if use_q:
@@ -409,10 +560,10 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
     rows = perm[d, ip[p, START] : ip[p, END]]
     off = _bt_offset(p, d, K)
     ctl[C_SOLVE] += 1
-    if not two:
+    if not two:  # the split of least error, if it beats the leaf (fp[p, BEST]) by more than P
         e, f, work = solve_depth1(rows, data, scr)
-        if e < fp[p, BEST]:
-            fp[p, BEST] = e
+        if f >= 0 and e + 2.0 * penalty < fp[p, BEST]:
+            fp[p, BEST] = e + 2.0 * penalty
             bt[off + 1] = f
         ctl[C_WORK] += work
         _finalize(p, 0, ip)
@@ -427,17 +578,12 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
             ctl[C_WORK] += count_in_space(srows, data, qs.loc, aq, xs, scr.buf)
             ctl[C_XKEY] = ip[small, STAMP]
         if p == small:
-            e, i, il, ir, work = eval_pairs(xs, xs.pairs, rows.shape[0], aq, scr)
+            e, i, il, ir, work = eval_pairs_penalised(xs, xs.pairs, rows.shape[0], aq, penalty, scr)
         else:
             lg = bottom.large
-            for i in range(aq):
-                for c in range(lg.single.shape[1]):
-                    lg.single[i, c] = qs.single[i, c] - xs.single[i, c]
-                lg.n1[i] = qs.n1[i] - xs.n1[i]
-            for c in range(lg.tot.shape[0]):
-                lg.tot[c] = qs.tot[c] - xs.tot[c]
-            e, i, il, ir, work = eval_pairs_difference(
-                lg, qs.pairs, xs.pairs, rows.shape[0], aq, scr
+            _subtract_counts(lg, qs, xs, aq)
+            e, i, il, ir, work = eval_pairs_difference_penalised(
+                lg, qs.pairs, xs.pairs, rows.shape[0], aq, penalty, scr
             )
         act = qs.act
         f = act[i] if i >= 0 else -1
@@ -447,7 +593,7 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
         aq, work = make_space(rows, data, scr, xs)
         ctl[C_WORK] += work
         ctl[C_XKEY] = -1
-        e, i, il, ir, work = eval_pairs(xs, xs.pairs, rows.shape[0], aq, scr)
+        e, i, il, ir, work = eval_pairs_penalised(xs, xs.pairs, rows.shape[0], aq, penalty, scr)
         act = xs.act
         f = act[i] if i >= 0 else -1
         gl = act[il] if il >= 0 else -1
@@ -465,6 +611,53 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
     _finalize(p, 0, ip)
 
 
+@njit(
+    (types.int64, types.int64, DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T, SUPPORT_T),
+    cache=True,
+)
+def _solve_bottom_support(p, d, data, state, ctl, fctl, scr, bottom, sup):
+    """:func:`_solve_bottom` under a minimum support above 1 (without the shared counts).
+
+    The bud's rows are counted afresh, class weights (``bottom.small``) and supports
+    (``sup.space``, same local numbering), and solved by DL8.5's support-rule kernel. The
+    similarity bound is not used: a tree optimal on the rows of a sibling under the parent's
+    previous feature may break the support rule on these rows.
+    """
+    perm, ip, fp, bt = state.perm, state.ip, state.fp, state.bt
+    xs = bottom.small
+    K = ctl[C_K]
+    penalty = fctl[F_PENALTY]
+    min_support = ctl[C_SUPPORT]
+    a = _cut_level(p, _split_lower(p, fp), ip, fp, fctl[F_INCUMBENT])
+    if a != 0:
+        ctl[C_CUTS] += 1
+        _finalize(p, a, ip)
+        return
+    rows = perm[d, ip[p, START] : ip[p, END]]
+    off = _bt_offset(p, d, K)
+    ctl[C_SOLVE] += 1
+    if K - d == 1:
+        e, f = _solve_depth1_support(rows, data, ctl, scr, sup, penalty, min_support)
+        gl = gr = -1
+    else:
+        aq, work = make_space(rows, data, scr, xs)
+        ctl[C_XKEY] = -1
+        ctl[C_WORK] += work + make_space(rows, sup.data, sup.scr, sup.space)[1] + aq * aq
+        e, i, il, ir = eval_pairs_support(
+            xs, sup.space, aq, rows.shape[0], min_support, penalty, scr
+        )
+        f = xs.act[i] if i >= 0 else -1
+        gl = xs.act[il] if il >= 0 else -1
+        gr = xs.act[ir] if ir >= 0 else -1
+    if e < fp[p, BEST]:
+        fp[p, BEST] = e
+        bt[off + 1] = f
+        if K - d == 2:
+            bt[off + 2] = gl
+            bt[off + 3] = gr
+    _finalize(p, 0, ip)
+
+
 @njit(cache=True, inline="always")
 def _child_value(c, ip, fp):
     return fp[c, TMP] if ip[c, INDEC] else fp[c, BEST]
@@ -472,7 +665,7 @@ def _child_value(c, ip, fp):
 
 @njit(cache=True, inline="always")
 def _current_value(ip, fp, stk, ctl):
-    """Error of the best tree that combines the current tree with the bests found so far.
+    """Cost of the best tree that combines the current tree with the bests found so far.
 
     Walks the decisions from the deepest: a decision's value is the better of its best and
     the sum of its children's values (a complete current tree is needed).
@@ -486,7 +679,7 @@ def _current_value(ip, fp, stk, ctl):
 
 @njit(cache=True, inline="always")
 def _extract_current(ip, fp, bt, K, inc):
-    """Write the tree whose error :func:`_current_value` computed into ``inc``."""
+    """Write the tree whose cost :func:`_current_value` computed into ``inc``."""
     for x in range(inc.shape[0]):
         inc[x] = -1
     todo = np.empty(ip.shape[0], dtype=np.int64)
@@ -523,7 +716,7 @@ def _backtrack(ip, fp, bt, stk, ctl, fctl):
             _bt_combine(bt, p, _depth(p), K, ip[p, CUR])
         a = 0
         if ip[p, PTR] < ip[p, NDOM]:
-            a = _cut_level(p, fp[p, IRR], ip, fp, fctl[F_INCUMBENT])
+            a = _cut_level(p, _split_lower(p, fp), ip, fp, fctl[F_INCUMBENT])
             if a == 0:
                 _enqueue(p, stk, ctl, P)
                 return
@@ -531,15 +724,15 @@ def _backtrack(ip, fp, bt, stk, ctl, fctl):
         _finalize(p, a, ip)
 
 
-@njit((DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T, types.int64), cache=True)
-def search(data, state, ctl, fctl, scr, bottom, budget):
+@njit((DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T, SUPPORT_T, types.int64), cache=True)
+def search(data, state, ctl, fctl, scr, bottom, sup, budget):
     """Run Blossom's loop for about ``budget`` units of work; ``DONE`` when proven optimal.
 
     The paper's Algorithm 1. Buds are expanded first-in first-out until the current tree is
     complete; then the tree is evaluated (one better than ``fctl[F_INCUMBENT]`` becomes the
     incumbent in ``inc`` and sets ``ctl[C_IMPROVED]``) and decisions are popped until one
     still has features to try and is not cut. ``DONE``: the space is exhausted, or the
-    incumbent reached the irreducible error of the data.
+    incumbent reached the least cost of any tree (``fctl[F_FLOOR]``).
     """
     ip, fp, bt, stk, inc = state.ip, state.fp, state.bt, state.stk, state.inc
     K = ctl[C_K]
@@ -553,17 +746,20 @@ def search(data, state, ctl, fctl, scr, bottom, budget):
             ctl[C_HEAD] += 1
             d = _depth(p)
             if d == L:
-                _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom)
+                if ctl[C_SUPPORT] > 1:
+                    _solve_bottom_support(p, d, data, state, ctl, fctl, scr, bottom, sup)
+                else:
+                    _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom)
                 continue
             if ip[p, PTR] == 0:
-                a = _cut_level(p, fp[p, IRR], ip, fp, fctl[F_INCUMBENT])
+                a = _cut_level(p, _split_lower(p, fp), ip, fp, fctl[F_INCUMBENT])
                 if a != 0:
                     _finalize(p, a, ip)
                     continue
             if ip[p, PTR] >= ip[p, NDOM]:
                 _finalize(p, 0, ip)
                 continue
-            _expand(p, d, data, state, ctl, scr)
+            _expand(p, d, data, state, ctl, fctl, scr, sup)
         elif ctl[C_SEQ] > 0:
             ctl[C_TREES] += 1
             ctl[C_WORK] += ctl[C_SEQ]

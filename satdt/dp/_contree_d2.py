@@ -20,6 +20,7 @@ from ._contree_kernels import (
     F64_2D_T,
     F64_T,
     I32_2D_T,
+    I64_2D_T,
     I64_T,
     N_CTL,
     O_CUTS,
@@ -35,6 +36,9 @@ from ._contree_kernels import (
     ORDER_T,
     PRUNED,
     RANKS_T,
+    RULE_GAMMA,
+    RULE_PEN,
+    RULE_SUPPORT,
     _leaf_error,
     branch_init,
     branch_next,
@@ -73,6 +77,11 @@ def _argmax2(F, A):
     return best, arg, second
 
 
+# Rows of a side of a split (D2Split's state): weight, irreducible error, cap, training rows
+# (the last with a support rule only).
+S_TOT, S_FLOOR, S_CAP, S_COUNT = range(4)
+
+
 @njit(
     (
         ORDER_T,
@@ -82,31 +91,31 @@ def _argmax2(F, A):
         F64_2D_T,
         BOOL_T,
         F64_2D_T,
-        F64_T,
-        F64_T,
-        F64_T,
+        F64_2D_T,
+        types.float64,
         F64_2D_T,
         I64_T,
     ),
     cache=True,
 )
-def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res):
+def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res):  # noqa: C901 — Numba kernel: the depth-two scan of ConTree's Algorithm 2, split it costs speed
     """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split, in one pass.
 
-    Side 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[s]``, ``tot2[s]``,
-    ``floor2[s]`` are a side's class weights, weight and irreducible error, ``cap2[s]`` the
-    error above which its exact value does not matter. Along every sorted column f2
+    Side 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[q]`` are side q's class
+    weights and ``side[:, q]`` its weight, irreducible error and cap (the cost above which
+    its exact value does not matter; slots ``S_*``). Along every sorted column f2
     (``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1: several, read from ``W``), weights in
     that column's order) the class weights ``A`` of each side's rows seen so far are
-    updated (the rows not yet seen weigh ``FQ2[s] - A``), with the largest of each kept
+    updated (the rows not yet seen weigh ``FQ2[q] - A``), with the largest of each kept
     incrementally (a pure row changes one class; a runner-up bound says when the largest
     remaining class can change), and where a side's rank changes its split error is
-    evaluated. The state of each side is kept in scalars (the code of the two sides is
-    written twice for that). A side's left-part error only grows along a column, so a side
-    stops once it alone reaches the side's best. Returns the two errors; each is exact if
-    below its cap (``res[4 + s]`` = 1), else it is the cap, a lower bound. ``res[2s]``,
-    ``res[2s + 1]``: column and rank threshold of side s (-1: a leaf). ``st`` is float
-    scratch ``(2, C)``.
+    evaluated against ``lim``, the side's best cost less two leaves' penalty ``pen``. The
+    state of each side is kept in scalars (the code of the two sides is written twice for
+    that). A side's left-part error only grows along a column, so a side stops once it
+    alone reaches ``lim``. Returns the two costs; each is exact if below its cap
+    (``res[4 + q]`` = 1), else it is the cap, a lower bound. ``res[2q]``, ``res[2q + 1]``:
+    column and rank threshold of side q (-1: a leaf). ``st`` is float scratch ``(2, C)``.
+    Without a support rule (:func:`d2split_support` has one).
     """
     m, n = order.shape
     C = W.shape[1]
@@ -114,25 +123,28 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
     A1 = st[1]
     F0 = FQ2[0]
     F1 = FQ2[1]
-    t0 = tot2[0]
-    t1 = tot2[1]
-    fl0 = floor2[0]
-    fl1 = floor2[1]
+    t0 = side[S_TOT, 0]
+    t1 = side[S_TOT, 1]
+    fl0 = side[S_FLOOR, 0]
+    fl1 = side[S_FLOOR, 1]
     for slot in range(res.shape[0]):
         res[slot] = -1
-    best0 = _leaf_error(F0, t0)
-    best1 = _leaf_error(F1, t1)
+    best0 = _leaf_error(F0, t0) + pen
+    best1 = _leaf_error(F1, t1) + pen
     res[4] = 1
     res[5] = 1
-    if best0 >= cap2[0]:
-        best0 = cap2[0]
+    if best0 >= side[S_CAP, 0]:
+        best0 = side[S_CAP, 0]
         res[4] = 0
-    if best1 >= cap2[1]:
-        best1 = cap2[1]
+    if best1 >= side[S_CAP, 1]:
+        best1 = side[S_CAP, 1]
         res[5] = 0
+    pen2 = 2.0 * pen
+    lim0 = best0 - pen2  # the error a split of side 0 must be below
+    lim1 = best1 - pen2
     for f2 in range(m):
-        run0 = best0 > fl0
-        run1 = best1 > fl1
+        run0 = lim0 > fl0
+        run1 = lim1 > fl1
         if not (run0 or run1):
             break
         for q in range(C):
@@ -159,14 +171,14 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
                 if r != last0:
                     if last0 >= 0:
                         eA = n0 - mxA0
-                        if eA >= best0:
+                        if eA >= lim0:
                             run0 = False
                             if not run1:
                                 break
                             continue
                         e = eA + (t0 - n0 - mxB0)
-                        if e < best0:
-                            best0 = e
+                        if e < lim0:
+                            lim0 = e
                             res[0] = f2
                             res[1] = last0
                             res[4] = 1
@@ -197,14 +209,14 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
                 if r != last1:
                     if last1 >= 0:
                         eA = n1 - mxA1
-                        if eA >= best1:
+                        if eA >= lim1:
                             run1 = False
                             if not run0:
                                 break
                             continue
                         e = eA + (t1 - n1 - mxB1)
-                        if e < best1:
-                            best1 = e
+                        if e < lim1:
+                            lim1 = e
                             res[2] = f2
                             res[3] = last1
                             res[5] = 1
@@ -229,14 +241,18 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
                         if A1[q] > mxA1:
                             mxA1 = A1[q]
                     mxB1, argB1, sec1 = _argmax2(F1, A1)
+    if res[0] >= 0:  # a split was found
+        best0 = lim0 + pen2
+    if res[2] >= 0:
+        best1 = lim1 + pen2
     return best0, best1
 
 
 @njit(
-    (ORDER_T, I32_2D_T, F64_2D_T, F64_2D_T, BOOL_T, F64_2D_T, F64_T, F64_T, F64_T, I64_T),
+    (ORDER_T, I32_2D_T, F64_2D_T, F64_2D_T, BOOL_T, F64_2D_T, F64_2D_T, types.float64, I64_T),
     cache=True,
 )
-def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, tot2, floor2, cap2, res):
+def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, side, pen, res):  # noqa: C901 — Numba kernel: the two-class depth-two scan, split it costs speed
     """:func:`d2split` for two classes: ``a_s``, ``b_s`` are the class weights in each
     column's order, and every count is a scalar (no class arrays, merged rows included).
     """
@@ -247,21 +263,24 @@ def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, tot2, floor2, cap2, res):
     F0b = FQ2[0, 1]
     F1a = FQ2[1, 0]
     F1b = FQ2[1, 1]
-    fl0 = floor2[0]
-    fl1 = floor2[1]
-    best0 = min(F0a, F0b)
-    best1 = min(F1a, F1b)
+    fl0 = side[S_FLOOR, 0]
+    fl1 = side[S_FLOOR, 1]
+    best0 = min(F0a, F0b) + pen
+    best1 = min(F1a, F1b) + pen
     res[4] = 1
     res[5] = 1
-    if best0 >= cap2[0]:
-        best0 = cap2[0]
+    if best0 >= side[S_CAP, 0]:
+        best0 = side[S_CAP, 0]
         res[4] = 0
-    if best1 >= cap2[1]:
-        best1 = cap2[1]
+    if best1 >= side[S_CAP, 1]:
+        best1 = side[S_CAP, 1]
         res[5] = 0
+    pen2 = 2.0 * pen
+    lim0 = best0 - pen2  # the error a split of side 0 must be below
+    lim1 = best1 - pen2
     for f2 in range(m):
-        run0 = best0 > fl0
-        run1 = best1 > fl1
+        run0 = lim0 > fl0
+        run1 = lim1 > fl1
         if not (run0 or run1):
             break
         a0 = 0.0
@@ -282,14 +301,14 @@ def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, tot2, floor2, cap2, res):
                 if r != last0:
                     if last0 >= 0:
                         eA = min(a0, b0)
-                        if eA >= best0:
+                        if eA >= lim0:
                             run0 = False
                             if not run1:
                                 break
                             continue
                         e = eA + min(F0a - a0, F0b - b0)
-                        if e < best0:
-                            best0 = e
+                        if e < lim0:
+                            lim0 = e
                             res[0] = f2
                             res[1] = last0
                             res[4] = 1
@@ -302,20 +321,184 @@ def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, tot2, floor2, cap2, res):
                 if r != last1:
                     if last1 >= 0:
                         eA = min(a1, b1)
-                        if eA >= best1:
+                        if eA >= lim1:
                             run1 = False
                             if not run0:
                                 break
                             continue
                         e = eA + min(F1a - a1, F1b - b1)
-                        if e < best1:
-                            best1 = e
+                        if e < lim1:
+                            lim1 = e
                             res[2] = f2
                             res[3] = last1
                             res[5] = 1
                     last1 = r
                 a1 += wa[k]
                 b1 += wb[k]
+    if res[0] >= 0:  # a split was found
+        best0 = lim0 + pen2
+    if res[2] >= 0:
+        best1 = lim1 + pen2
+    return best0, best1
+
+
+@njit(
+    (
+        ORDER_T,
+        I32_2D_T,
+        I32_2D_T,
+        F64_2D_T,
+        F64_2D_T,
+        BOOL_T,
+        F64_2D_T,
+        F64_2D_T,
+        I64_2D_T,
+        types.int64,
+        types.float64,
+        F64_2D_T,
+        I64_T,
+    ),
+    cache=True,
+)
+def d2split_support(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen, st, res):  # noqa: C901 — Numba kernel: the depth-two scan under a minimum support, split it costs speed
+    """:func:`d2split` under a minimum support ``s``: the same pass (on the general arrays,
+    also for two classes), where a split of a side counts only with ``s`` training rows on
+    each of its sides (``rc_s``: the training rows of each row, in each column's order;
+    ``side[S_COUNT]``: a side's total), and a side also stops once fewer than ``s`` of its
+    rows are left. Returns the two costs, with ``res``, as :func:`d2split`.
+    """
+    m, n = order.shape
+    C = W.shape[1]
+    A0 = st[0]
+    A1 = st[1]
+    F0 = FQ2[0]
+    F1 = FQ2[1]
+    t0 = side[S_TOT, 0]
+    t1 = side[S_TOT, 1]
+    pen2 = 2.0 * pen
+    # a split of a side costs at least its irreducible error and two leaves
+    fl0 = side[S_FLOOR, 0] + pen2
+    fl1 = side[S_FLOOR, 1] + pen2
+    c0 = int(side[S_COUNT, 0])
+    c1 = int(side[S_COUNT, 1])
+    for slot in range(res.shape[0]):
+        res[slot] = -1
+    best0 = _leaf_error(F0, t0) + pen
+    best1 = _leaf_error(F1, t1) + pen
+    res[4] = 1
+    res[5] = 1
+    if best0 >= side[S_CAP, 0]:
+        best0 = side[S_CAP, 0]
+        res[4] = 0
+    if best1 >= side[S_CAP, 1]:
+        best1 = side[S_CAP, 1]
+        res[5] = 0
+    for f2 in range(m):
+        run0 = best0 > fl0
+        run1 = best1 > fl1
+        if not (run0 or run1):
+            break
+        for q in range(C):
+            A0[q] = 0.0
+            A1[q] = 0.0
+        mxA0 = 0.0
+        mxA1 = 0.0
+        mxB0, argB0, sec0 = _argmax2(F0, A0)
+        mxB1, argB1, sec1 = _argmax2(F1, A1)
+        n0 = 0.0
+        n1 = 0.0
+        a0 = 0  # training rows of each side seen
+        a1 = 0
+        last0 = -1
+        last1 = -1
+        of2 = order[f2]
+        rk = rk_s[f2]
+        cl = cl_s[f2]
+        wt = wt_s[f2]
+        rc = rc_s[f2]
+        for k in range(n):
+            row = of2[k]
+            r = rk[k]
+            if goleft[row]:
+                if not run0:
+                    continue
+                if r != last0:
+                    if last0 >= 0:
+                        eA = n0 - mxA0
+                        if eA + pen2 >= best0 or c0 - a0 < s:
+                            run0 = False
+                            if not run1:
+                                break
+                            continue
+                        if a0 >= s:
+                            e = eA + (t0 - n0 - mxB0) + pen2
+                            if e < best0:
+                                best0 = e
+                                res[0] = f2
+                                res[1] = last0
+                                res[4] = 1
+                    last0 = r
+                a0 += rc[k]
+                c = cl[k]
+                x = wt[k]
+                n0 += x
+                if c >= 0:
+                    v = A0[c] + x
+                    A0[c] = v
+                    if v > mxA0:
+                        mxA0 = v
+                    if c == argB0:
+                        b = F0[c] - v
+                        if b >= sec0:
+                            mxB0 = b
+                        else:
+                            mxB0, argB0, sec0 = _argmax2(F0, A0)
+                else:
+                    for q in range(C):
+                        A0[q] += W[row, q]
+                        if A0[q] > mxA0:
+                            mxA0 = A0[q]
+                    mxB0, argB0, sec0 = _argmax2(F0, A0)
+            else:
+                if not run1:
+                    continue
+                if r != last1:
+                    if last1 >= 0:
+                        eA = n1 - mxA1
+                        if eA + pen2 >= best1 or c1 - a1 < s:
+                            run1 = False
+                            if not run0:
+                                break
+                            continue
+                        if a1 >= s:
+                            e = eA + (t1 - n1 - mxB1) + pen2
+                            if e < best1:
+                                best1 = e
+                                res[2] = f2
+                                res[3] = last1
+                                res[5] = 1
+                    last1 = r
+                a1 += rc[k]
+                c = cl[k]
+                x = wt[k]
+                n1 += x
+                if c >= 0:
+                    v = A1[c] + x
+                    A1[c] = v
+                    if v > mxA1:
+                        mxA1 = v
+                    if c == argB1:
+                        b = F1[c] - v
+                        if b >= sec1:
+                            mxB1 = b
+                        else:
+                            mxB1, argB1, sec1 = _argmax2(F1, A1)
+                else:
+                    for q in range(C):
+                        A1[q] += W[row, q]
+                        if A1[q] > mxA1:
+                            mxA1 = A1[q]
+                    mxB1, argB1, sec1 = _argmax2(F1, A1)
     return best0, best1
 
 
@@ -324,7 +507,7 @@ _SORT_STACK = 100
 
 
 @njit((F64_T, I64_T), cache=True)
-def quick_argsort(A, R):
+def quick_argsort(A, R):  # noqa: C901 — Numba kernel: an in-place introsort loop
     """Permute ``R`` (the indices of ``A``, no NaN) so that ``A[R]`` is ascending.
 
     Numba's ``np.argsort`` (kind ``quicksort``) step for step: median-of-three partitions,
@@ -408,6 +591,8 @@ def quick_argsort(A, R):
         F64_T,
         F64_T,
         RANKS_T,
+        I64_T,
+        F64_T,
         types.float64,
         types.float64,
         types.int64,
@@ -417,26 +602,31 @@ def quick_argsort(A, R):
     ),
     cache=True,
 )
-def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadline):
-    """Minimum-error tree of depth <= 2 with error below ``ub``: its error (else ``ub``).
+def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, out, deadline):  # noqa: C901 — Numba kernel: the depth-two solver's bound loop over every threshold
+    """Minimum-cost tree of depth <= 2 with cost below ``ub``: its cost (else ``ub``).
 
-    Branch (Algorithm 1) over every column f1, in the order of their best single split,
-    first at that split (a good first tree), each split solved by :func:`d2split`. After
-    each better tree, only trees better by more than ``slack`` count.
+    The cost is the error plus the penalty of ``rule`` per leaf; a split needs the rule's
+    support s in training rows (``rc[u]`` of row u) on each side. Branch (Algorithm 1) over
+    every column f1, in the order of their best single split, first at that split (a good
+    first tree), each split solved by :func:`d2split` (children of depth one: a superset
+    costs at least a subset less the rule's gamma): so the depth-two subproblem chooses
+    between a leaf, one split and two levels. After each better tree, only trees better by
+    more than ``slack`` count.
     ``cls[u]`` is row u's class (-1: several), ``goleft`` scratch of length N. ``out`` gets
     the tree: ``O_FOUND``, the root split
     ``O_F1``/``O_R1`` and each child's split ``O_FL``/``O_RL``, ``O_FR``/``O_RR`` (-1:
     leaf), and counters. Past ``deadline`` (a ``time.perf_counter()`` value; ``inf``: none)
     it stops with ``O_TIMEOUT`` set, ``out`` holding the best tree so far (if any).
     """
+    pen = rule[RULE_PEN]
+    s = int(rule[RULE_SUPPORT])
+    drop = rule[RULE_GAMMA]  # children of depth one: one merge at most
     m, n = order.shape
     C = W.shape[1]
     FQ = np.zeros(C)
     CL = np.zeros(C)
     FQ2 = np.zeros((2, C))
-    tot2 = np.zeros(2)
-    floor2 = np.zeros(2)
-    cap2 = np.zeros(2)
+    side = np.zeros((4, 2))
     st = np.zeros((2, C))
     res = np.zeros(6, dtype=np.int64)
     tot, floor = class_totals(order[0], W, rw, rirr, FQ)
@@ -449,25 +639,27 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadlin
     work = 0
     best = ub
     target = ub
-    leaf = _leaf_error(FQ, tot)
+    leaf = _leaf_error(FQ, tot) + pen
     if leaf < target:
         best = leaf
         target = leaf - slack
         out[O_FOUND] = 1
-    if target <= floor or n < 2:
+    least = floor + 2.0 * pen  # the least cost of a split
+    if target <= least or n < 2:
         return best
     pos = np.empty((m, n), dtype=np.int64)
     P = np.empty((m, n))
     Ks = np.empty(m, dtype=np.int64)
     err = np.empty(m)
     hint = np.empty(m, dtype=np.int64)
-    depth_one_all(order, Rt, W, rw, FQ, tot, CL, pos, P, Ks, err, hint)
+    depth_one_all(order, Rt, W, rw, rc, s, FQ, tot, CL, pos, P, Ks, err, hint)
     features = np.arange(m)
     quick_argsort(err, features)
     rk_s = np.empty((m, n), dtype=np.int32)
     cl_s = np.empty((m, n), dtype=np.int32)
     wt_s = np.empty((m, n))
-    binary = C == 2
+    sup = s > 1
+    binary = C == 2 and not sup  # (d2split_support takes the general arrays)
     for f in range(m):
         for q in range(n):
             row = order[f, q]
@@ -483,6 +675,14 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadlin
         for f in range(m):
             for q in range(n):
                 b_s[f, q] = W[order[f, q], 1]
+    rc_s = np.zeros((m, n) if sup else (1, 1), dtype=np.int64)
+    count = 0
+    if sup:
+        for f in range(m):
+            for q in range(n):
+                rc_s[f, q] = rc[order[f, q]]
+        for q in range(n):
+            count += rc[order[0, q]]
     ctl = np.zeros(N_CTL, dtype=np.int64)
     for q in range(m):
         f1 = features[q]
@@ -496,7 +696,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadlin
         branch_init(queue, ctl, K, hint[f1])
         of = order[f1]
         while True:
-            w = branch_next(queue, ctl, Pf, thL, thR, K, target, flags)
+            w = branch_next(queue, ctl, Pf, thL, thR, K, target, flags, pen, drop)
             if w < 0:
                 break
             cut = pos[f1, w]
@@ -504,6 +704,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadlin
                 FQ2[0, c] = 0.0
             totL = 0.0
             floorL = 0.0
+            countL = 0
             for k in range(cut):
                 row = of[k]
                 goleft[row] = True
@@ -515,25 +716,30 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadlin
                         FQ2[0, c] += W[row, c]
                     floorL += rirr[row]
                 totL += rw[row]
+                if sup:
+                    countL += rc[row]
             for k in range(cut, n):
                 goleft[of[k]] = False
             for c in range(C):
                 FQ2[1, c] = FQ[c] - FQ2[0, c]
-            tot2[0] = totL
-            tot2[1] = tot - totL
-            floor2[0] = floorL
-            floor2[1] = floor - floorL
-            # a side's exact error matters only while the split can still beat target
-            cap2[0] = target - floor2[1]
-            cap2[1] = target - floor2[0]
-            if binary:
-                tl, tr = d2split_binary(
-                    order, rk_s, wt_s, b_s, goleft, FQ2, tot2, floor2, cap2, res
+            side[S_TOT, 0] = totL
+            side[S_TOT, 1] = tot - totL
+            side[S_FLOOR, 0] = floorL
+            side[S_FLOOR, 1] = floor - floorL
+            # a side's exact cost matters only while the split can still beat target (the
+            # other side costs at least its irreducible error and a leaf)
+            side[S_CAP, 0] = target - side[S_FLOOR, 1] - pen
+            side[S_CAP, 1] = target - side[S_FLOOR, 0] - pen
+            side[S_COUNT, 0] = countL
+            side[S_COUNT, 1] = count - countL
+            if sup:
+                tl, tr = d2split_support(
+                    order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen, st, res
                 )
+            elif binary:
+                tl, tr = d2split_binary(order, rk_s, wt_s, b_s, goleft, FQ2, side, pen, res)
             else:
-                tl, tr = d2split(
-                    order, rk_s, cl_s, wt_s, W, goleft, FQ2, tot2, floor2, cap2, st, res
-                )
+                tl, tr = d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res)
             out[O_D2SPLITS] += 1
             work += n * m
             if work >= CLOCK_WORK:
@@ -552,10 +758,10 @@ def solve_d2(order, Rt, W, rw, rirr, cls, ub, slack, flags, goleft, out, deadlin
                 out[O_RL] = res[1]
                 out[O_FR] = res[2]
                 out[O_RR] = res[3]
-            branch_update(queue, ctl, Pf, thL, thR, target, flags, tl, tr)
-            if target <= floor:
+            branch_update(queue, ctl, Pf, thL, thR, target, flags, pen, drop, tl, tr)
+            if target <= least:
                 break
         out[O_CUTS] += ctl[PRUNED]
-        if target <= floor:
+        if target <= least:
             break
     return best

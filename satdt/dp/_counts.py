@@ -251,17 +251,22 @@ def quadrant_errors(pa, pb, subtract, k, single, i, j, tot):
 
 
 @njit(cache=True, inline="always")
-def _best_pairs(counts, pa, pb, subtract, n_rows, a, scr):
-    """Best depth-two tree from counts in a local index space.
+def _best_pairs(counts, pa, pb, subtract, n_rows, a, penalty, scr):  # noqa: C901 — Numba innermost pair loop: splitting it costs speed
+    """Best depth-two tree from counts in a local index space, each leaf costing ``penalty``.
 
     ``counts`` gives the per-feature weights (``single``), class totals (``tot``) and row
     counts (``n1``) of the rows; the weight of class c on both features i < j is ``pa[k + c]``
     (minus ``pb[k + c]`` when ``subtract``: the counts of a node's rows minus those of its
     smaller child), the other three quadrants follow from ``single`` and ``tot``. Only
-    features with ``0 < n1 < n_rows`` take part. Returns ``(error, i, left i, right i, work)``
-    in local indices, -1 = leaf. Inlined into :func:`eval_pairs` and
-    :func:`eval_pairs_difference` with ``subtract`` a constant, so that the innermost loop
-    has no test of it.
+    features with ``0 < n1 < n_rows`` take part. Returns ``(cost, i, left i, right i, work)``
+    in local indices, -1 = leaf; the cost is the error plus ``penalty`` per leaf. Inlined
+    into :func:`eval_pairs_penalised` and :func:`eval_pairs_difference_penalised` with
+    ``subtract`` a constant, so that the innermost loop has no test of it.
+
+    The penalty stays out of the innermost loop: ``best_left`` and ``best_right`` hold the
+    cost of a side's best subtree *less* ``2 * penalty`` (a leaf: its error less the penalty;
+    one split: the error of its two leaves), so a split is compared on errors alone; the
+    two levels are weighed against the leaf (``root_leaf + penalty``) at the end.
     """
     single, tot, n1 = counts.single, counts.tot, counts.n1
     C = tot.shape[0]
@@ -278,8 +283,8 @@ def _best_pairs(counts, pa, pb, subtract, n_rows, a, scr):
         i = cand[x]
         for c in range(C):
             side[c] = tot[c] - single[i, c]
-        best_left[x] = leaf_error(side)
-        best_right[x] = leaf_error(single[i])
+        best_left[x] = leaf_error(side) - penalty
+        best_right[x] = leaf_error(single[i]) - penalty
         arg_left[x] = -1
         arg_right[x] = -1
     stride = a * C
@@ -349,10 +354,11 @@ def _best_pairs(counts, pa, pb, subtract, n_rows, a, scr):
                 if e10 + e00 < best_left[z]:
                     best_left[z] = e10 + e00
                     arg_left[z] = i
-    best = root_leaf
+    best = root_leaf + penalty
+    four = 4.0 * penalty
     bi = bl = br = -1
     for x in range(n):
-        e = best_left[x] + best_right[x]
+        e = best_left[x] + best_right[x] + four
         if e < best:
             best = e
             bi = cand[x]
@@ -361,30 +367,33 @@ def _best_pairs(counts, pa, pb, subtract, n_rows, a, scr):
     return best, bi, bl, br, n * n // 2 + a
 
 
-@njit((SPACE_T, F64_T, types.int64, types.int64, SCRATCH_T), cache=True)
-def eval_pairs(counts, pairs, n_rows, a, scr):
-    """:func:`_best_pairs` from the pair counts ``pairs`` of the rows themselves."""
-    return _best_pairs(counts, pairs, pairs, False, n_rows, a, scr)
+@njit((SPACE_T, F64_T, types.int64, types.int64, types.float64, SCRATCH_T), cache=True)
+def eval_pairs_penalised(counts, pairs, n_rows, a, penalty, scr):
+    """:func:`_best_pairs` from the pair counts ``pairs`` of the rows themselves, each leaf
+    costing ``penalty`` (0: the error alone)."""
+    return _best_pairs(counts, pairs, pairs, False, n_rows, a, penalty, scr)
 
 
-@njit((SPACE_T, F64_T, F64_T, types.int64, types.int64, SCRATCH_T), cache=True)
-def eval_pairs_difference(counts, pa, pb, n_rows, a, scr):
+@njit((SPACE_T, F64_T, F64_T, types.int64, types.int64, types.float64, SCRATCH_T), cache=True)
+def eval_pairs_difference_penalised(counts, pa, pb, n_rows, a, penalty, scr):
     """:func:`_best_pairs` from the pair counts ``pa - pb``: a node's minus those of its
-    smaller child, which gives the larger child's (``counts`` are the larger child's)."""
-    return _best_pairs(counts, pa, pb, True, n_rows, a, scr)
+    smaller child, which gives the larger child's (``counts`` are the larger child's); each
+    leaf costing ``penalty``."""
+    return _best_pairs(counts, pa, pb, True, n_rows, a, penalty, scr)
 
 
 def solve_depth2(
-    rows: np.ndarray, data: Data, scr: Scratch, space: Space
+    rows: np.ndarray, data: Data, scr: Scratch, space: Space, penalty: float = 0.0
 ) -> tuple[float, int, int, int, int]:
     """Optimal tree of depth at most two over ``rows``: ``(error, f, g_left, g_right, work)``.
 
     Counts the rows over the features that split them (``space`` is overwritten), then
     evaluates every root feature with the best one-split subtree on each side; -1 = leaf
-    (``g_left`` splits the rows without f, ``g_right`` those with f).
+    (``g_left`` splits the rows without f, ``g_right`` those with f). With a ``penalty``,
+    each leaf costs that much more and the first number is that cost.
     """
     a, work = make_space(rows, data, scr, space)
-    e, i, il, ir, w2 = eval_pairs(space, space.pairs, rows.shape[0], a, scr)
+    e, i, il, ir, w2 = eval_pairs_penalised(space, space.pairs, rows.shape[0], a, penalty, scr)
     act = space.act
     f, gl, gr = (int(act[x]) if x >= 0 else -1 for x in (i, il, ir))
     return e, f, gl, gr, work + w2

@@ -17,14 +17,19 @@ from numba import njit, types
 from ._counts import SCRATCH_T, SPACE_T, leaf_error, quadrant_errors
 
 
-@njit((SPACE_T, SPACE_T, types.int64, types.int64, types.int64, SCRATCH_T), cache=True)
-def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
+@njit(
+    (SPACE_T, SPACE_T, types.int64, types.int64, types.int64, types.float64, SCRATCH_T),
+    cache=True,
+)
+def eval_pairs_support(space, sup, a, n_rows, min_support, penalty, scr):
     """Best depth-two tree whose every split keeps ``min_support`` rows on each side.
 
     ``space`` counts the class weights of the node's ``n_rows`` distinct rows over its ``a``
     local features, ``sup`` their supports (one class); ``scr`` is a
     :class:`~._counts.Scratch` (``best_*``, ``arg_*``, ``cand``, ``side`` overwritten).
-    Returns ``(error, i, left i, right i)`` in local indices, -1 = leaf (``left i`` splits
+    Each leaf costs ``penalty`` besides its error (kept out of the pair loop as in
+    :func:`~._counts.eval_pairs_penalised`: a side's entry is its cost less ``2 * penalty``).
+    Returns ``(cost, i, left i, right i)`` in local indices, -1 = leaf (``left i`` splits
     the rows without feature i, ``right i`` those with it).
     """
     single, tot, n1, pairs = space.single, space.tot, space.n1, space.pairs
@@ -42,8 +47,8 @@ def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
         i = cand[x]
         for c in range(C):
             side[c] = tot[c] - single[i, c]
-        best_left[x] = leaf_error(side)
-        best_right[x] = leaf_error(single[i])
+        best_left[x] = leaf_error(side) - penalty
+        best_right[x] = leaf_error(single[i]) - penalty
         arg_left[x] = -1
         arg_right[x] = -1
     stride = a * C
@@ -71,13 +76,13 @@ def eval_pairs_support(space, sup, a, n_rows, min_support, scr):
             if s10 >= min_support and s00 >= min_support and e10 + e00 < best_left[z]:
                 best_left[z] = e10 + e00
                 arg_left[z] = i
-    best = leaf_error(tot)
+    best = leaf_error(tot) + penalty
     bi = bl = br = -1
     for x in range(n):
         i = cand[x]
         if ssingle[i, 0] < min_support or stot - ssingle[i, 0] < min_support:
             continue
-        e = best_left[x] + best_right[x]
+        e = best_left[x] + best_right[x] + 4.0 * penalty
         if e < best:
             best = e
             bi = i

@@ -15,6 +15,10 @@ kernels' heap-ordered trees into :class:`satdt.tree.Tree` objects.
 A caller that already holds a tree (say a greedy one) passes its error as ``upper_bound``:
 the search then prunes with it from the start and reports only strictly better trees; when
 it exhausts the space without one, the caller's tree is the proven optimum.
+
+With a leaf penalty P every value (incumbents, bounds, ``upper_bound``) is the cost: the
+error plus P per leaf; with a minimum support s a split needs s training rows of positive
+weight on each side (see :mod:`satdt.dp._blossom_kernels`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .common import (
     Scratch,
     bound_to_beat,
     check_inputs,
+    check_leaf_options,
     new_scratch,
     new_space,
     prepare_binary,
@@ -45,11 +50,11 @@ _CHUNK_SECONDS = 0.02
 
 
 def _allocate(
-    prep: PreparedBinary, K: int, bound: float
-) -> tuple[k.State, np.ndarray, np.ndarray, Scratch, k.Bottom]:
+    prep: PreparedBinary, K: int, bound: float, leaf_penalty: float, min_support: int
+) -> tuple[k.State, np.ndarray, np.ndarray, Scratch, k.Bottom, k.Support]:
     """State, control arrays and scratch space of one search (sizes: data, positions, depth).
 
-    ``bound`` is the error a tree must beat to be reported (``inf``: any tree).
+    ``bound`` is the cost a tree must beat to be reported (``inf``: any tree).
     """
     N, M = prep.data.Bd.shape
     C = prep.data.W.shape[1]
@@ -67,19 +72,29 @@ def _allocate(
     ctl = np.zeros(k.N_CTL, dtype=np.int64)
     ctl[k.C_K] = K
     ctl[k.C_L] = L
+    ctl[k.C_SUPPORT] = min_support
     fctl = np.zeros(k.N_FCTL)
     fctl[k.F_INCUMBENT] = bound
-    fctl[k.F_FLOOR] = prep.floor
+    fctl[k.F_FLOOR] = prep.floor + leaf_penalty
+    fctl[k.F_PENALTY] = leaf_penalty
     pairs = K >= 2  # pair counts over a local feature index, for the depth-two solver
     bottom = k.Bottom(
         parent=new_space(M, C, pairs=pairs),
         small=new_space(M, C, pairs=pairs),
         large=new_space(M, C, pairs=False),
     )
-    return state, ctl, fctl, new_scratch(M, C), bottom
+    support = k.new_support(prep.data, prep.count, min_support)
+    return state, ctl, fctl, new_scratch(M, C), bottom, support
 
 
-def _start(data: Data, state: k.State, ctl: np.ndarray, scr: Scratch) -> None:
+def _start(
+    data: Data,
+    state: k.State,
+    ctl: np.ndarray,
+    fctl: np.ndarray,
+    scr: Scratch,
+    support: k.Support,
+) -> None:
     """Reset the search: the root holds every row and is the only bud (in NumPy: one kernel
     less to compile)."""
     state.perm[0] = np.arange(state.perm.shape[1], dtype=np.int32)
@@ -89,7 +104,9 @@ def _start(data: Data, state: k.State, ctl: np.ndarray, scr: Scratch) -> None:
     ctl[k.C_QKEY] = -1
     ctl[k.C_XKEY] = -1
     state.ip[:, k.SIM_STAMP] = -1
-    k.init_position(1, 0, 0, -1, data, state, ctl, scr)
+    k.init_position(1, 0, 0, -1, data, state, ctl, fctl, scr)
+    if ctl[k.C_SUPPORT] > 1:
+        k.drop_unsupported(1, 0, state, ctl, support)
     P = state.ip.shape[0]  # the root enters the FIFO of buds (the kernels' _enqueue)
     state.stk[P + ctl[k.C_TAIL] % P] = 1
     ctl[k.C_TAIL] += 1
@@ -134,13 +151,23 @@ def _heap_to_tree(
     return tree.with_counts(B, y, w)
 
 
-def _checked_tree(value: float, inc: np.ndarray, prep: PreparedBinary, B, y, w, n_classes) -> Tree:
-    """Build the tree and check that it really has the error the search claims."""
+def _checked_tree(
+    value: float,
+    inc: np.ndarray,
+    prep: PreparedBinary,
+    B,
+    y,
+    w,
+    n_classes,
+    leaf_penalty: float,
+) -> Tree:
+    """Build the tree and check that it really has the cost the search claims (its error
+    plus ``leaf_penalty`` per leaf)."""
     tree = _heap_to_tree(inc, prep, B, y, w, n_classes)
-    error = tree.count_error()
-    if abs(error - value) > tolerance(w):
+    cost = tree.count_error() + leaf_penalty * tree.n_leaves
+    if abs(cost - value) > tolerance(w):
         raise RuntimeError(
-            f"internal error: the search reports error {value} but its tree has error {error}"
+            f"internal error: the search reports cost {value} but its tree has cost {cost}"
         )
     return tree
 
@@ -155,8 +182,13 @@ def solve_min_error(
     deadline: float | None = None,
     recorder: Recorder,
     upper_bound: float | None = None,
+    leaf_penalty: float = 0.0,
+    min_support: int = 1,
 ) -> SearchResult:
-    """Minimum-error tree of depth at most ``max_depth`` over binary features, by Blossom.
+    """Minimum-cost tree of depth at most ``max_depth`` over binary features, by Blossom.
+
+    The cost is the weighted error plus ``leaf_penalty`` per leaf (the error alone by
+    default).
 
     Parameters
     ----------
@@ -177,48 +209,57 @@ def solve_min_error(
         Receives every incumbent (``recorder.improve``), the lower bound, and the statistics
         (``recorder.stats`` becomes a :class:`satdt.result.DPStats`).
     upper_bound
-        The error of a tree of depth at most ``max_depth`` that the caller already recorded
+        The cost of a tree of depth at most ``max_depth`` that the caller already recorded
         on ``recorder`` (for instance a greedy tree); the search then reports only trees
         strictly better (by more than a relative tolerance of 1e-9 of the total weight) and
         prunes with this bound from the start. ``None``: no such tree.
+    leaf_penalty
+        Cost of each leaf, in the units of the weights (>= 0): a split is kept only when it
+        lowers the error by more than the penalty of the leaf it adds.
+    min_support
+        Least number of training rows of positive weight on each side of a split (>= 1;
+        DL8.5's minimum support); a single leaf is always allowed.
 
     Returns
     -------
     SearchResult
-        The recorder's snapshot; ``proven_optimal`` when the search space was exhausted or
-        the error reached the irreducible error of the data.
+        The recorder's snapshot (values are costs); ``proven_optimal`` when the search space
+        was exhausted or the cost reached the least possible one (the irreducible error of the
+        data plus one leaf's penalty).
 
         With ``upper_bound``, exhausting the space proves that no tree of depth at most
-        ``max_depth`` has an error below ``upper_bound`` other than the trees the search
+        ``max_depth`` has a cost below ``upper_bound`` other than the trees the search
         reported. If it reported none, the result is the caller's tree (the recorder's
         incumbent), marked ``proven_optimal``: the proof holds for that tree because it has
-        error ``upper_bound`` and depth at most ``max_depth``, which the caller vouches for.
+        cost ``upper_bound`` and depth at most ``max_depth``, which the caller vouches for.
 
     Raises
     ------
     DataError
         On malformed inputs, or when ``upper_bound`` is given but the recorder holds no
-        incumbent with at most that error (the result would have no tree to return).
+        incumbent with at most that cost (the result would have no tree to return).
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     check_inputs(B, y, w, n_classes, max_depth)
+    P, s = check_leaf_options(leaf_penalty, min_support)
     bound = bound_to_beat(upper_bound, recorder, w)
     prep = prepare_binary(B, y, w, n_classes)
     M = prep.data.Bd.shape[1]
     K = int(max_depth)
     stats = start_stats(DPStats, B, prep, recorder)
     W = prep.data.W
-    root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
-    if K == 0 or M == 0 or bound <= prep.floor:  # a leaf is optimal, or nothing can beat bound
+    root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0)) + P
+    if K == 0 or M == 0 or bound <= prep.floor + P:  # a leaf is optimal, or nothing beats bound
         if root_leaf < bound and (K == 0 or M == 0):
             inc = np.full(2, -1, dtype=np.int64)
-            recorder.improve(_checked_tree(root_leaf, inc, prep, B, y, w, n_classes), root_leaf)
+            tree = _checked_tree(root_leaf, inc, prep, B, y, w, n_classes, P)
+            recorder.improve(tree, root_leaf)
         recorder.lower_bound = min(root_leaf, bound)
         return recorder.snapshot(proven_optimal=True)
 
-    run = BlossomRun(prep, K, bound, (B, y, w, n_classes), recorder, stats)
+    run = BlossomRun(prep, K, bound, (B, y, w, n_classes), recorder, stats, P, s)
     run.advance(deadline)
     return run.finish()
 
@@ -229,22 +270,37 @@ class BlossomRun:
     The kernels keep the whole search state in arrays, so a search stopped at a slice's end
     continues where it was. Another search sharing the recorder may find a better tree;
     :meth:`tighten` lowers the bound Blossom prunes with, which keeps its proof valid: when
-    the space is exhausted, no tree beats the recorder's incumbent.
+    the space is exhausted, no tree beats the recorder's incumbent. ``leaf_penalty`` and
+    ``min_support`` are those of :func:`solve_min_error` (checked by the caller); ``bound``
+    and every value are costs.
     """
 
-    def __init__(self, prep: PreparedBinary, K: int, bound: float, source, recorder, stats):
+    def __init__(
+        self,
+        prep: PreparedBinary,
+        K: int,
+        bound: float,
+        source,
+        recorder,
+        stats,
+        leaf_penalty: float = 0.0,
+        min_support: int = 1,
+    ):
         self.prep, self.K, self.source = prep, K, source
         self.recorder, self.stats = recorder, stats
-        self.state, self.ctl, self.fctl, self.scr, self.bottom = _allocate(prep, K, bound)
-        _start(prep.data, self.state, self.ctl, self.scr)
+        self.leaf_penalty = float(leaf_penalty)
+        self.state, self.ctl, self.fctl, self.scr, self.bottom, self.support = _allocate(
+            prep, K, bound, self.leaf_penalty, int(min_support)
+        )
+        _start(prep.data, self.state, self.ctl, self.fctl, self.scr, self.support)
         self.budget = 20_000
         self.proven = False
 
     def tighten(self, value: float) -> None:
-        """Prune from now on with ``value``, the error of a tree already on the recorder."""
+        """Prune from now on with ``value``, the cost of a tree already on the recorder."""
         if value < self.fctl[k.F_INCUMBENT]:
             self.fctl[k.F_INCUMBENT] = value
-            if value <= self.prep.floor:
+            if value <= self.fctl[k.F_FLOOR]:
                 self.proven = True
 
     def advance(self, until: float | None) -> bool:
@@ -253,7 +309,14 @@ class BlossomRun:
         while not self.proven:
             tic = time.perf_counter()
             status = k.search(
-                self.prep.data, self.state, ctl, fctl, self.scr, self.bottom, self.budget
+                self.prep.data,
+                self.state,
+                ctl,
+                fctl,
+                self.scr,
+                self.bottom,
+                self.support,
+                self.budget,
             )
             toc = time.perf_counter()
             if ctl[k.C_IMPROVED]:
@@ -271,7 +334,7 @@ class BlossomRun:
         return self.proven
 
     def _checked(self, value: float) -> Tree:
-        return _checked_tree(value, self.state.inc, self.prep, *self.source)
+        return _checked_tree(value, self.state.inc, self.prep, *self.source, self.leaf_penalty)
 
     def finish(self) -> SearchResult:
         """The recorder's snapshot, with the root as a leaf if no tree was found yet."""
@@ -279,9 +342,10 @@ class BlossomRun:
         if recorder.best is None:  # stopped before the first complete tree: the root as a leaf
             self.state.inc[:] = -1
             W = prep.data.W
-            root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0))
+            root_leaf = float(W.sum() - W.sum(axis=0).max(initial=0.0)) + self.leaf_penalty
             recorder.improve(self._checked(root_leaf), root_leaf)
-        recorder.lower_bound = recorder.best.value if self.proven else prep.floor
+        floor = float(self.fctl[k.F_FLOOR])
+        recorder.lower_bound = recorder.best.value if self.proven else floor
         self.fill_stats()
         return recorder.snapshot(proven_optimal=self.proven)
 

@@ -234,6 +234,26 @@ def check_inputs(
         raise DataError(f"max_depth must be >= 0; got {depth}")
 
 
+def check_leaf_options(leaf_penalty: float, min_support: int) -> tuple[float, int]:
+    """The leaf penalty (a finite number >= 0) and minimum support (an integer >= 1) of an
+    error search, checked; refused with :class:`DataError` otherwise."""
+    if (
+        isinstance(leaf_penalty, bool)
+        or not isinstance(leaf_penalty, int | float | np.integer | np.floating)
+        or not math.isfinite(leaf_penalty)
+        or leaf_penalty < 0
+    ):
+        raise DataError(
+            f"leaf_penalty must be a finite number >= 0 (in units of the weights), "
+            f"got {leaf_penalty!r}"
+        )
+    if isinstance(min_support, bool) or not isinstance(min_support, int | np.integer):
+        raise DataError(f"min_support must be a positive integer, got {min_support!r}")
+    if min_support < 1:
+        raise DataError(f"min_support must be >= 1, got {min_support}")
+    return float(leaf_penalty), int(min_support)
+
+
 def start_stats(kind: type[DPStats], B: np.ndarray, prep: PreparedBinary, recorder: Recorder):
     """A DP search's statistics (``kind``, a :class:`DPStats` subclass), set on the recorder."""
     N, M = prep.data.Bd.shape

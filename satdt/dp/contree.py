@@ -19,6 +19,20 @@ data using dynamic programming with branch-and-bound" (AAAI 2025). The recursion
 * ``max_gap``: the root accepts only trees better than the incumbent by more than the gap,
   so the result is within the gap of the optimum.
 
+The leaf penalty and the minimum support. The search minimises the *cost*: the weighted
+error plus ``leaf_penalty`` per leaf, every bound above read in cost units. Each side of a
+split costs at least its irreducible error plus one leaf, so a split is tried only below the
+subproblem's irreducible error plus two leaves (a leaf is optimal as soon as its error is at
+most the irreducible error plus the penalty), and D2Split evaluates a side's split only below
+its best less two leaves. ``min_support`` allows a split only with that many training rows
+(of positive weight, duplicates each counted) on both sides: the split points of a column
+are then a range of positions. Branch's bounds rest on two facts (see
+:mod:`satdt.dp._contree_kernels`): adding rows of weight x to a row set raises its optimal
+cost by at most x, which holds under both, and no subset costs more than its superset,
+which a minimum support breaks (a subset may be too small to split). Then a subset at
+depth d costs at most ``(2^d - 1) * max(0, (min_support - 1) * wmax - leaf_penalty)`` more
+(``wmax`` the largest row weight), and the bounds that used monotonicity subtract that.
+
 Anytime. At depth three or more a greedy Gini tree (:mod:`satdt.dp.greedy`) is the first
 incumbent and the first bound; then the root reports each better tree it completes. The
 deadline is looked at before every subproblem and, inside the depth-two kernel, about
@@ -54,7 +68,7 @@ from ..result import ConTreeStats, Recorder, SearchResult
 from ..tree import Tree
 from . import _contree_kernels as k
 from . import kernels
-from .common import check_inputs
+from .common import check_inputs, check_leaf_options
 from .greedy import greedy_numeric_tree
 
 #: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
@@ -90,7 +104,8 @@ class PreparedNumeric:
 
     ``values[f]`` are column f's distinct values; ``W`` the class weights of each distinct
     row, ``rw`` their sums, ``rirr`` each row's irreducible error, ``floor`` their total,
-    ``cls`` each row's class when it has a single one (else -1).
+    ``cls`` each row's class when it has a single one (else -1), ``rc`` the number of
+    training rows (of positive weight) merged into each (int64).
     """
 
     Rt: np.ndarray
@@ -100,6 +115,7 @@ class PreparedNumeric:
     rw: np.ndarray
     rirr: np.ndarray
     floor: float
+    rc: np.ndarray
 
 
 def prepare_numeric(
@@ -140,9 +156,16 @@ def prepare_numeric(
     rirr = rw - W.max(axis=1, initial=0.0)
     Rt = np.ascontiguousarray(ranks[first].T)
     cls = np.where((W > 0).sum(axis=1) == 1, W.argmax(axis=1), -1).astype(np.int32)
+    rc = np.bincount(inverse, minlength=N).astype(np.int64)
     return PreparedNumeric(
-        Rt=Rt, cls=cls, values=values, W=W, rw=rw, rirr=rirr, floor=float(rirr.sum())
+        Rt=Rt, cls=cls, values=values, W=W, rw=rw, rirr=rirr, floor=float(rirr.sum()), rc=rc
     )
+
+
+def _root_leaf(prep: PreparedNumeric) -> float:
+    """Error of the whole data as a single leaf."""
+    totals = prep.W.sum(axis=0)
+    return float(totals.sum() - totals.max(initial=0.0))
 
 
 def _root_order(prep: PreparedNumeric) -> np.ndarray:
@@ -158,10 +181,11 @@ class _Search:
     """The recursion of Eq. (4)-(6) over subproblems (sorted orders), with the cache.
 
     ``solve(order, d, ub)`` returns ``(value, node)``: with ``node`` not None, ``value`` is
-    the optimum of the subproblem at depth ``d`` (below ``ub``) and ``node`` its tree in rank
-    space (``-1`` a leaf, or ``(column, rank, left, right)``, rank r sending the rows of rank
-    <= r left); otherwise ``value >= ub`` is a lower bound on the optimum. ``on_root`` gets
-    each better tree of the root search.
+    the optimal cost of the subproblem at depth ``d`` (below ``ub``) and ``node`` its tree in
+    rank space (``-1`` a leaf, or ``(column, rank, left, right)``, rank r sending the rows of
+    rank <= r left); otherwise ``value >= ub`` is a lower bound on the optimum. The cost is
+    the error plus ``pen`` per leaf, every split with ``s`` training rows on each side.
+    ``on_root`` gets each better tree of the root search.
     """
 
     def __init__(
@@ -173,9 +197,21 @@ class _Search:
         deadline: float | None,
         stats: ConTreeStats,
         on_root: Callable[[float, Any], None],
+        pen: float = 0.0,
+        s: int = 1,
+        wmax: float = 0.0,
     ) -> None:
         self.prep = prep
+        self.pen = pen
+        self.s = s
+        # a subset of a row set costs at most gamma more per merged leaf than the set (see
+        # satdt.dp._contree_kernels): 0 (monotonicity) without a support rule
+        self.gamma = max(0.0, (s - 1) * wmax - pen)
         self.flags = flags
+        self.rule = np.zeros(k.N_RULE)
+        self.rule[k.RULE_PEN] = pen
+        self.rule[k.RULE_SUPPORT] = s
+        self.rule[k.RULE_GAMMA] = self.gamma
         self.d2 = d2
         self.d2_kernel: Callable[..., float] | None = None
         self.cap = max_cache_mb * 2**20
@@ -225,6 +261,8 @@ class _Search:
                 p.rw,
                 p.rirr,
                 p.cls,
+                p.rc,
+                self.rule,
                 ub,
                 slack,
                 self.flags,
@@ -235,7 +273,7 @@ class _Search:
             self.stats.d2_splits += int(out[k.O_D2SPLITS])
             self.stats.cuts += int(out[k.O_CUTS])
         else:
-            value = k.solve_d1(order, p.Rt, p.W, p.rw, p.rirr, ub, slack, out)
+            value = k.solve_d1(order, p.Rt, p.W, p.rw, p.rirr, p.rc, self.rule, ub, slack, out)
         if not out[k.O_FOUND]:
             return ub, None
         if out[k.O_F1] < 0:
@@ -248,7 +286,7 @@ class _Search:
     def _leaf(self, order: np.ndarray, ub: float) -> tuple[float, Any]:
         p = self.prep
         tot, _ = k.class_totals(order[0], p.W, p.rw, p.rirr, self.FQ)
-        leaf = float(tot - self.FQ.max(initial=0.0))
+        leaf = float(tot - self.FQ.max(initial=0.0)) + self.pen
         return (leaf, -1) if leaf < ub else (ub, None)
 
     def solve(
@@ -256,7 +294,7 @@ class _Search:
     ) -> tuple[float, Any]:
         """The optimum of ``order`` at depth ``d`` if below ``ub`` (see the class docstring).
 
-        At the ``root``, a split is useful only below the best error minus ``slack`` (the
+        At the ``root``, a split is useful only below the best cost minus ``slack`` (the
         gap), each new best tree goes to ``on_root``, and nothing is cached.
         """
         if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -284,26 +322,32 @@ class _Search:
     def _branch_all(self, order: np.ndarray, d: int, ub: float, slack: float, root: bool):
         """min over columns of Branch (Eq. (4)), each by Algorithm 1 with the children by Eq. (6)."""
         p = self.prep
+        pen = self.pen
         m, n = order.shape
         C = p.W.shape[1]
         FQ = np.zeros(C)
         tot, floor = k.class_totals(order[0], p.W, p.rw, p.rirr, FQ)
         best_value, best_node = ub, None
-        leaf = float(tot - FQ.max(initial=0.0))
+        leaf = float(tot - FQ.max(initial=0.0)) + pen
         if leaf < ub:
             best_value, best_node = leaf, -1
             if root:
                 self.on_root(leaf, -1)
         target = best_value - slack if best_node is not None else ub
-        if target <= floor:
+        least = floor + 2 * pen  # the least cost of a split
+        if target <= least:
             return best_value, best_node
         pos = np.empty((m, n), dtype=np.int64)
         P = np.empty((m, n))
         Ks = np.empty(m, dtype=np.int64)
         err = np.empty(m)
         hint = np.empty(m, dtype=np.int64)
-        k.depth_one_all(order, p.Rt, p.W, p.rw, FQ, tot, self.CL, pos, P, Ks, err, hint)
+        k.depth_one_all(
+            order, p.Rt, p.W, p.rw, p.rc, self.s, FQ, tot, self.CL, pos, P, Ks, err, hint
+        )
         ctl = np.zeros(k.N_CTL, dtype=np.int64)
+        # a superset of a side (depth d - 1) costs at least the side's cost less this
+        drop = self.gamma * (2 ** (d - 1) - 1)
         for f in np.argsort(err, kind="stable"):
             f = int(f)
             K = int(Ks[f])
@@ -316,7 +360,7 @@ class _Search:
             k.branch_init(queue, ctl, K, int(hint[f]))
             rank_f = p.Rt[f]
             while True:
-                w = k.branch_next(queue, ctl, Pf, thL, thR, K, target, self.flags)
+                w = k.branch_next(queue, ctl, Pf, thL, thR, K, target, self.flags, pen, drop)
                 if w < 0:
                     break
                 self.stats.expansions += 1
@@ -325,30 +369,31 @@ class _Search:
                 right = np.empty((m, n - cut), dtype=np.int32)
                 r = int(rank_f[order[f, cut - 1]])
                 k.partition(order, rank_f, r, left, right)
-                # The larger side first, with the bound target; the other with target less
-                # the first's error plus the weight between w and the far end of its
-                # interval, so that if it fails, Corollary 1 prunes that whole interval (the
-                # paper's eta, Algorithm 1, lines 13-15).
+                # The larger side first, with the bound target (less a leaf, the other
+                # side's least cost); the other with target less the first's cost plus the
+                # weight between w and the far end of its interval (and the drop), so that if
+                # it fails, Corollary 1 prunes that whole interval (the paper's eta,
+                # Algorithm 1, lines 13-15).
                 i, j = int(ctl[k.CUR_I]), int(ctl[k.CUR_J])
-                eta = max(Pf[w] - Pf[i], Pf[j] - Pf[w])
+                eta = max(Pf[w] - Pf[i], Pf[j] - Pf[w]) + drop
                 big, small = (left, right) if 2 * cut >= n else (right, left)
-                t1, n1 = self.solve(big, d - 1, target)
+                t1, n1 = self.solve(big, d - 1, target - pen)
                 ub2 = target - t1 + eta
-                if ub2 > 0:
+                if ub2 > pen:
                     t2, n2 = self.solve(small, d - 1, ub2)
-                else:
-                    t2, n2 = float(p.rirr[small[0]].sum()), None
+                else:  # it costs at least a leaf: its least cost, a lower bound
+                    t2, n2 = float(p.rirr[small[0]].sum()) + pen, None
                 (tl, nl), (tr, nr) = ((t1, n1), (t2, n2)) if big is left else ((t2, n2), (t1, n1))
                 if nl is not None and nr is not None and tl + tr < target:
                     best_value, best_node = tl + tr, (f, r, nl, nr)
                     target = best_value - slack
                     if root:
                         self.on_root(best_value, best_node)
-                k.branch_update(queue, ctl, Pf, thL, thR, target, self.flags, tl, tr)
-                if target <= floor:
+                k.branch_update(queue, ctl, Pf, thL, thR, target, self.flags, pen, drop, tl, tr)
+                if target <= least:
                     break
             self.stats.cuts += int(ctl[k.PRUNED])
-            if target <= floor:
+            if target <= least:
                 break
         if best_node is None:
             return ub, None
@@ -372,14 +417,36 @@ def _to_tree(
     return tree
 
 
-def _checked_tree(value: float, node: Any, prep, X, y, w, n_classes) -> Tree:
-    """Build the tree and check that it really has the error the search claims."""
+def _cost(tree: Tree, pen: float) -> float:
+    """The cost of a tree with counts: its error plus ``pen`` per leaf."""
+    return tree.count_error() + pen * tree.n_leaves
+
+
+def _supported(tree: Tree, X: np.ndarray, w: np.ndarray, s: int) -> bool:
+    """Whether every leaf of a tree (with counts) with a split holds ``s`` training rows of
+    positive weight (then each side of every split does)."""
+    if tree.n_leaves == 1:
+        return True
+    leaves = tree.left < 0
+    if s <= 1:  # a leaf with positive weight
+        return bool((tree.counts[leaves].sum(axis=1) > 0).all())
+    reached = np.bincount(tree.apply(X[w > 0]), minlength=tree.n_nodes)
+    return bool(reached[leaves].min() >= s)
+
+
+def _checked_tree(
+    value: float, node: Any, prep, X, y, w, n_classes, pen: float = 0.0, s: int = 1
+) -> Tree:
+    """Build the tree and check that it really has the cost the search claims (its error
+    plus ``pen`` per leaf) and the support ``s`` on each side of every split."""
     tree = _to_tree(node, prep, X, y, w, n_classes)
-    error = tree.count_error()
-    if abs(error - value) > _REL_TOL * max(1.0, float(w.sum())):
+    cost = _cost(tree, pen)
+    if abs(cost - value) > _REL_TOL * max(1.0, float(w.sum())):
         raise RuntimeError(
-            f"internal error: the search reports error {value} but its tree has error {error}"
+            f"internal error: the search reports cost {value} but its tree has cost {cost}"
         )
+    if not _supported(tree, X, w, s):
+        raise RuntimeError(f"internal error: the search's tree has a leaf of fewer than {s} rows")
     return tree
 
 
@@ -409,9 +476,12 @@ def _primal(
     until: float,
     prep: PreparedNumeric,
     report: Callable[[float, Any], None],
+    pen: float = 0.0,
+    s: int = 1,
 ) -> None:
     """Good trees early: Blossom on ``PRIMAL_THRESHOLDS`` quantile thresholds per column
-    until ``until``, each of its better trees reported as a ConTree incumbent.
+    until ``until`` (with the same leaf penalty ``pen`` and minimum support ``s``), each of
+    its better trees reported as a ConTree incumbent.
 
     At depth four or more ConTree improves on its greedy tree only once a whole depth-three
     subproblem is solved, which can take minutes; Blossom on few thresholds finds good trees
@@ -425,16 +495,28 @@ def _primal(
     B = binarizer.transform(X)
 
     def forward(result: SearchResult) -> None:
-        node = _greedy_node(result.tree, prep)
+        node = _greedy_node(result.model, prep)
         if node is not None:
-            report(float(result.objective_value), node)
+            tree = _to_tree(node, prep, X, y, w, n_classes)
+            if _supported(tree, X, w, s):
+                report(_cost(tree, pen), node)
 
     sub = Recorder(
         "error",
         to_user_tree=lambda tree: tree.map_features(binarizer.column_, binarizer.threshold_),
         on_improve=forward,
     )
-    blossom(B, y, n_classes, max_depth, sample_weight=w, deadline=until, recorder=sub)
+    blossom(
+        B,
+        y,
+        n_classes,
+        max_depth,
+        sample_weight=w,
+        deadline=until,
+        recorder=sub,
+        leaf_penalty=pen,
+        min_support=s,
+    )
 
 
 def _flags(prune: Iterable[str]) -> tuple[int, bool]:
@@ -466,8 +548,13 @@ def solve_min_error(
     max_cache_mb: float = 512,
     prune: Iterable[str] = PRUNING,
     column_values: list[np.ndarray] | None = None,
+    leaf_penalty: float = 0.0,
+    min_support: int = 1,
 ) -> SearchResult:
-    """Minimum-error tree of depth at most ``max_depth`` on numeric features, by ConTree.
+    """Minimum-cost tree of depth at most ``max_depth`` on numeric features, by ConTree.
+
+    The cost is the weighted error plus ``leaf_penalty`` per leaf (the error alone by
+    default); every value reported (incumbents, ``upper_bound``, ``lower_bound``) is a cost.
 
     Parameters
     ----------
@@ -477,12 +564,12 @@ def solve_min_error(
         As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
         maximum depth, non-negative row weights (default ones), a ``time.perf_counter()``
         value to stop at, the recorder receiving every incumbent (and a
-        :class:`~satdt.result.ConTreeStats`), and the error of an incumbent already on the recorder that
-        the search must beat.
+        :class:`~satdt.result.ConTreeStats`), and the cost of an incumbent already on the
+        recorder that the search must beat.
     max_gap
-        The paper's optimality gap: an absolute weight (``>= 1``) or, when below 1, a
-        fraction of the total weight. The result is within it of the optimum;
-        ``lower_bound`` is the best error less the gap, and ``proven_optimal`` needs a gap of 0.
+        The paper's optimality gap, in cost units: an absolute amount (``>= 1``) or, when
+        below 1, a fraction of the total weight. The result is within it of the optimum;
+        ``lower_bound`` is the best cost less the gap, and ``proven_optimal`` needs a gap of 0.
     max_cache_mb
         Cap on the cache of solved subproblems (an estimate of its memory); once reached it
         stops storing and the search stays exact.
@@ -492,6 +579,13 @@ def solve_min_error(
     column_values
         Each column's sorted distinct values over the rows of positive weight, when the
         caller has them (the estimator's data preparation does).
+    leaf_penalty
+        Cost of each leaf, in the units of the weights (>= 0): a split is kept only when it
+        lowers the error by more than the penalty of the leaf it adds.
+    min_support
+        Least number of training rows of positive weight on each side of a split (>= 1;
+        DL8.5's minimum support, duplicates counted one each); a single leaf is always
+        allowed. Above 1 some of Branch's bounds are weaker (see the module docstring).
 
     Returns
     -------
@@ -502,6 +596,7 @@ def solve_min_error(
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     check_inputs(X, y, w, n_classes, max_depth, binary=False)
+    pen, s = check_leaf_options(leaf_penalty, min_support)
     if not (max_gap >= 0):
         raise DataError(f"max_gap must be >= 0; got {max_gap}")
     flags, d2 = _flags(prune)
@@ -511,14 +606,7 @@ def solve_min_error(
     tol = _REL_TOL * max(1.0, total)
     gap = float(max_gap) * total if 0 < max_gap < 1 else float(max_gap)
     slack = max(gap, tol)
-    if upper_bound is not None:
-        best = recorder.best
-        if best is None or best.value > float(upper_bound) + tol:
-            seen = "no incumbent" if best is None else f"an incumbent of error {best.value}"
-            raise DataError(
-                f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
-                f"the recorder holds {seen}: record that tree first (recorder.improve)"
-            )
+    _check_upper_bound(upper_bound, recorder, tol)
 
     def check_time() -> None:
         if deadline is not None and time.perf_counter() >= deadline:
@@ -533,7 +621,7 @@ def solve_min_error(
         totals = np.bincount(y, weights=w, minlength=n_classes)
         leaf = Tree.single_leaf(int(totals.argmax()), np.arange(n_classes)).with_counts(X, y, w)
         if recorder.best is None:
-            recorder.improve(leaf, leaf.count_error())
+            recorder.improve(leaf, _cost(leaf, pen))
         return recorder.snapshot(proven_optimal=False)
     m, N = prep.Rt.shape
     stats = ConTreeStats(
@@ -548,45 +636,25 @@ def solve_min_error(
     ub = math.inf if upper_bound is None else float(upper_bound) - slack
 
     def report(value: float, node: Any) -> None:
-        tree = _checked_tree(value, node, prep, X, y, w, n_classes)
+        tree = _checked_tree(value, node, prep, X, y, w, n_classes, pen, s)
         if recorder.best is None or value < recorder.best.value:
             recorder.improve(tree, value)
 
-    search = _Search(prep, flags, d2, max_cache_mb, deadline, stats, report)
+    wmax = float(w.max(initial=0.0))
+    search = _Search(prep, flags, d2, max_cache_mb, deadline, stats, report, pen, s, wmax)
     proven = False
     # a greedy first tree: an incumbent at once, a bound to prune (unless the caller's
     # incumbent, such as the estimator's greedy tree on large tables, already gives one)
     if max_depth >= 3 and N > 1 and upper_bound is None:
-        greedy = greedy_numeric_tree(
-            X, y, n_classes, sample_weight=w, max_depth=max_depth, deadline=deadline
-        )
-        node = _greedy_node(greedy, prep)
-        if node is not None:
-            tree = _to_tree(node, prep, X, y, w, n_classes)
-            value = tree.count_error()
-            if value < ub:
-                report(value, node)
-                ub = value - slack
+        ub = _greedy_first(X, y, w, n_classes, max_depth, deadline, prep, report, ub, pen, s, slack)
     try:
         if N == 0 or m == 0:  # nothing to split: a leaf
-            totals = prep.W.sum(axis=0)
-            value, node = float(totals.sum() - totals.max(initial=0.0)), -1
+            value, node = _root_leaf(prep) + pen, -1
         elif deadline is not None and max_depth >= PRIMAL_DEPTH:
-            # the exact search briefly (easy problems end here), then Blossom's good trees
-            # early (_primal), then the exact search again with their bound and its cache
-            kernels.request(["blossom"])
-            left = max(deadline - time.perf_counter(), 0.0)
-            search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
-            try:
-                value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
-            except TimeUp:
-                if kernels.ready(["blossom"]):  # on a first run they may be compiling still
-                    until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
-                    _primal(X, y, w, n_classes, max_depth, min(until, deadline), prep, report)
-                if recorder.best is not None:
-                    ub = min(ub, recorder.best.value - slack)
-                search.deadline = deadline
-                value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
+            value, node = _solve_with_primal(
+                search, order, int(max_depth), ub, slack, deadline, recorder,
+                lambda until: _primal(X, y, w, n_classes, max_depth, until, prep, report, pen, s),
+            )  # fmt: skip
         else:
             value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
         if node is not None:
@@ -595,14 +663,69 @@ def solve_min_error(
     except TimeUp:
         stats.interrupted = True
     if recorder.best is None:  # stopped before the first tree: the root as a leaf
-        leaf, node = search._leaf(order, math.inf) if N and m else (0.0, -1)
-        report(leaf, node)
+        report(_root_leaf(prep) + pen, -1)
     stats.cache_entries = len(search.cache)
     stats.cache_mb = search.cache_bytes / 2**20
+    return _snapshot(recorder, proven, gap, least=prep.floor + pen)
+
+
+def _snapshot(recorder: Recorder, proven: bool, gap: float, least: float) -> SearchResult:
+    """The result with its lower bound: the best cost (less the permitted gap) when the
+    search completed, else ``least`` (any tree costs at least the irreducible error and a
+    leaf)."""
     best_value = recorder.best.value
     if proven:
-        recorder.lower_bound = best_value if gap == 0 else max(best_value - gap, prep.floor)
+        recorder.lower_bound = best_value if gap == 0 else max(best_value - gap, least)
         recorder.gap = gap
     else:
-        recorder.lower_bound = prep.floor
+        recorder.lower_bound = least
     return recorder.snapshot(proven_optimal=proven and gap == 0)
+
+
+def _check_upper_bound(upper_bound: float | None, recorder: Recorder, tol: float) -> None:
+    """An ``upper_bound`` must come with its tree on the recorder (the result returns it)."""
+    if upper_bound is None:
+        return
+    best = recorder.best
+    if best is None or best.value > float(upper_bound) + tol:
+        seen = "no incumbent" if best is None else f"an incumbent of cost {best.value}"
+        raise DataError(
+            f"upper_bound={upper_bound} needs the tree it comes from on the recorder; "
+            f"the recorder holds {seen}: record that tree first (recorder.improve)"
+        )
+
+
+def _greedy_first(X, y, w, n_classes, max_depth, deadline, prep, report, ub, pen, s, slack):
+    """Report a greedy tree grown on the training rows (those of positive weight: no leaf of
+    rows of weight 0 alone) when it beats ``ub`` and keeps the support; the bound after it."""
+    used = w > 0
+    Xg, yg, wg = (X, y, w) if used.all() else (X[used], y[used], w[used])
+    greedy = greedy_numeric_tree(
+        Xg, yg, n_classes, sample_weight=wg, max_depth=max_depth, deadline=deadline
+    )
+    node = _greedy_node(greedy, prep)
+    if node is not None:
+        tree = _to_tree(node, prep, X, y, w, n_classes)
+        value = _cost(tree, pen)
+        if value < ub and _supported(tree, X, w, s):
+            report(value, node)
+            ub = value - slack
+    return ub
+
+
+def _solve_with_primal(search, order, depth, ub, slack, deadline, recorder, primal):
+    """The exact search briefly (easy problems end here), then Blossom's good trees early
+    (``primal(until)``), then the exact search again with their bound and its cache."""
+    kernels.request(["blossom"])
+    left = max(deadline - time.perf_counter(), 0.0)
+    search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
+    try:
+        return search.solve(order, depth, ub, slack=slack, root=True)
+    except TimeUp:
+        if kernels.ready(["blossom"]):  # on a first run they may be compiling still
+            until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
+            primal(min(until, deadline))
+        if recorder.best is not None:
+            ub = min(ub, recorder.best.value - slack)
+        search.deadline = deadline
+        return search.solve(order, depth, ub, slack=slack, root=True)

@@ -67,8 +67,8 @@ GROUPS: dict[str, KernelGroup] = {
     g.name: g
     for g in (
         KernelGroup("counts", ("_counts",), (), "counting and depth-two kernels (DL8.5)"),
-        KernelGroup("support", ("_dl85_kernels",), ("counts",), "DL8.5's minimum support"),
-        KernelGroup("blossom", ("_blossom_kernels",), ("counts",), "Blossom's search"),
+        KernelGroup("support", ("_dl85_kernels",), ("counts",), "the minimum support rule"),
+        KernelGroup("blossom", ("_blossom_kernels",), ("counts", "support"), "Blossom's search"),
         KernelGroup("contree", ("_contree_kernels",), (), "ConTree on numeric columns"),
         KernelGroup("contree_d2", ("_contree_d2",), ("contree",), "ConTree's depth-two kernel"),
         KernelGroup("greedy", ("_greedy_kernels",), (), "the greedy tree of large tables"),

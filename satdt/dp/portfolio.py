@@ -19,7 +19,7 @@ import numpy as np
 
 from ..result import DPStats, PortfolioStats, Recorder, SearchResult
 from . import kernels
-from .common import bound_to_beat, check_inputs, prepare_binary, tolerance
+from .common import bound_to_beat, check_inputs, check_leaf_options, prepare_binary, tolerance
 
 # CA-DL8.5's rule with the lowest primal integrals besides Blossom in benchmarks/anytime.py.
 DEFAULT_RULE = "topk"
@@ -71,19 +71,23 @@ def solve_min_error(
     deadline: float | None = None,
     recorder: Recorder,
     upper_bound: float | None = None,
+    leaf_penalty: float = 0.0,
+    min_support: int = 1,
     rule: str = DEFAULT_RULE,
     first_slice: float = FIRST_SLICE,
     blossom_share: float = BLOSSOM_SHARE,
     every: float = EVERY,
 ) -> SearchResult:
-    """Minimum-error tree of depth at most ``max_depth`` by Blossom and CA-DL8.5 together.
+    """Minimum-cost tree of depth at most ``max_depth`` by Blossom and CA-DL8.5 together.
 
-    Arguments as :func:`satdt.dp.blossom.solve_min_error`; ``rule`` is CA-DL8.5's rule (its
-    default schedule), ``first_slice`` the seconds Blossom runs alone first,
-    ``blossom_share`` (in (0, 1)) Blossom's fraction of the time afterwards, ``every`` the
-    seconds of CA-DL8.5 between two Blossom slices. ``recorder.stats`` becomes a
-    :class:`~satdt.result.PortfolioStats`: CA-DL8.5's counters, Blossom's in ``blossom``,
-    the time each search had, and which one proved the optimum.
+    Arguments as :func:`satdt.dp.blossom.solve_min_error` (both searches minimise the error
+    plus ``leaf_penalty`` per leaf under the minimum support ``min_support``; values are
+    those costs); ``rule`` is CA-DL8.5's rule (its default schedule), ``first_slice`` the
+    seconds Blossom runs alone first, ``blossom_share`` (in (0, 1)) Blossom's fraction of
+    the time afterwards, ``every`` the seconds of CA-DL8.5 between two Blossom slices.
+    ``recorder.stats`` becomes a :class:`~satdt.result.PortfolioStats`: CA-DL8.5's
+    counters, Blossom's in ``blossom``, the time each search had, and which one proved the
+    optimum.
 
     On a fresh install the two searches' kernels may still be compiling in the background
     (:mod:`satdt.dp.kernels`): the portfolio starts with whichever search is ready (Blossom
@@ -94,6 +98,7 @@ def solve_min_error(
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     check_inputs(B, y, w, n_classes, max_depth)
+    P, s = check_leaf_options(leaf_penalty, min_support)
     if not 0.0 < blossom_share < 1.0:
         raise ValueError(f"blossom_share must lie in (0, 1), got {blossom_share}")
     tic = time.perf_counter()
@@ -110,28 +115,30 @@ def solve_min_error(
         irreducible_error=prep.floor,
     )
     source = (B, y, w, n_classes)
-    if not kernels.ready(["counts"]) and not kernels.ready(["blossom"]):
-        kernels.load(["counts"])  # nothing ready: compile here (the caller did not wait)
-    if K == 0 or M == 0 or bound <= prep.floor:  # nothing to interleave
-        if not kernels.ready(["counts"]):
+    ca_groups = ["counts", "support"] if s > 1 else ["counts"]  # CA-DL8.5's kernels
+    if not kernels.ready(ca_groups) and not kernels.ready(["blossom"]):
+        kernels.load(ca_groups)  # nothing ready: compile here (the caller did not wait)
+    leaf = {"leaf_penalty": P, "min_support": s}
+    if K == 0 or M == 0 or bound <= prep.floor + P:  # nothing to interleave
+        if not kernels.ready(ca_groups):
             return _blossom().solve_min_error(
                 B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
-                upper_bound=upper_bound,
+                upper_bound=upper_bound, **leaf,
             )  # fmt: skip
         from . import dl85
 
         return dl85.solve_min_error(
             B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
-            upper_bound=upper_bound, rule=rule, prep=prep,
+            upper_bound=upper_bound, rule=rule, prep=prep, **leaf,
         )  # fmt: skip
     run = None
     proven = False
     blossom_seconds = 0.0
     if kernels.ready(["blossom"]):
-        run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats)
+        run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats, **leaf)
         first = time.perf_counter() + first_slice
         proven = run.advance(first if deadline is None else min(first, deadline))
-        while not (proven or _past(deadline) or kernels.ready(["counts"])):  # CA-DL8.5 compiling
+        while not (proven or _past(deadline) or kernels.ready(ca_groups)):  # CA-DL8.5 compiling
             proven = run.advance(_soon(deadline))
         blossom_seconds = time.perf_counter() - tic
     if proven or _past(deadline):
@@ -150,7 +157,7 @@ def solve_min_error(
             return None
         best = recorder.best
         now = bound if best is None else min(bound, best.value - tol)
-        return _blossom().BlossomRun(prep, K, now, source, recorder, blossom_stats)
+        return _blossom().BlossomRun(prep, K, now, source, recorder, blossom_stats, **leaf)
 
     from . import dl85  # ready now (waited for above, or compiled here)
 
@@ -160,7 +167,7 @@ def solve_min_error(
     result = dl85.solve_min_error(
         B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
         upper_bound=None if best is None else best.value, rule=rule, prep=prep,
-        companion=slices,
+        companion=slices, **leaf,
     )  # fmt: skip
     if slices.run is not None:
         slices.run.fill_stats()

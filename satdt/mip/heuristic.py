@@ -37,15 +37,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagram import SPLITS, Diagram, objective
-from ..errors import SatdtError
+from ..diagram import Diagram
+from ..diagram_checks import SPLITS, objective
+from ..errors import SatdtError, TimeUp
 
 # Largest number of floats a split evaluation holds at once (rows x features x classes).
 _CHUNK_FLOATS = 2_000_000
-
-
-class _Stop(Exception):
-    """The time ran out during one construction."""
 
 
 def _xlogx(c: np.ndarray) -> np.ndarray:
@@ -180,7 +177,7 @@ class _Builder:
             flows: list[_Flow] = []
             for group, rows in zip(groups, group_rows, strict=True):
                 if stop is not None and time.perf_counter() >= stop:
-                    raise _Stop
+                    raise TimeUp
                 features = everything
                 if rng is not None and n_sampled < d:
                     features = np.sort(rng.choice(d, n_sampled, replace=False))
@@ -415,7 +412,7 @@ def construct(
         builder = _Builder(X, Yw, widths, alpha, min_gap)
         try:
             root = builder.build(rng if start > 0 else None, n_sampled, stop)
-        except _Stop:
+        except TimeUp:  # the time ran out during this construction
             break
         candidate, value = finish(builder.diagram(root, n_classes))
         if value < best_value:

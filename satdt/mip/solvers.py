@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from satdt.errors import SatdtError
+from satdt.errors import SatdtError, TimeUp
 
-SOLVERS = ("highs", "scip")
+MILP_SOLVERS = ("highs", "scip")
 _MODULES = {"highs": "highspy", "scip": "pyscipopt"}
 
 #: ``on_solution(x, objective, bound)`` receives each improving solution in the original space.
@@ -42,14 +42,11 @@ _HIGHS_SECONDS_PER_ENTRY = 1e-7
 _HIGHS_GRACE = 0.1
 
 
-class OutOfTime(Exception):
-    """The deadline passed before the solver started (while the model was being built or passed)."""
-
-
 def check_clock(deadline: float) -> None:
-    """Raise :class:`OutOfTime` when ``deadline`` (a ``time.perf_counter()`` value) has passed."""
+    """Raise :class:`~satdt.errors.TimeUp` when ``deadline`` (a ``time.perf_counter()`` value) has
+    passed: while the model is built or passed to the solver, before the solver starts."""
     if time.perf_counter() >= deadline:
-        raise OutOfTime
+        raise TimeUp
 
 
 @dataclass
@@ -150,8 +147,8 @@ class RawResult:
 
 def require(solver: str) -> ModuleType:
     """Import and return the module of ``solver`` ("highs" or "scip"), or raise :class:`SatdtError`."""
-    if solver not in SOLVERS:
-        raise SatdtError(f"solver must be one of {SOLVERS}, got {solver!r}")
+    if solver not in MILP_SOLVERS:
+        raise SatdtError(f"solver must be one of {MILP_SOLVERS}, got {solver!r}")
     name = _MODULES[solver]
     try:
         return __import__(name)
@@ -180,7 +177,7 @@ def solve(
     not returned (status ``infeasible`` when the search proved that none lies below it).
 
     ``indicators`` (SCIP only) passes switch rows as indicator constraints instead of big-M rows.
-    Raises :class:`OutOfTime` when the deadline passes before the solver starts: handing a large
+    Raises :class:`~satdt.errors.TimeUp` when the deadline passes before the solver starts: handing a large
     model to SCIP goes through Python one column and one row at a time, and the clock is read
     every ``_CLOCK_EVERY`` of them; the solver gets only the time left when it starts.
 
@@ -266,11 +263,11 @@ class _HighsWatch:
 
 
 def _wait_for_abandoned(deadline: float) -> None:
-    """Wait for abandoned HiGHS runs to end (one run at a time); OutOfTime if they outlast ``deadline``."""
+    """Wait for abandoned HiGHS runs to end (one run at a time); TimeUp if they outlast ``deadline``."""
     while _abandoned:
         _abandoned[0].join(_timeout(deadline))
         if _abandoned[0].is_alive():
-            raise OutOfTime
+            raise TimeUp
         _abandoned.pop(0)
 
 
@@ -401,6 +398,43 @@ def _solve_scip(
     m.hideOutput(not log)
     m.setParam("limits/gap", 0.0)
     m.setParam("limits/absgap", 1e-7)
+    columns = _scip_columns(m, model, indicators, stop)
+    _scip_rows(module, m, model, columns, indicators, stop)
+    if cutoff is not None:
+        m.setObjlimit(float(cutoff))
+    if start is not None:
+        check_clock(stop)
+        sol = m.createSol()
+        for var, value in zip(columns, start.tolist(), strict=True):
+            m.setSolVal(sol, var, value)
+        m.addSol(sol)
+    if on_solution is not None:
+        m.includeEventhdlr(
+            _scip_handler(module, columns, on_solution),
+            "satdt_incumbent",
+            "reports improving solutions",
+        )
+    check_clock(stop)
+    began = time.perf_counter()
+    m.setParam("limits/time", _seconds_left(stop))
+    m.optimize()
+    runtime = time.perf_counter() - began
+    status = m.getStatus()
+    has_solution = m.getNSols() > 0
+    x = None
+    objective = np.inf
+    if has_solution:
+        best = m.getBestSol()
+        x = _scip_values(m, best, columns)
+        objective = float(m.getSolObjVal(best))
+    names = {"optimal": "optimal", "timelimit": "time_limit", "infeasible": "infeasible"}
+    name = names.get(status, "interrupted")
+    bound = objective if name == "optimal" else float(m.getDualbound())
+    return RawResult(name, x, objective, bound, int(m.getNNodes()), runtime)
+
+
+def _scip_columns(m: Any, model: LinearModel, indicators: bool, stop: float) -> list:
+    """The model's columns as SCIP variables (the switches binary under indicators)."""
     binary_switch = np.zeros(model.n_cols, dtype=bool)
     if indicators:
         binary_switch[model.sw_var] = True
@@ -416,6 +450,14 @@ def _solve_scip(
             else ("I" if model.integer[j] else "C")
         )
         columns.append(m.addVar(lb=lb, ub=ub, vtype=vtype, obj=float(model.cost[j])))
+    return columns
+
+
+def _scip_rows(
+    module: ModuleType, m: Any, model: LinearModel, columns: list, indicators: bool, stop: float
+) -> None:
+    """The model's rows as SCIP constraints: the switch rows as indicator constraints, or
+    every row with its big-M."""
     expr_type = module.Expr
     term = module.scip.Term
 
@@ -457,37 +499,6 @@ def _solve_scip(
             m.addCons(body >= float(lo))
         else:
             m.addCons(float(lo) <= (body <= float(hi)))
-    if cutoff is not None:
-        m.setObjlimit(float(cutoff))
-    if start is not None:
-        check_clock(stop)
-        sol = m.createSol()
-        for var, value in zip(columns, start.tolist(), strict=True):
-            m.setSolVal(sol, var, value)
-        m.addSol(sol)
-    if on_solution is not None:
-        m.includeEventhdlr(
-            _scip_handler(module, columns, on_solution),
-            "satdt_incumbent",
-            "reports improving solutions",
-        )
-    check_clock(stop)
-    began = time.perf_counter()
-    m.setParam("limits/time", _seconds_left(stop))
-    m.optimize()
-    runtime = time.perf_counter() - began
-    status = m.getStatus()
-    has_solution = m.getNSols() > 0
-    x = None
-    objective = np.inf
-    if has_solution:
-        best = m.getBestSol()
-        x = _scip_values(m, best, columns)
-        objective = float(m.getSolObjVal(best))
-    names = {"optimal": "optimal", "timelimit": "time_limit", "infeasible": "infeasible"}
-    name = names.get(status, "interrupted")
-    bound = objective if name == "optimal" else float(m.getDualbound())
-    return RawResult(name, x, objective, bound, int(m.getNNodes()), runtime)
 
 
 def _scip_handler(module: ModuleType, columns: list, on_solution: SolutionHook) -> Any:

@@ -33,10 +33,11 @@ from pysat.formula import IDPool
 from ..data import Dataset
 from ..errors import DataError
 from ..prepare import prepare_consistent
-from ..tree import Tree
+from ..tree import DEFAULT_LEFT, Tree
 from .counter import SequentialCounter, labelled_leaf_vars
 from .perfect import (
     Clauses,
+    PerfectTreeVars,
     example_clauses,
     one_feature_clauses,
     some_feature_clauses,
@@ -108,7 +109,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
     view = data.binary()
     classes = data.classes
     problem = Problem.from_data(view.B, data.y, len(classes), classes)
-    column, threshold, feature_names = view.column, view.threshold, view.names
+    feature_names = view.names
     names = data.feature_names
     indicator = sorted(int(i) for i in data.schema.indicator)
     n, m = problem.B.shape
@@ -121,31 +122,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
 
     pool = IDPool()
     tv = tree_vars(pool, depth, m, len(classes))
-    sections: list[tuple[str, Clauses]] = [
-        ("(1)", some_feature_clauses(tv)),
-        ("(2)", one_feature_clauses(tv, "pairwise")),
-    ]
-    routing: Clauses = []
-    leaves: Clauses = []
-    n_routing = tv.n_internal * m
-    for i in range(n):
-        clauses = example_clauses(tv, i, problem.B[i], int(problem.y[i]))
-        routing.extend(clauses[:n_routing])
-        leaves.extend(clauses[n_routing:])
-    sections += [("(3)-(4)", routing), ("(5)-(6)", leaves)]
-    bound = None
-    counter = None
-    if max_nodes is not None:
-        bound = min((max_nodes + 1) // 2, tv.n_leaves)
-        U, clauses7 = labelled_leaf_vars(pool, tv.C)
-        counter = SequentialCounter(pool, U, bound)
-        bound_clause = [[literal] for literal in counter.at_most(bound)]
-        sections += [
-            ("(7)", clauses7),
-            ("(8)", counter.formulas["(8)"]),
-            ("(9)", counter.formulas["(9)"]),
-            ("(10)", counter.formulas["(10)"] + bound_clause),
-        ]
+    sections, counter, bound = _sections(pool, tv, problem, max_nodes)
 
     var_counts = [("F", tv.F.size), ("C", tv.C.size), ("X", n * depth)]
     if counter is not None:
@@ -181,6 +158,64 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
         add(f"c   class {c}: {_json(str(label))}")
     add("c")
     add("c variables:")
+    out += _variable_comments(pool, tv, feature_names, classes, lines_of_rows, counter, bound)
+    add("c")
+    add("c read by satdt decode:")
+    out += _records(depth, max_nodes, source, names, indicator, view)
+    out += [_RECORD + _json({"class": c, "label": label.item()}) for c, label in enumerate(classes)]
+    add(f"p cnf {pool.top} {n_clauses}")
+    for _, clauses in sections:
+        out.extend(" ".join(map(str, clause)) + " 0" for clause in clauses)
+    return "\n".join(out) + "\n"
+
+
+def _sections(
+    pool: IDPool, tv: PerfectTreeVars, problem: Problem, max_nodes: int | None
+) -> tuple[list[tuple[str, Clauses]], SequentialCounter | None, int | None]:
+    """The clauses by formula: (1)-(6) over every distinct row, then (7)-(10) with
+    ``max_nodes``; also the leaf counter and its bound L (None without ``max_nodes``)."""
+    m = problem.B.shape[1]
+    sections: list[tuple[str, Clauses]] = [
+        ("(1)", some_feature_clauses(tv)),
+        ("(2)", one_feature_clauses(tv, "pairwise")),
+    ]
+    routing: Clauses = []
+    leaves: Clauses = []
+    n_routing = tv.n_internal * m
+    for i in range(len(problem.B)):
+        clauses = example_clauses(tv, i, problem.B[i], int(problem.y[i]))
+        routing.extend(clauses[:n_routing])
+        leaves.extend(clauses[n_routing:])
+    sections += [("(3)-(4)", routing), ("(5)-(6)", leaves)]
+    bound = None
+    counter = None
+    if max_nodes is not None:
+        bound = min((max_nodes + 1) // 2, tv.n_leaves)
+        U, clauses7 = labelled_leaf_vars(pool, tv.C)
+        counter = SequentialCounter(pool, U, bound)
+        bound_clause = [[literal] for literal in counter.at_most(bound)]
+        sections += [
+            ("(7)", clauses7),
+            ("(8)", counter.formulas["(8)"]),
+            ("(9)", counter.formulas["(9)"]),
+            ("(10)", counter.formulas["(10)"] + bound_clause),
+        ]
+    return sections, counter, bound
+
+
+def _variable_comments(
+    pool: IDPool,
+    tv: PerfectTreeVars,
+    feature_names: list[str],
+    classes: np.ndarray,
+    lines_of_rows: np.ndarray,
+    counter: SequentialCounter | None,
+    bound: int | None,
+) -> list[str]:
+    """One comment per variable: what it means for the tree or the row."""
+    m, depth = tv.n_features, tv.depth
+    out: list[str] = []
+    add = out.append
     for q in range(1, tv.n_internal + 1):
         for a in range(m):
             add(
@@ -190,7 +225,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
     for v in range(tv.n_leaves):
         for c in range(len(classes)):
             add(f"c {tv.C[v, c]} C leaf={v} class={c} : leaf {v} predicts {_json(str(classes[c]))}")
-    for i in range(n):
+    for i in range(len(lines_of_rows)):
         for j in range(depth):
             line = int(lines_of_rows[i])
             add(
@@ -206,8 +241,18 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
                     f"c {counter.H[v, j]} H prefix={v} count={j} : true when at least {j} of "
                     f"the first {v} leaves carry a class"
                 )
-    add("c")
-    add("c read by satdt decode:")
+    return out
+
+
+def _records(
+    depth: int,
+    max_nodes: int | None,
+    source: str,
+    names: list[str],
+    indicator: list[int],
+    view: Any,
+) -> list[str]:
+    """The ``c satdt-decode`` lines of the header, the design columns and the binary features."""
     header = {
         "format": FORMAT,
         "version": VERSION,
@@ -215,18 +260,19 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
         "max_nodes": max_nodes,
         "data": source,
     }
-    add(_RECORD + _json(header))
+    out = [_RECORD + _json(header)]
     for col, name in enumerate(names):
-        add(_RECORD + _json({"column": col, "name": name, "indicator": col in indicator}))
-    for a in range(m):
-        record = {"feature": a, "column": int(column[a]), "threshold": float(threshold[a])}
-        add(_RECORD + _json(record))
-    for c, label in enumerate(classes):
-        add(_RECORD + _json({"class": c, "label": label.item()}))
-    add(f"p cnf {pool.top} {n_clauses}")
-    for _, clauses in sections:
-        out.extend(" ".join(map(str, clause)) + " 0" for clause in clauses)
-    return "\n".join(out) + "\n"
+        out.append(_RECORD + _json({"column": col, "name": name, "indicator": col in indicator}))
+    for a in range(len(view.names)):
+        record = {
+            "feature": a,
+            "column": int(view.column[a]),
+            "threshold": float(view.threshold[a]),
+        }
+        if view.missing[a] < DEFAULT_LEFT:  # where the feature puts rows missing that cell
+            record["missing"] = int(view.missing[a])
+        out.append(_RECORD + _json(record))
+    return out
 
 
 def _check_int(name: str, value: Any, smallest: int) -> None:
@@ -523,6 +569,7 @@ def decode_dimacs(cnf_text: str, solution_text: str) -> Tree:
         np.array([float(r["threshold"]) for r in features], dtype=np.float64),
         [str(r["name"]) for r in columns],
         [int(r["column"]) for r in columns if r.get("indicator")],
+        np.array([int(r.get("missing", DEFAULT_LEFT)) for r in features], dtype=np.int8),
     )
     tree.classes = np.asarray(formula.classes)
     return tree

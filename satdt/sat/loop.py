@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from pysat.formula import IDPool
@@ -38,12 +39,12 @@ from .perfect import (
     some_feature_clauses,
 )
 from .problem import Problem
-from .solving import DEFAULT_SOLVER, SOLVERS, add_clauses, solve_until
+from .solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, solve_until
 
 # "first": add the first misclassified row; "per_leaf": one misclassified row per leaf the
 # tree sends misclassified rows to; "all": every misclassified row; an integer k: the first k
 # of the "per_leaf" rows.
-COUNTEREXAMPLE_POLICIES = ("first", "per_leaf", "all")
+TREE_COUNTEREXAMPLE_POLICIES = ("first", "per_leaf", "all")
 DEFAULT_COUNTEREXAMPLES = "per_leaf"
 DEFAULT_AT_MOST_ONE = "none"
 FEATURE_MODES = ("lazy", "all")
@@ -86,12 +87,12 @@ class CounterexampleLoop:
     depth
         Depth of the perfect tree.
     solver
-        PySAT solver name (one of :data:`~satdt.sat.solving.SOLVERS`).
+        PySAT solver name (one of :data:`~satdt.sat.solving.SAT_SOLVERS`).
     at_most_one
         Encoding of formula (2), see :func:`satdt.sat.perfect.one_feature_clauses`
         (``"seqcounter"`` only with ``features="all"``).
     counterexamples
-        Which misclassified rows to add per round (see :data:`COUNTEREXAMPLE_POLICIES`).
+        Which misclassified rows to add per round (see :data:`TREE_COUNTEREXAMPLE_POLICIES`).
     features
         ``"lazy"`` or ``"all"``, see above.
     recorder
@@ -117,13 +118,13 @@ class CounterexampleLoop:
         recorder: Recorder,
         deadline: float | None = None,
     ) -> None:
-        if solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
-        if counterexamples not in COUNTEREXAMPLE_POLICIES and not (
+        if solver not in SAT_SOLVERS:
+            raise ValueError(f"solver must be one of {SAT_SOLVERS}, got {solver!r}")
+        if counterexamples not in TREE_COUNTEREXAMPLE_POLICIES and not (
             isinstance(counterexamples, int) and counterexamples >= 1
         ):
             raise ValueError(
-                f"counterexamples must be one of {COUNTEREXAMPLE_POLICIES} or a positive integer, "
+                f"counterexamples must be one of {TREE_COUNTEREXAMPLE_POLICIES} or a positive integer, "
                 f"got {counterexamples!r}"
             )
         if features not in FEATURE_MODES:
@@ -437,10 +438,11 @@ class CounterexampleLoop:
             repaired = None
             if len(wrong) and max_leaves is None and len(p.y) >= SMALL_ROWS:
                 repaired = self._repair(node_feature)
+            found = self._tree(node_feature, leaf_class)
+            call["found"] = partial(self.recorder.to_user_tree, found)
             if len(wrong) == 0 or repaired is not None:
                 self.recorder.event(SatCall(status="SAT", **call))
-                tree = repaired if repaired is not None else self._tree(node_feature, leaf_class)
-                return LoopOutcome("SAT", tree)
+                return LoopOutcome("SAT", repaired if repaired is not None else found)
             picked = self._pick_counterexamples(wrong, leaf)
             added = tuple((int(p.rows[i]), p.labels[p.y[i]].item()) for i in picked)
             self.recorder.event(SatCall(status="SAT", counterexamples=added, **call))

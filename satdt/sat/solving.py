@@ -21,7 +21,7 @@ from pysat.solvers import Solver
 from ..errors import TimeUp
 
 # Solvers that accept clauses between calls and can be stopped at a deadline.
-SOLVERS = ("cadical195", "glucose4", "glucose3", "minisat22", "maplechrono")
+SAT_SOLVERS = ("cadical195", "glucose4", "glucose3", "minisat22", "maplechrono")
 DEFAULT_SOLVER = "glucose4"
 # How many clauses to hand to the solver between two looks at the clock.
 CLAUSE_CHUNK = 20000
@@ -56,7 +56,7 @@ def solve_until(
 ) -> bool | None:
     """Solve under ``assumptions``; ``None`` when ``deadline`` (a perf_counter value) passes first.
 
-    ``name`` is the solver's PySAT name (one of :data:`SOLVERS`). Ctrl-C inside the solver
+    ``name`` is the solver's PySAT name (one of :data:`SAT_SOLVERS`). Ctrl-C inside the solver
     (which PySAT reports as its own error) becomes KeyboardInterrupt, so that callers can
     return the best model known.
     """

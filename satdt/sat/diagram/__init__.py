@@ -17,10 +17,10 @@ from .formula import (
     tree_skeleton,
 )
 from .maxsat import estimated_clauses, integer_weights, maxsat_formula, minimum_error_diagram
-from .size import COUNTEREXAMPLE_POLICIES, DiagramLoop, compact, minimum_size_diagram
+from .size import DIAGRAM_COUNTEREXAMPLE_POLICIES, DiagramLoop, compact, minimum_size_diagram
 
 __all__ = [
-    "COUNTEREXAMPLE_POLICIES",
+    "DIAGRAM_COUNTEREXAMPLE_POLICIES",
     "DiagramCNF",
     "DiagramFormula",
     "DiagramLoop",

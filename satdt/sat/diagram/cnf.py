@@ -11,7 +11,7 @@ import numpy as np
 from pysat.formula import IDPool
 
 from ...data import Dataset
-from ...diagram import check_widths
+from ...diagram_checks import check_widths
 from ...errors import DataError
 from ...prepare import group_rows, prepare
 from ...result import Recorder
@@ -93,6 +93,23 @@ def diagram_cnf(
         ("V", len(B) * (S - 1)),
         ("G", len(B) * S),
     ]
+    legend = _legend(f, names, labels, rows)
+    if max_nodes is not None and max_nodes - 1 < S - 1:
+        if max_nodes < 1:
+            raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
+        counter = SequentialCounter(pool, f.A[1:], max_nodes - 1)
+        legend.update(_counter_legend(counter.H))
+        bound = [[lit] for lit in counter.at_most(max_nodes - 1)]
+        sections.append(("(D9)", counter.clauses + bound))
+        var_counts.append(("H", counter.n_vars))
+    return DiagramCNF(f, sections, var_counts, legend)
+
+
+def _legend(
+    f: DiagramFormula, names: list[str], labels: list[Any], rows: list[str]
+) -> dict[int, str]:
+    """One comment per variable of (D1)-(D8): what it means for the diagram or the row."""
+    sk, m, S = f.sk, f.m, f.sk.n_nodes
     legend: dict[int, str] = {}
 
     def where(s: int) -> str:
@@ -117,27 +134,25 @@ def diagram_cnf(
                 f"R node={v} arc={t} : node {v} is entered by an arc up to the "
                 f"{('low', 'high')[side]} side of node {above + p}"
             )
-    for i in range(len(B)):
+    for i in range(len(rows)):
         V, G = f.example_vars(i)
         for u in range(1, S):
             legend[int(V[u])] = f"V example={i} node={u} : {rows[i]} visits node {u}"
         for u in range(S):
             legend[int(G[u])] = f"G example={i} node={u} : {rows[i]} goes high at node {u}"
-    if max_nodes is not None and max_nodes - 1 < S - 1:
-        if max_nodes < 1:
-            raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
-        counter = SequentialCounter(pool, f.A[1:], max_nodes - 1)
-        H = counter.H
-        for v in range(H.shape[0]):
-            for j in range(H.shape[1]):
-                if H[v, j]:
-                    legend[int(H[v, j])] = (
-                        f"H prefix={v} count={j} : at least {j} of the nodes 1..{v} are active"
-                    )
-        bound = [[lit] for lit in counter.at_most(max_nodes - 1)]
-        sections.append(("(D9)", counter.clauses + bound))
-        var_counts.append(("H", counter.n_vars))
-    return DiagramCNF(f, sections, var_counts, legend)
+    return legend
+
+
+def _counter_legend(H: np.ndarray) -> dict[int, str]:
+    """One comment per variable of the node counter (D9)."""
+    legend: dict[int, str] = {}
+    for v in range(H.shape[0]):
+        for j in range(H.shape[1]):
+            if H[v, j]:
+                legend[int(H[v, j])] = (
+                    f"H prefix={v} count={j} : at least {j} of the nodes 1..{v} are active"
+                )
+    return legend
 
 
 def encode_diagram_dimacs(

@@ -28,7 +28,6 @@ that the bound narrows (:func:`layer_caps`).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,8 @@ from typing import Any
 import numpy as np
 from pysat.formula import IDPool
 
-from ...diagram import Diagram, check_widths
+from ...diagram import Diagram
+from ...diagram_checks import check_widths
 from ...errors import DataError
 
 Clauses = list[list[int]]
@@ -414,14 +414,6 @@ class DiagramResult:
     runtime: float
     widths: tuple[int, ...]
     examples: int
-
-
-def _deadline(time_limit: float | None, deadline: float | None) -> float | None:
-    """The earlier of ``deadline`` and ``time_limit`` seconds from now (None: no limit)."""
-    ends = [] if deadline is None else [deadline]
-    if time_limit is not None:
-        ends.append(time.perf_counter() + time_limit)
-    return min(ends, default=None)
 
 
 def _widths(

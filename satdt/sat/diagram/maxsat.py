@@ -23,7 +23,8 @@ import numpy as np
 from pysat.examples.rc2 import RC2Stratified
 from pysat.formula import WCNF, IDPool
 
-from ...diagram import Diagram, Fairness, objective, violation
+from ...diagram import Diagram
+from ...diagram_checks import Fairness, objective, violation
 from ...errors import DataError, InfeasibleError, TimeUp, TooLargeForSat
 from ...prepare import group_rows
 from ..counter import SequentialCounter, weighted_counter
@@ -33,7 +34,6 @@ from .formula import (
     DiagramResult,
     Skeleton,
     _binary,
-    _deadline,
     _widths,
 )
 
@@ -266,18 +266,35 @@ def maxsat_formula(
     if node_cost:
         for a in formula.A[1:]:
             wcnf.append([-int(a)], weight=node_cost)
+    hard.extend(_extension_clauses(formula, class_weight, Vs, Ts, max_nodes, min_flow, fairness))
+    wcnf.nv = max(wcnf.nv, pool.top)
+    return wcnf, formula, D
+
+
+def _extension_clauses(
+    formula: DiagramFormula,
+    class_weight: np.ndarray,
+    Vs: list,
+    Ts: list,
+    max_nodes: int | None,
+    min_flow: float | None,
+    fairness: Fairness | None,
+) -> Clauses:
+    """The hard clauses of parsimony (D9), stability (20) and fairness (19), over the rows'
+    exact visit variables ``Vs`` and terminal variables ``Ts``."""
+    S = formula.sk.n_nodes
+    clauses: Clauses = []
     if max_nodes is not None and max_nodes - 1 < S - 1:
         if max_nodes < 1:
             raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
-        counter = SequentialCounter(pool, formula.A[1:], max_nodes - 1)
-        hard.extend(counter.clauses + [[lit] for lit in counter.at_most(max_nodes - 1)])
+        counter = SequentialCounter(formula.pool, formula.A[1:], max_nodes - 1)
+        clauses += counter.clauses + [[lit] for lit in counter.at_most(max_nodes - 1)]
     if min_flow is not None:
-        hard.extend(flow_clauses(formula, np.array(Vs), class_weight.sum(axis=1), min_flow))
+        clauses += flow_clauses(formula, np.array(Vs), class_weight.sum(axis=1), min_flow)
     if fairness is not None:
         g1, g2 = np.asarray(fairness.group1, bool), np.asarray(fairness.group2, bool)
-        hard.extend(fairness_clauses(pool, np.array(Ts), class_weight, g1, g2, fairness))
-    wcnf.nv = max(wcnf.nv, pool.top)
-    return wcnf, formula, D
+        clauses += fairness_clauses(formula.pool, np.array(Ts), class_weight, g1, g2, fairness)
+    return clauses
 
 
 def minimum_error_diagram(
@@ -295,7 +312,6 @@ def minimum_error_diagram(
     fairness: Fairness | None = None,
     starts: Sequence[Diagram] = (),
     on_improve: Callable[[Diagram, float], None] | None = None,
-    time_limit: float | None = None,
     deadline: float | None = None,
     solver: str = DEFAULT_MAXSAT_SOLVER,
     classes: Sequence[Any] | np.ndarray | None = None,
@@ -320,8 +336,8 @@ def minimum_error_diagram(
         the first incumbent (else the majority terminal, when it meets them).
     on_improve
         ``on_improve(diagram, objective)`` for every better diagram, starts included.
-    time_limit, deadline
-        Seconds from the call, and/or a ``time.perf_counter()`` value. Past it RC2 is
+    deadline
+        A ``time.perf_counter()`` value (None: no limit). Past it RC2 is
         interrupted and the best diagram known is returned with ``proven=False`` and RC2's
         cost so far as lower bound.
     solver
@@ -338,7 +354,6 @@ def minimum_error_diagram(
         No diagram of the skeleton meets the constraints (proven), or none was found in time.
     """
     began = time.perf_counter()
-    end = _deadline(time_limit, deadline)
     B, y = _binary(B, y, n_classes)
     widths = _widths(widths, max_depth, max_width)
     if not alpha >= 0:
@@ -348,24 +363,7 @@ def minimum_error_diagram(
         raise DataError("sample_weight must hold one non-negative weight per row, not all zero")
     labels = np.arange(n_classes) if classes is None else classes
     extensions = {"max_nodes": max_nodes, "min_flow": min_flow, "fairness": fairness}
-    key = B
-    if fairness is not None:  # rows merge only within the same groups
-        key = np.column_stack([B, fairness.group1, fairness.group2]).astype(np.uint8)
-    first, group = group_rows(key)
-    class_weight = np.zeros((len(first), n_classes))
-    np.add.at(class_weight, (group, y), weight)
-    keep = class_weight.sum(axis=1) > 0
-    Bd, class_weight = B[first][keep], class_weight[keep]
-    merged_fairness = None
-    if fairness is not None:
-        merged_fairness = Fairness(
-            fairness.kind,
-            np.asarray(fairness.group1, bool)[first][keep],
-            np.asarray(fairness.group2, bool)[first][keep],
-            fairness.positive,
-            fairness.ratio,
-            fairness.both_ways,
-        )
+    Bd, class_weight, merged_fairness = _merged_rows(B, y, weight, n_classes, fairness)
 
     def value_of(diagram: Diagram) -> float | None:
         """Objective (18) on the rows, None when the diagram breaks an extension."""
@@ -373,18 +371,13 @@ def minimum_error_diagram(
             return None
         return objective(diagram, B, y, alpha, widths, weight)
 
+    incumbent = _Incumbent(value_of, on_improve)
     majority = int(np.argmax(class_weight.sum(axis=0)))
-    best: Diagram | None = None
-    best_value = math.inf
-    for candidate in [
-        Diagram.single_terminal(majority, n_features=B.shape[1], classes=np.arange(n_classes)),
-        *starts,
-    ]:
-        value = value_of(candidate)
-        if value is not None and value < best_value - 1e-12:
-            best, best_value = candidate, value
-            if on_improve is not None:
-                on_improve(candidate, value)
+    incumbent.offer(
+        Diagram.single_terminal(majority, n_features=B.shape[1], classes=np.arange(n_classes))
+    )
+    for candidate in starts:
+        incumbent.offer(candidate)
     lower, proven, calls = 0.0, False, 0
     try:
         wcnf, formula, D = maxsat_formula(
@@ -395,53 +388,13 @@ def minimum_error_diagram(
             max_nodes=max_nodes,
             min_flow=min_flow,
             fairness=merged_fairness,
-            deadline=end,
+            deadline=deadline,
         )
     except TimeUp:
         wcnf = None
     if wcnf is not None:
-
-        def seen(model: list[int]) -> None:
-            nonlocal best, best_value
-            diagram = formula.decode(model)
-            value = value_of(diagram)
-            if value is not None and value < best_value - 1e-12:
-                best, best_value = diagram, value
-                if on_improve is not None:
-                    on_improve(diagram, value)
-
-        timed_out = threading.Event()
-        with _CountingRC2(wcnf, solver=solver, adapt=True, exhaust=True, minz=True) as rc2:
-            rc2.stop, rc2.on_model = timed_out, seen
-            timer = None
-            if end is not None:
-                # stopped a little early: the last oracle call and freeing it take time too
-                timer = threading.Timer(
-                    max(end - time.perf_counter() - STOP_RESERVE, 0.0), _stop, (rc2, timed_out)
-                )
-                timer.start()
-            try:
-                model = None if timed_out.is_set() else rc2.compute(expect_interrupt=True)
-                if model is None and not timed_out.is_set():
-                    proven = True  # the hard clauses have no model
-            except _Stopped as stopped:
-                model, lower = None, stopped.cost / D
-            finally:
-                if timer is not None:
-                    timer.cancel()
-            calls = rc2.calls
-            if model is not None:  # RC2 finished: its model is optimal
-                diagram = formula.decode(model)
-                value = value_of(diagram)
-                if value is None or abs(value - rc2.cost / D) > 1e-9 * max(1.0, value):
-                    raise RuntimeError(
-                        f"internal error: the decoded diagram scores {value}, MaxSAT {rc2.cost / D}"
-                    )
-                if value < best_value - 1e-12 and on_improve is not None:
-                    on_improve(diagram, value)
-                if value < best_value - 1e-12 or best is None:
-                    best, best_value = diagram, value
-                lower, proven = best_value, True
+        lower, proven, calls = _run_rc2(wcnf, formula, D, solver, deadline, incumbent)
+    best, best_value = incumbent.diagram, incumbent.value
     if best is None:
         why = "none exists (proven)" if proven else "none was found before the time limit"
         raise InfeasibleError(
@@ -461,11 +414,110 @@ def minimum_error_diagram(
     )
 
 
+def _merged_rows(
+    B: np.ndarray, y: np.ndarray, weight: np.ndarray, n_classes: int, fairness: Fairness | None
+) -> tuple[np.ndarray, np.ndarray, Fairness | None]:
+    """Identical rows merged (within the same fairness groups), their weights added per class;
+    rows of no weight dropped. Returns the rows, their class weights and the merged groups."""
+    key = B
+    if fairness is not None:  # rows merge only within the same groups
+        key = np.column_stack([B, fairness.group1, fairness.group2]).astype(np.uint8)
+    first, group = group_rows(key)
+    class_weight = np.zeros((len(first), n_classes))
+    np.add.at(class_weight, (group, y), weight)
+    keep = class_weight.sum(axis=1) > 0
+    merged_fairness = None
+    if fairness is not None:
+        merged_fairness = Fairness(
+            fairness.kind,
+            np.asarray(fairness.group1, bool)[first][keep],
+            np.asarray(fairness.group2, bool)[first][keep],
+            fairness.positive,
+            fairness.ratio,
+            fairness.both_ways,
+        )
+    return B[first][keep], class_weight[keep], merged_fairness
+
+
+class _Incumbent:
+    """The best diagram meeting the constraints so far; ``on_improve`` hears of each better one."""
+
+    def __init__(
+        self,
+        value_of: Callable[[Diagram], float | None],
+        on_improve: Callable[[Diagram, float], None] | None,
+    ) -> None:
+        self.value_of = value_of
+        self.on_improve = on_improve
+        self.diagram: Diagram | None = None
+        self.value = math.inf
+
+    def offer(self, diagram: Diagram) -> None:
+        """Keep ``diagram`` if it meets the constraints and beats the incumbent."""
+        value = self.value_of(diagram)
+        if value is not None and value < self.value - 1e-12:
+            self.diagram, self.value = diagram, value
+            if self.on_improve is not None:
+                self.on_improve(diagram, value)
+
+
+def _run_rc2(
+    wcnf: WCNF,
+    formula: DiagramFormula,
+    D: int,
+    solver: str,
+    end: float | None,
+    incumbent: _Incumbent,
+) -> tuple[float, bool, int]:
+    """RC2 on the formula until it finishes or ``end``, its models offered to the incumbent.
+
+    Returns the lower bound on objective (18), whether the incumbent is proven optimal (or
+    proven that none exists) and the number of oracle calls.
+    """
+    lower, proven = 0.0, False
+    timed_out = threading.Event()
+    with _CountingRC2(wcnf, solver=solver, adapt=True, exhaust=True, minz=True) as rc2:
+        rc2.stop = timed_out
+        rc2.on_model = lambda model: incumbent.offer(formula.decode(model))
+        timer = None
+        if end is not None:
+            # stopped a little early: the last oracle call and freeing it take time too
+            timer = threading.Timer(
+                max(end - time.perf_counter() - STOP_RESERVE, 0.0), _stop, (rc2, timed_out)
+            )
+            timer.start()
+        try:
+            model = None if timed_out.is_set() else rc2.compute(expect_interrupt=True)
+            if model is None and not timed_out.is_set():
+                proven = True  # the hard clauses have no model
+        except _Stopped as stopped:
+            model, lower = None, stopped.cost / D
+        finally:
+            if timer is not None:
+                timer.cancel()
+        if model is not None:  # RC2 finished: its model is optimal
+            diagram = formula.decode(model)
+            value = incumbent.value_of(diagram)
+            if value is None or abs(value - rc2.cost / D) > 1e-9 * max(1.0, value):
+                raise RuntimeError(
+                    f"internal error: the decoded diagram scores {value}, MaxSAT {rc2.cost / D}"
+                )
+            if value < incumbent.value - 1e-12 and incumbent.on_improve is not None:
+                incumbent.on_improve(diagram, value)
+            if value < incumbent.value - 1e-12 or incumbent.diagram is None:
+                incumbent.diagram, incumbent.value = diagram, value
+            lower, proven = incumbent.value, True
+        return lower, proven, rc2.calls
+
+
 def _stop(rc2: RC2Stratified, flag: threading.Event) -> None:
     flag.set()
     rc2.interrupt()
 
 
+# Not errors.TimeUp: raised from inside RC2's oracle calls, it unwinds RC2 itself and carries
+# the cost of the cores processed in full (the lower bound); only minimum_error_diagram catches
+# it, so a TimeUp from elsewhere (building the formula) is never mistaken for it, nor it for one.
 class _Stopped(Exception):
     """The clock stopped RC2; ``cost`` is the cost of the cores it had fully processed."""
 

@@ -5,25 +5,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
-from ...diagram import Diagram, _reach, fits
+from ...diagram import Diagram, _reach
+from ...diagram_checks import fits
 from ...errors import DataError, InfeasibleError, TimeUp
 from ...prepare import group_rows
 from ..counter import leaf_counter
 from ..heuristics import greedy_tree
-from ..solving import DEFAULT_SOLVER, SOLVERS, add_clauses, past, solve_until
+from ..solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, past, solve_until
 from .formula import (
     Clauses,
     DiagramFormula,
     DiagramResult,
     Skeleton,
     _binary,
-    _deadline,
     _exits,
     _widths,
     layer_caps,
@@ -31,7 +32,7 @@ from .formula import (
 
 # "per_exit": one misclassified row per exit arc (last node, side) of the decoded diagram;
 # "all": every misclassified row.
-COUNTEREXAMPLE_POLICIES = ("per_exit", "all")
+DIAGRAM_COUNTEREXAMPLE_POLICIES = ("per_exit", "all")
 
 
 # ---------------------------------------------------------------------------- minimum size
@@ -55,11 +56,11 @@ class DiagramLoop:
         counterexamples: str = "per_exit",
         deadline: float | None = None,
     ) -> None:
-        if solver not in SOLVERS:
-            raise DataError(f"solver must be one of {SOLVERS}, got {solver!r}")
-        if counterexamples not in COUNTEREXAMPLE_POLICIES:
+        if solver not in SAT_SOLVERS:
+            raise DataError(f"solver must be one of {SAT_SOLVERS}, got {solver!r}")
+        if counterexamples not in DIAGRAM_COUNTEREXAMPLE_POLICIES:
             raise DataError(
-                f"counterexamples must be one of {COUNTEREXAMPLE_POLICIES}, got {counterexamples!r}"
+                f"counterexamples must be one of {DIAGRAM_COUNTEREXAMPLE_POLICIES}, got {counterexamples!r}"
             )
         self.B, self.y, self.n_classes = B, y, n_classes
         self.policy = counterexamples
@@ -221,7 +222,6 @@ def minimum_size_diagram(
     *,
     max_depth: int | None = None,
     max_width: int | None = None,
-    time_limit: float | None = None,
     deadline: float | None = None,
     solver: str = DEFAULT_SOLVER,
     counterexamples: str = "per_exit",
@@ -237,12 +237,11 @@ def minimum_size_diagram(
         Binary features (0/1, one row per example), class indices, number of classes.
     widths, max_depth, max_width
         The skeleton, or the automatic one :func:`tree_skeleton` ``(max_depth, max_width)``.
-    time_limit, deadline
-        Seconds from the call, and/or a ``time.perf_counter()`` value; the earlier applies.
-        Past it the smallest diagram found is returned with ``proven=False``.
+    deadline
+        A ``time.perf_counter()`` value (None: no limit). Past it the smallest diagram found is returned with ``proven=False``.
     solver, counterexamples
-        PySAT solver (:data:`~satdt.sat.solving.SOLVERS`); rows added per round
-        (:data:`COUNTEREXAMPLE_POLICIES`).
+        PySAT solver (:data:`~satdt.sat.solving.SAT_SOLVERS`); rows added per round
+        (:data:`DIAGRAM_COUNTEREXAMPLE_POLICIES`).
     classes, feature_names
         Labels and names stored in the diagram (default: class indices, no names).
     start
@@ -272,7 +271,6 @@ def minimum_size_diagram(
         Contradictory rows, no consistent diagram in the skeleton (proven), or none found in time.
     """
     began = time.perf_counter()
-    end = _deadline(time_limit, deadline)
     B, y = _binary(B, y, n_classes)
     widths = _widths(widths, max_depth, max_width)
     first, group = group_rows(B)
@@ -290,17 +288,12 @@ def minimum_size_diagram(
             int(present[0]), n_features=B.shape[1], classes=labels, feature_names=feature_names
         )
         return DiagramResult(single, 0, 0, True, 0, time.perf_counter() - began, widths, 0)
-    lower = max(1, len(present) - 1)
-    best: Diagram | None = None
-    proven = False
+    state = _Descent(None, max(1, len(present) - 1))
     loop = None
     calls = 0
     try:
-        starts = [_greedy_start(Bd, yd, n_classes, widths)]
-        if start is not None and fits(start, widths) and (_exits(start, Bd)[0] == yd).all():
-            starts.append(start)
-        starts = [compact(d, Bd, yd, n_classes) for d in starts if d is not None]
-        best = min(starts, key=lambda d: d.n_nodes) if starts else None
+        state.best = _first_diagram(Bd, yd, n_classes, widths, start)
+        best, lower = state.best, state.lower
         # a diagram smaller than the start fits the layer caps of its bound
         skeleton = widths
         if best is not None and best.n_nodes > lower:
@@ -314,44 +307,17 @@ def minimum_size_diagram(
                 skeleton,
                 solver=solver,
                 counterexamples=counterexamples,
-                deadline=end,
+                deadline=deadline,
             )
             loop.add_counter(sum(skeleton) - 1)
-        reserved = False
-        while best is None or best.n_nodes > lower:
-            if end is not None and best is not None and not reserved:
-                # once a diagram is known, the last share of the time raises the lower bound
-                loop.deadline = end - LOWER_SHARE * max(end - time.perf_counter(), 0.0)
-                reserved = True
-            bound = None if best is None else best.n_nodes - 1
-            status, diagram = loop.run(bound)
-            if status == "UNKNOWN" and best is not None and not past(end):
-                loop.deadline = end
-                while status != "SAT" and lower < best.n_nodes:
-                    status, diagram = loop.run(lower)
-                    if status == "UNKNOWN":
-                        break
-                    lower += status == "UNSAT"
-                if status == "SAT":
-                    best = compact(diagram, Bd, yd, n_classes)
-                if best.n_nodes > lower:
-                    break
-                continue
-            if status == "UNKNOWN":
-                break
-            if status == "UNSAT":
-                lower = sum(widths) + 1 if bound is None else bound + 1
-                proven = True
-                break
-            best = compact(diagram, Bd, yd, n_classes)
-        else:
-            proven = True
+        _descend(state, loop, widths, deadline, Bd, yd, n_classes)
     except TimeUp:
         pass
     finally:
         if loop is not None:
             calls = loop.calls
             loop.close()
+    best, lower, proven = state.best, state.lower, state.proven
     if best is None:
         why = "none exists (proven)" if proven else "none was found before the time limit"
         raise InfeasibleError(
@@ -371,3 +337,67 @@ def minimum_size_diagram(
         widths,
         0 if loop is None else len(loop.included),
     )
+
+
+@dataclass
+class _Descent:
+    """The state of the descent: the smallest diagram known, the lower bound, proven or not
+    (kept outside the loop so a :class:`TimeUp` leaves it as it was)."""
+
+    best: Diagram | None
+    lower: int
+    proven: bool = False
+
+
+def _first_diagram(
+    Bd: np.ndarray, yd: np.ndarray, n_classes: int, widths: tuple[int, ...], start: Diagram | None
+) -> Diagram | None:
+    """The smaller of a greedy Gini tree and ``start`` (when consistent and fitting the
+    skeleton), shrunk by :func:`compact`; None when neither is usable."""
+    starts = [_greedy_start(Bd, yd, n_classes, widths)]
+    if start is not None and fits(start, widths) and (_exits(start, Bd)[0] == yd).all():
+        starts.append(start)
+    starts = [compact(d, Bd, yd, n_classes) for d in starts if d is not None]
+    return min(starts, key=lambda d: d.n_nodes) if starts else None
+
+
+def _descend(
+    state: _Descent,
+    loop: DiagramLoop | None,
+    widths: tuple[int, ...],
+    end: float | None,
+    Bd: np.ndarray,
+    yd: np.ndarray,
+    n_classes: int,
+) -> None:
+    """Ask for ever smaller diagrams until UNSAT (proven) or the time is up; once a diagram is
+    known, the last share of the time raises the lower bound from below instead."""
+    reserved = False
+    while state.best is None or state.best.n_nodes > state.lower:
+        if end is not None and state.best is not None and not reserved:
+            # once a diagram is known, the last share of the time raises the lower bound
+            loop.deadline = end - LOWER_SHARE * max(end - time.perf_counter(), 0.0)
+            reserved = True
+        bound = None if state.best is None else state.best.n_nodes - 1
+        status, diagram = loop.run(bound)
+        if status == "UNKNOWN" and state.best is not None and not past(end):
+            loop.deadline = end
+            while status != "SAT" and state.lower < state.best.n_nodes:
+                status, diagram = loop.run(state.lower)
+                if status == "UNKNOWN":
+                    break
+                state.lower += status == "UNSAT"
+            if status == "SAT":
+                state.best = compact(diagram, Bd, yd, n_classes)
+            if state.best.n_nodes > state.lower:
+                break
+            continue
+        if status == "UNKNOWN":
+            break
+        if status == "UNSAT":
+            state.lower = sum(widths) + 1 if bound is None else bound + 1
+            state.proven = True
+            break
+        state.best = compact(diagram, Bd, yd, n_classes)
+    else:
+        state.proven = True

@@ -1,9 +1,4 @@
-"""Anytime curves: the incumbent's objective value over time, drawn with matplotlib.
-
-matplotlib is an optional dependency (the ``plot`` extra), imported only inside these functions,
-so ``import satdt`` never pays for it. :func:`check_plot_target` lets a caller (the CLI's
-``--plot``) fail before a long search rather than after it.
-"""
+"""Anytime curves: the incumbent's objective value over time, drawn with matplotlib."""
 
 from __future__ import annotations
 
@@ -11,35 +6,11 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import SatdtError
+from ..errors import SatdtError
+from ._mpl import check_plot_target
 
 if TYPE_CHECKING:
-    from .result import SearchResult
-
-INSTALL_HINT = 'pip install -e ".[plot]"'
-
-
-def check_plot_target(path: str | Path | None = None, *, what: str = "plot_history") -> None:
-    """Raise :class:`SatdtError` unless a curve can be drawn (to ``path``, when given).
-
-    Checks that matplotlib can be imported and that the file extension of ``path`` names a
-    format matplotlib writes (``.png``, ``.pdf``, ``.svg``, ...; no extension means PNG).
-    ``what`` names the caller in the message (the CLI passes ``"--plot"``).
-    """
-    try:
-        import matplotlib  # noqa: F401  (first: its absence must win over cached submodules)
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise SatdtError(f"{what} needs matplotlib: {INSTALL_HINT}") from None
-    if path is None:
-        return
-    suffix = Path(path).suffix.lower().lstrip(".")
-    supported = Figure().canvas.get_supported_filetypes()
-    if suffix and suffix not in supported:
-        raise SatdtError(
-            f"{what} cannot write a .{suffix} file: use one of "
-            + ", ".join(f".{name}" for name in sorted(supported))
-        )
+    from ..result import SearchResult
 
 
 def plot_history(

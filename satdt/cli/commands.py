@@ -1,0 +1,77 @@
+"""``main``: parse the command line, run the command, turn errors into exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+from ..errors import InfeasibleError, SatdtError
+from .diagram import diagram_command
+from .encode import decode_command, encode_command
+from .files import check_outputs
+from .learn import learn_command, predict_command, tree_estimator
+from .messages import EXIT_INFEASIBLE, EXIT_OK, EXIT_USAGE, cli_message
+from .parser import build_parser
+from .sweep import report_command, sweep_command
+from .warmup import warmup_command
+
+_EXIT_RESERVE = 0.3  # seconds of --time-limit kept for writing the output and exiting
+# The commands that learn no model (no time limit counted from the process start).
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "warmup": warmup_command,
+    "predict": predict_command,
+    "encode": encode_command,
+    "decode": decode_command,
+    "sweep": sweep_command,
+    "report": report_command,
+}
+
+
+def _process_started() -> float:
+    """The ``time.perf_counter()`` value at which this process started (Linux), else now."""
+    try:
+        with open("/proc/self/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        with open("/proc/uptime", encoding="ascii") as uptime:
+            seconds_since_boot = float(uptime.read().split()[0])
+        age = seconds_since_boot - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22
+    except (OSError, ValueError, IndexError):
+        return time.perf_counter()
+    return time.perf_counter() - min(max(age, 0.0), 5.0)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 tree found, 1 infeasible, 2 usage/data error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        check_outputs(args)
+        if args.command in _COMMANDS:
+            return _COMMANDS[args.command](args)
+        # run as a command, --time-limit covers the whole command from the process start,
+        # keeping a little time for writing the model and exiting
+        started = _process_started() if argv is None else time.perf_counter()
+        if args.command == "diagram":
+            return diagram_command(args, started)
+        model = tree_estimator(args)
+        if argv is None and model.time_limit is not None and model.time_limit > 4 * _EXIT_RESERVE:
+            model.time_limit -= _EXIT_RESERVE
+        return learn_command(args, model, started)
+    except InfeasibleError as exc:
+        print(f"satdt: {cli_message(str(exc))}", file=sys.stderr)
+        return EXIT_INFEASIBLE
+    except SatdtError as exc:
+        print(f"satdt: error: {cli_message(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
+    except NotImplementedError as exc:
+        print(f"satdt: not available: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("satdt: interrupted before any tree was found", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader (e.g. `| head`) stopped reading: not an error of ours
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK

@@ -1,0 +1,62 @@
+"""The drawing options: ``--draw`` (a model or a Pareto front) and ``--draw-loop`` (the SAT
+calls), checked before any work; matplotlib is imported only when one is given."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..learner import ParetoFront
+
+
+def check_drawings(args: argparse.Namespace) -> None:
+    """Before any work: ``--draw`` and ``--draw-loop`` need matplotlib and a known format."""
+    from ..plot import check_plot_target
+
+    for name, flag in (("draw", "--draw"), ("draw_loop", "--draw-loop")):
+        path = getattr(args, name, None)
+        if path:
+            check_plot_target(path, what=flag)
+
+
+def draw(args: argparse.Namespace, model: Any, result: Any, dataset: Any, what: str) -> None:
+    """Write ``--draw`` (the model, or a Pareto front) and ``--draw-loop`` (the SAT calls)."""
+    from .. import plot
+
+    if getattr(args, "draw", None):
+        if isinstance(model, ParetoFront):
+            plot.plot_pareto(
+                model, args.draw, title=f"{Path(args.data).name}: depth / size trade-off"
+            )
+        else:
+            plot.save_tree(
+                model, args.draw, title=f"{Path(args.data).name}: {draw_title(model, result)}"
+            )
+        if not args.quiet:
+            print(f"{what} drawn to {args.draw}", file=sys.stderr)
+    if getattr(args, "draw_loop", None):
+        line = [f"line {n}" for n in dataset.line_numbers]
+        title = (
+            f"{Path(args.data).name}: the counterexample-guided loop, {len(result.trace)} SAT calls"
+        )
+        plot.plot_loop(result, args.draw_loop, row_names=line, title=title)
+        if not args.quiet:
+            print(f"SAT calls drawn to {args.draw_loop}", file=sys.stderr)
+
+
+def draw_title(model: Any, result: Any) -> str:
+    """``depth 4, 19 nodes (proven minimum depth)``: the title of a ``--draw`` picture."""
+    shape = f"depth {model.depth}, {model.n_nodes} nodes"
+    if result is None:
+        return shape
+    if result.objective in ("depth", "size"):
+        proof = ("proven minimum " if result.proven_optimal else "not proven minimal: ") + (
+            result.objective
+        )
+    else:
+        proof = f"{result.objective} {result.objective_value:.6g}, " + (
+            "proven optimal" if result.proven_optimal else "not proven"
+        )
+    return f"{shape} ({proof})"

@@ -1,0 +1,552 @@
+"""DL8.5's OR-AND search (Algorithm 1; Algorithm 2's ``BeamDL8.5`` under a CA-DL8.5 rule).
+
+Kiossou, Nijssen & Schaus, "A Generic Complete Anytime Beam Search for Optimal Decision
+Tree" (``shared/papers/cadl85-kiossou-nijssen-schaus.txt``). A node is a set of rows (the
+distinct rows of the prepared data, ascending) with a remaining depth. Its OR choice is a
+feature, tried in Gini order (as Blossom does); its AND children are the rows without and
+with the feature (Algorithm 1, lines 14-27): the left child gets the node's bound
+``child_ub`` minus the right child's lower bound, the right child ``child_ub`` minus the left
+child's error (lines 17 and 20), and a better tree lowers ``child_ub`` (line 25). The leaf is
+always an option, so a node's result is the best tree of depth at most the remaining depth.
+
+Nodes with two levels left (one, if ``max_depth`` is 1) are solved exactly by the shared
+depth-two solver of :mod:`satdt.dp._counts` (with a larger ``min_support``, by its variant
+under the support rule in :mod:`satdt.dp._dl85_kernels`, whose kernels load only then; one
+level left is then solved in NumPy). The depth-two children of a node with three levels left
+are counted in the parent's feature space, the smaller child directly and the larger by
+subtraction (Blossom's and MurTree's scheme). Lower bounds: the irreducible error of a node's
+rows (rows that agree on every feature but differ in class; Blossom's bound), raised by any
+lower bound the cache (:mod:`satdt.dp._dl85_cache`) holds for the node and, for depth-two
+children, by MurTree's similarity bound from the child solved under the previous feature; a
+node whose bound reaches its upper bound is not searched, and a node stops once its tree
+reaches its bound.
+
+Every value is a *cost*: the weighted error plus the leaf penalty P per leaf. A tree on a
+node's rows costs at least its irreducible error plus P, a split at least the irreducible
+error plus 2P; so a leaf is optimal once its error is within P of the irreducible error, and
+a child whose leaf is not optimal is bounded below by ``min(leaf + P, irreducible + 2P)``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import TimeUp
+from ._counts import (
+    count_in_space,
+    eval_pairs_difference_penalised,
+    eval_pairs_penalised,
+    make_space,
+    node_totals,
+    similarity_bound,
+    single_counts,
+    solve_depth1,
+    solve_depth2,
+)
+from ._dl85_anytime import LEAF, Companion, CompanionProved, path_tree
+from ._dl85_cache import BranchCache
+from .common import Data, PreparedBinary, new_scratch, new_space
+from .rules import Rule
+
+
+def _entropy(counts: np.ndarray) -> np.ndarray:
+    """Weight times entropy (bits) of each row of class weights ``(k, C)``."""
+    total = counts.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = counts / total[:, None]
+        h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+    return np.where(total > 0, total * h, 0.0)
+
+
+class _Search:
+    """One DL8.5 search over prepared data: the cache, the scratch arrays, the counters."""
+
+
+class Search(BranchCache):
+    """One DL8.5 search over prepared data: the scratch arrays, the counters, the current
+    path (for anytime trees) and, inherited, the cache of solved branches."""
+
+    def __init__(
+        self,
+        prep: PreparedBinary,
+        depth: int,
+        min_support: int,
+        penalty: float,
+        max_cache_mb: float,
+        deadline: float | None,
+        tol: float,
+        on_root: Callable[[float, Any], None],
+        companion: Companion | None = None,
+    ) -> None:
+        super().__init__(max_cache_mb)
+        self.prep = prep
+        self.data = prep.data
+        self.K = depth
+        self.min_support = min_support
+        self.P = penalty
+        self.deadline = deadline
+        self.companion = companion
+        self.wake = self._next_wake()
+        self.tol = tol
+        self.on_root = on_root
+        M = self.data.Bd.shape[1]
+        C = self.data.W.shape[1]
+        self.scr = new_scratch(M, C)
+        self.space = new_space(M, C, pairs=depth >= 2)
+        # Counts shared by the depth-two children of a node with three levels left (Blossom's
+        # scheme): the parent's rows once, the smaller child, the larger one by subtraction.
+        self.qs = new_space(M, C, pairs=depth >= 3)
+        self.xs = new_space(M, C, pairs=depth >= 3)
+        self.lg = new_space(M, C, pairs=False)
+        if min_support > 1 and depth >= 2:  # supports counted like a one-class weight
+            d = self.data
+            self.sup_data = Data(
+                Bd=d.Bd,
+                W=prep.count.astype(np.float64).reshape(-1, 1),
+                pure=np.zeros(d.Bd.shape[0], dtype=np.int64),
+                ones_ptr=d.ones_ptr,
+                ones=d.ones,
+                rirr=np.zeros(d.Bd.shape[0]),
+            )
+            self.sup_space = new_space(M, 1)
+            self.sup_scr = new_scratch(M, 1)
+        self.q_on = False
+        self.q_rows = np.zeros(0, dtype=np.int32)
+        self.q_a = -1
+        self.q_key: tuple[int, bytes] | None = None
+        self.q_seen = -1
+        self.q_children: tuple[np.ndarray, np.ndarray] = (self.q_rows, self.q_rows)
+        self.q_small = 0
+        self.q_f = -1
+        self.q_side = 0
+        self.q_counted = False
+        self.sim: list[tuple[int, float] | None] = [None, None]
+        self.similarity_cuts = 0
+        self.frames: list[list[Any]] = []
+        self.rule: Rule | None = None
+        self.nodes = 0
+        self.hits = 0
+        self.bottom = 0
+        self.cuts = 0
+        self.restarts = 0  # CA-DL8.5's restarts completed
+
+    def _next_wake(self) -> float | None:
+        """When ``node`` must next look up: the deadline, or the companion's next slice."""
+        if self.companion is None:
+            return self.deadline
+        turn = time.perf_counter() + self.companion.every
+        return turn if self.deadline is None else min(turn, self.deadline)
+
+    def _wake(self) -> None:
+        now = time.perf_counter()
+        if self.deadline is not None and now >= self.deadline:
+            raise TimeUp
+        if self.companion is not None and self.companion.pause(now):
+            raise CompanionProved
+        self.wake = self._next_wake()
+
+    def new_restart(self, rule: Rule | None) -> None:
+        """Results pruned by the previous rule are forgotten; exact ones stay (Algorithm 2)."""
+        self.rule = rule
+        self.frames.clear()
+        self._forget_local()
+
+    def node(
+        self, rows: np.ndarray, rem: int, depth: int, ub: float, state: float
+    ) -> tuple[float, Any, bool]:
+        """Algorithm 1's ``DL85-Search`` (Algorithm 2's ``BeamDL8.5`` under a rule).
+
+        Returns ``(value, tree, terminal)``. With a tree, ``value < ub`` is its cost (error
+        plus the leaf penalty per leaf); without (``None``), no tree below ``ub`` was found.
+        ``terminal``: the rule cut nothing here or below, so a tree is this node's optimum and
+        a failure proves ``optimum >= value``.
+        """
+        if self.wake is not None and time.perf_counter() >= self.wake:
+            self._wake()
+        self.nodes += 1
+        data = self.data
+        P = self.P
+        tot = np.empty(data.W.shape[1])
+        irr = float(node_totals(rows, data.W, data.rirr, tot))
+        error = _leaf(tot)
+        leaf = error + P
+        # lines 5-6: a leaf is optimal when no split (two leaves, at least the irreducible
+        # error) can beat it
+        if rem == 0 or error <= irr + P + self.tol:
+            return leaf, (LEAF if leaf < ub else None), True
+        lb = irr + 2 * P  # every split costs that much, and the leaf more
+        if lb >= ub:
+            self.cuts += 1
+            return lb, None, True
+        key = (rem, rows.tobytes())
+        entry = self.cache.get(key)
+        if entry is not None:  # lines 9-11: reuse when the bound is no tighter
+            exact, value, tree = entry
+            if exact:
+                self.hits += 1
+                return value, (tree if value < ub else None), True
+            if value >= ub:
+                self.hits += 1
+                return value, None, True
+            lb = max(lb, value)
+        rule = self.rule
+        if rule is not None:
+            if rule.stops(error, float(tot.sum())):  # Table 1, purity: a leaf here
+                return leaf, (LEAF if leaf < ub else None), False
+            local = self.local.get((rem, key[1], state))
+            if local is not None and ub <= local[0]:
+                self.hits += 1
+                value, tree = local[1], local[2]
+                return value, (tree if tree is not None and value < ub else None), False
+        if self.min_support <= 1 and (rem <= 2):
+            value, tree = self._bottom(rows, rem)
+            self._store(key, True, value, tree)
+            return value, (tree if value < ub else None), True
+        if rem <= 2:
+            if rem == 1:
+                value, tree = self._depth1_support(rows, tot, leaf)
+            else:
+                value, tree = self._depth2_support(rows)
+            self._store(key, True, value, tree)
+            return value, (tree if value < ub else None), True
+        value, tree, terminal = self._expand(rows, rem, depth, ub, state, tot, leaf, lb, key)
+        if terminal:
+            if tree is not None:
+                self._store(key, True, value, tree)
+            else:
+                self._store(key, False, value, None)
+        else:
+            self._store_local(key, state, ub, value, tree)
+        return value, tree, terminal
+
+    def _bottom(self, rows: np.ndarray, rem: int) -> tuple[float, Any]:
+        """The exact optimum of a node with one or two levels left (shared kernels)."""
+        self.bottom += 1
+        P = self.P
+        if rem == 1:  # the best split has the least error; it must beat the leaf by P
+            e, f, _ = solve_depth1(rows, self.data, self.scr)
+            if f < 0:
+                return float(e) + P, LEAF
+            leaf = _leaf(self.scr.tot) + P
+            split = float(e) + 2 * P
+            return (split, (int(f), LEAF, LEAF)) if split < leaf else (leaf, LEAF)
+        if self.q_on and (self.q_a >= 0 or self.q_seen not in (-1, self.q_f)):
+            e, f, gl, gr = self._shared_depth2(rows)
+        else:  # the node's first feature: counting its rows once would not pay yet
+            if self.q_on:
+                self.q_seen = self.q_f
+            e, f, gl, gr, _ = solve_depth2(rows, self.data, self.scr, self.space, P)
+        if f < 0:
+            return float(e), LEAF
+        left = LEAF if gl < 0 else (int(gl), LEAF, LEAF)
+        right = LEAF if gr < 0 else (int(gr), LEAF, LEAF)
+        return float(e), (int(f), left, right)
+
+    def _depth2_support(self, rows: np.ndarray) -> tuple[float, Any]:
+        """Depth-two optimum under ``min_support`` (:mod:`._dl85_kernels`, loaded when used)."""
+        from ._dl85_kernels import eval_pairs_support
+
+        self.bottom += 1
+        a, _ = make_space(rows, self.data, self.scr, self.space)
+        make_space(rows, self.sup_data, self.sup_scr, self.sup_space)
+        e, i, il, ir = eval_pairs_support(
+            self.space, self.sup_space, a, rows.shape[0], self.min_support, self.P, self.scr
+        )
+        if i < 0:
+            return float(e), LEAF
+        act = self.space.act
+        left = LEAF if il < 0 else (int(act[il]), LEAF, LEAF)
+        right = LEAF if ir < 0 else (int(act[ir]), LEAF, LEAF)
+        return float(e), (int(act[i]), left, right)
+
+    def _parent_space(self) -> int:
+        """Count the rows of the node with three levels left once (its local features)."""
+        if self.q_a < 0:
+            self.q_a, _ = make_space(self.q_rows, self.data, self.scr, self.qs)
+        return self.q_a
+
+    def _shared_depth2(self, rows: np.ndarray) -> tuple[float, int, int, int]:
+        """Depth-two optimum of a child of the current three-level node, by subtraction.
+
+        The smaller child of the current feature is counted in the parent's local space; the
+        larger child's pair counts are the parent's minus the smaller one's (MurTree's and
+        Blossom's scheme), so each feature costs one pass over its smaller child.
+        """
+        data, scr, qs, xs = self.data, self.scr, self.qs, self.xs
+        a = self._parent_space()
+        if not self.q_counted:
+            small = self.q_children[self.q_small]
+            count_in_space(small, data, qs.loc, a, xs, scr.buf)
+            self.q_counted = True
+        n, P = rows.shape[0], self.P
+        if self.q_side == self.q_small:
+            e, i, il, ir, _ = eval_pairs_penalised(xs, xs.pairs, n, a, P, scr)
+        else:
+            lg = self.lg
+            lg.single[:a, :] = qs.single[:a, :] - xs.single[:a, :]
+            lg.tot[:] = qs.tot - xs.tot
+            lg.n1[:a] = qs.n1[:a] - xs.n1[:a]
+            e, i, il, ir, _ = eval_pairs_difference_penalised(lg, qs.pairs, xs.pairs, n, a, P, scr)
+        act = qs.act
+        f = int(act[i]) if i >= 0 else -1
+        gl = int(act[il]) if il >= 0 else -1
+        gr = int(act[ir]) if ir >= 0 else -1
+        return float(e), f, gl, gr
+
+    def _similarity(self, f: int, side: int) -> float:
+        """MurTree's similarity bound on f's ``side`` child from the last child solved there."""
+        last = self.sim[side]
+        if last is None or last[0] == f or self.q_a < 0:
+            return 0.0
+        return float(similarity_bound(last[1], self.qs, self.q_a, last[0], f, side))
+
+    def _candidates(self, rows: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Features that split the rows (each side at least ``min_support`` training rows),
+        in Gini order, and their class weights on the 1-side (line 15: sorted by a heuristic)."""
+        data, scr = self.data, self.scr
+        single_counts(rows, data, scr.single, scr.n1)
+        n1 = scr.n1
+        cand = np.flatnonzero((n1 > 0) & (n1 < rows.shape[0]))
+        if self.min_support > 1 and cand.size:
+            count = self.prep.count[rows]
+            ones = count @ data.Bd[np.ix_(rows, cand)]
+            total = int(count.sum())
+            ok = (ones >= self.min_support) & (total - ones >= self.min_support)
+            cand = cand[ok]
+        single = scr.single[cand]
+        other = tot[None, :] - single
+        w1 = single.sum(axis=1)
+        w0 = other.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gini = np.where(w1 > 0, w1 - (single**2).sum(axis=1) / w1, 0.0) + np.where(
+                w0 > 0, w0 - (other**2).sum(axis=1) / w0, 0.0
+            )
+        order = np.argsort(gini, kind="stable")
+        return cand[order], single[order]
+
+    def _depth1_support(self, rows: np.ndarray, tot: np.ndarray, leaf: float):
+        """Best tree of depth at most one under ``min_support`` (line 16's support rule):
+        ``(cost, tree)``; ``leaf`` is the cost of the rows as a leaf."""
+        self.bottom += 1
+        cand, single = self._candidates(rows, tot)
+        best = leaf
+        tree: Any = LEAF
+        if cand.size:
+            other = tot[None, :] - single
+            err = (single.sum(axis=1) - single.max(axis=1)) + (
+                other.sum(axis=1) - other.max(axis=1)
+            )
+            j = int(np.argmin(err))
+            if err[j] + 2 * self.P < best:
+                best = float(err[j]) + 2 * self.P
+                tree = (int(cand[j]), LEAF, LEAF)
+        return best, tree
+
+    def _expand(self, rows, rem, depth, ub, state, tot, leaf, lb, key):
+        """Lines 13-29: try each feature, children left then right, under ``child_ub``.
+
+        Under a rule, each node keeps across restarts (``self.partial``) its features in
+        heuristic order and what each feature is worth once both its children were terminal:
+        its exact error with its tree, or a lower bound. A later restart starts from the best
+        feature known exactly (even one the current rule cuts), skips the features whose
+        bound cannot beat it, and tries only the features the rule allows (Algorithm 2,
+        lines 16-27); the node stays terminal when every feature the rule cut is known not
+        to beat its result.
+        """
+        rule = self.rule
+        record, kept = self._features(rows, tot, key)
+        cand, gaps, single, val, exact, _ = record
+        best_tree: Any = LEAF if leaf < ub else None
+        child_ub = min(ub, leaf)
+        # this node on the current path: its leaf, best so far, feature in progress (see
+        # path_tree); frame[4] is -1 between features, 0 while the left child is searched, 1
+        # while the right one is
+        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None]
+        self.frames.append(frame)
+        if kept:
+            child_ub, best_tree = self._best_known(record, frame)
+        allowed = None if rule is None else rule.mask(state, depth, gaps, cand.size)
+        order = range(cand.size) if allowed is None else np.flatnonzero(allowed & ~exact).tolist()
+        shared = rem == 3 and self.min_support <= 1
+        if shared:
+            self._share_node(rows, key)
+        # all the node's columns at once when every feature will be tried; one by one under a
+        # rule, which usually tries few of them per restart
+        column = self.data.Bd[rows] if rule is None else None
+        terminal = True
+        bounded = False
+        for i in order:
+            frame[4] = -1
+            if lb >= child_ub - self.tol:
+                bounded = True
+                break
+            if val[i] >= child_ub:
+                continue
+            f = int(cand[i])
+            gap = 0.0 if gaps is None else float(gaps[i])
+            child_state = 0.0 if rule is None else rule.child_state(state, i, gap)
+            value, lt, rt, term = self._branch(
+                rows, column, f, tot, single[i], rem, depth, child_ub, child_state, shared, frame
+            )
+            terminal &= term
+            if term:
+                val[i] = max(val[i], value)
+                if rt is not None and kept:
+                    self._remember_tree(record, i, (f, lt, rt))
+            if rt is not None and value < child_ub:
+                child_ub = value
+                best_tree = (f, lt, rt)
+                frame[1], frame[2], frame[4] = child_ub, best_tree, -1
+                self._compose()
+        self.frames.pop()
+        if not bounded and _cut_may_beat(allowed, exact, val, child_ub):
+            terminal = False
+        if terminal and kept:
+            self._drop_record(key, record)
+        if best_tree is not None:
+            return child_ub, best_tree, terminal
+        return max(ub, lb), None, terminal
+
+    def _features(self, rows, tot, key) -> tuple[tuple[Any, ...], bool]:
+        """The node's record of features ``(cand, gaps, single, val, exact, trees)`` and
+        whether it is kept across restarts: the kept one if any, else a new one.
+
+        ``cand``: the features in heuristic order (line 15), ``gaps`` their information-gain
+        gaps under the ``gain`` rule, ``single`` their class weights on the 1-side, ``val`` a
+        lower bound per feature (exact where ``exact``, with its tree in ``trees``).
+        """
+        rule = self.rule
+        if rule is not None:
+            record = self.partial.get(key)
+            if record is not None:
+                return record, True
+        cand, single = self._candidates(rows, tot)
+        gaps = None
+        if rule is not None and rule.name == "gain" and cand.size:
+            gaps = _gain_gaps(tot, single)
+        trees: dict[int, Any] = {}
+        record = (cand, gaps, single, np.zeros(cand.size), np.zeros(cand.size, dtype=bool), trees)
+        return record, rule is not None and self._keep_record(key, record)
+
+    def _best_known(self, record: tuple[Any, ...], frame: list[Any]) -> tuple[float, Any]:
+        """A restart starts from the best feature known exactly, if it beats the frame's best:
+        the node's ``(child_ub, best_tree)`` after it."""
+        _, _, _, val, exact, trees = record
+        child_ub, best_tree = frame[1], frame[2]
+        if exact.any():
+            known = np.flatnonzero(exact)
+            k = int(known[np.argmin(val[known])])
+            if val[k] < child_ub:
+                child_ub = float(val[k])
+                best_tree = trees[k]
+                frame[1], frame[2] = child_ub, best_tree
+                self._compose()
+        return child_ub, best_tree
+
+    def _share_node(self, rows: np.ndarray, key: tuple[int, bytes]) -> None:
+        """A node with three levels left: its children's depth-two counts will share its own."""
+        if self.q_key != key:  # the parent's counts are kept while the node is the same
+            self.q_key = key
+            self.q_rows = rows
+            self.q_a = -1
+        self.q_seen = -1
+        self.sim = [None, None]
+
+    def _branch(
+        self, rows, column, f, tot, single, rem, depth, child_ub, child_state, shared, frame
+    ):
+        """Lines 14-23 for feature ``f`` (class weights ``single`` on its 1-side): the split's
+        ``(value, left tree, right tree, terminal)``.
+
+        A child costs at least its irreducible error and one leaf; with a penalty, a child
+        whose leaf is not optimal costs at least two leaves; under a three-level node,
+        MurTree's similarity bound raises them. A split whose bounds reach ``child_ub`` is cut
+        (counted; ``value`` their sum, terminal). Otherwise the left child is searched under
+        ``child_ub`` minus the right child's bound, then, when it has a tree, the right child
+        under ``child_ub`` minus the left child's cost: ``value`` is the split's cost (a lower
+        bound when a tree is ``None``; with no left tree, the left child's bound plus the
+        right child's), ``terminal`` whether the children searched were terminal.
+        """
+        ones = (column[:, f] if column is not None else self.data.Bd[rows, f]) != 0
+        left = rows[~ones]
+        right = rows[ones]
+        rirr, P = self.data.rirr, self.P
+        irr_l = float(rirr[left].sum())
+        irr_r = float(rirr[right].sum())
+        lb_l = irr_l + P
+        lb_r = irr_r + P
+        if P > 0:
+            lb_l = max(lb_l, min(_leaf(tot - single) + P, irr_l + 2 * P))
+            lb_r = max(lb_r, min(_leaf(single) + P, irr_r + 2 * P))
+        if lb_l + lb_r >= child_ub:
+            self.cuts += 1
+            return lb_l + lb_r, None, None, True
+        if shared:
+            lb_l = max(lb_l, self._similarity(f, 0))
+            lb_r = max(lb_r, self._similarity(f, 1))
+            if lb_l + lb_r >= child_ub:
+                self.cuts += 1
+                self.similarity_cuts += 1
+                return lb_l + lb_r, None, None, True
+            # the children's depth-two counts: the smaller one counted in the node's space,
+            # the larger one by subtraction
+            self.q_f = f
+            self.q_children = (left, right)
+            self.q_small = 0 if left.shape[0] <= right.shape[0] else 1
+            self.q_counted = False
+            self.q_side = 0
+            self.q_on = True
+        frame[3], frame[4] = f, 0
+        frame[5] = _leaf(single) + P
+        try:
+            lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - lb_r, child_state)
+        finally:
+            self.q_on = False
+        if shared and lterm:
+            self.sim[0] = (f, lv)
+        if lt is None:
+            return lv + lb_r, None, None, lterm
+        frame[4], frame[6], frame[7] = 1, lv, lt
+        self._compose()
+        if shared:
+            self.q_side = 1
+            self.q_on = True
+        try:
+            rv, rt, rterm = self.node(right, rem - 1, depth + 1, child_ub - lv, child_state)
+        finally:
+            self.q_on = False
+        if shared and rterm:
+            self.sim[1] = (f, rv)
+        return lv + rv, lt, rt, lterm and rterm
+
+    def _compose(self) -> None:
+        """Report the best complete tree the current path gives (:func:`path_tree`)."""
+        value, tree = path_tree(self.frames)
+        if tree is not None:
+            self.on_root(value, tree)
+
+
+def _leaf(counts: np.ndarray) -> float:
+    """The error of rows with class weights ``counts`` as one leaf."""
+    return float(counts.sum() - counts.max(initial=0.0))
+
+
+def _gain_gaps(tot: np.ndarray, single: np.ndarray) -> np.ndarray:
+    """Per feature, the gap between the best information gain and its own, per unit weight
+    (the ``gain`` rule's measure, Table 1)."""
+    other = tot[None, :] - single
+    gain = _entropy(tot[None, :])[0] - _entropy(single) - _entropy(other)
+    weight = float(tot.sum())
+    return (gain.max() - gain) / weight if weight > 0 else np.zeros(single.shape[0])
+
+
+def _cut_may_beat(allowed, exact: np.ndarray, val: np.ndarray, child_ub: float) -> bool:
+    """Whether a feature the rule cut (not known exactly) might beat the node's result."""
+    if allowed is None:
+        return False
+    cut = ~allowed & ~exact
+    return bool((val[cut] < child_ub).any())

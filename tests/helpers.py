@@ -1,0 +1,88 @@
+"""Helpers several test modules share: the cp4im benchmark files and their proven optima,
+hypothesis strategies for tiny data, and the check of a DP search's returned tree."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
+
+
+def load_cp4im(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Features and labels of a cp4im file (first column the 0/1 label), or skip the test."""
+    path = CP4IM / f"{name}.txt"
+    if not path.exists():
+        pytest.skip(f"shared data not found: {path} (the cp4im files live in ../shared/data)")
+    table = np.loadtxt(path, dtype=np.uint8, ndmin=2)
+    return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
+
+
+def optima() -> dict[tuple[str, int], int]:
+    path = CP4IM / "optima.csv"
+    if not path.exists():
+        return {}
+    with path.open() as handle:
+        return {
+            (row["dataset"], int(row["max_depth"])): int(row["optimal_error"])
+            for row in csv.DictReader(handle)
+        }
+
+
+OPTIMA = optima()
+
+
+def check_tree(result, B, y, weight, depth):
+    """The returned tree has the reported error on the data and respects the depth cap."""
+    tree = result.model
+    assert tree.depth <= depth
+    w = np.ones(len(y)) if weight is None else weight
+    predicted = tree.predict(B.astype(float))
+    assert float(w[predicted != y].sum()) == pytest.approx(result.objective_value, abs=1e-9)
+    assert tree.count_error() == pytest.approx(result.objective_value, abs=1e-9)
+
+
+@st.composite
+def tiny_problems(draw):
+    n = draw(st.integers(1, 12))
+    m = draw(st.integers(1, 5))
+    n_classes = draw(st.integers(2, 3))
+    B = np.array(
+        draw(st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n)),
+        dtype=np.uint8,
+    )
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    weights = st.sampled_from([0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 0.1, 0.3, 2.7])
+    kind = draw(st.sampled_from(["none", "integer", "fractional"]))
+    if kind == "none":
+        w = None
+    elif kind == "integer":
+        w = np.array(draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)), dtype=float)
+    else:
+        w = np.array(draw(st.lists(weights, min_size=n, max_size=n)))
+    depth = draw(st.integers(0, 3))
+    return B, y, w, n_classes, depth
+
+
+@st.composite
+def consistent_binary_data(draw, max_rows: int = 10, max_features: int = 4, max_classes: int = 3):
+    """Random tiny binary data whose identical rows share one label (so a consistent tree exists)."""
+    m = draw(st.integers(1, max_features))
+    n = draw(st.integers(1, max_rows))
+    n_classes = draw(st.integers(2, max_classes))
+    rows = draw(
+        st.lists(st.lists(st.integers(0, 1), min_size=m, max_size=m), min_size=n, max_size=n)
+    )
+    B = np.array(rows, dtype=np.uint8)
+    label_of = {}
+    y = []
+    for row in rows:
+        key = tuple(row)
+        if key not in label_of:
+            label_of[key] = draw(st.integers(0, n_classes - 1))
+        y.append(label_of[key])
+    return B, np.array(y, dtype=np.int64), n_classes

@@ -38,6 +38,7 @@ from .prepare import (
     check_class_weight,
     class_weights,
     design_for,
+    is_non_negative_number,
     prepare,
     sample_weights,
     validate,
@@ -214,12 +215,7 @@ class SatdtEstimator:
     def _check_error_options(self) -> None:
         """Check the options of the error objective: leaf_penalty, min_support, class_weight."""
         penalty, support = self.leaf_penalty, self.min_support
-        if (
-            isinstance(penalty, bool)
-            or not isinstance(penalty, int | float | np.number)
-            or not np.isfinite(penalty)
-            or penalty < 0
-        ):
+        if not is_non_negative_number(penalty):
             raise SatdtError(
                 f"leaf_penalty must be a finite number >= 0 (the cost of a leaf, as a fraction "
                 f"of the total weight), got {penalty!r}"

@@ -376,6 +376,16 @@ def sample_weights(sample_weight: Any, n: int) -> np.ndarray:
     return weight
 
 
+def is_non_negative_number(value: Any) -> bool:
+    """Whether ``value`` is a finite real number >= 0 (booleans are not numbers here)."""
+    return (
+        not isinstance(value, bool)
+        and isinstance(value, int | float | np.number)
+        and bool(np.isfinite(value))
+        and bool(value >= 0)
+    )
+
+
 def check_class_weight(class_weight: Any) -> None:
     """``class_weight`` is None, ``"balanced"`` or a mapping of labels to weights >= 0."""
     if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
@@ -386,12 +396,7 @@ def check_class_weight(class_weight: Any) -> None:
             f"got {class_weight!r}"
         )
     for label, weight in class_weight.items():
-        if (
-            isinstance(weight, bool)
-            or not isinstance(weight, int | float | np.number)
-            or not np.isfinite(weight)
-            or weight < 0
-        ):
+        if not is_non_negative_number(weight):
             raise SatdtError(
                 f"class_weight[{label!r}] must be a finite number >= 0, got {weight!r}"
             )

@@ -276,7 +276,9 @@ def test_dead_worker_task_is_retried(tmp_path):
 
 def test_sigint_stops_cleanly_and_rerun_completes(tmp_path):
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps(_sleepy_spec(n_files=2, folds=5, seconds=0.4)))
+    # jobs of 1 s: the signal, sent once 3 results are in, lands while 7 are left even when a
+    # loaded machine delays this loop by a few seconds
+    spec.write_text(json.dumps(_sleepy_spec(n_files=2, folds=5, seconds=1.0)))
     out = tmp_path / "r.jsonl"
     command = [sys.executable, "-m", "satdt.cli", "sweep", str(spec), "-o", str(out), "--jobs", "2"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

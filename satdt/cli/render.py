@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -106,14 +107,25 @@ def tree_summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     return lines
 
 
+def _render_model(fitted: Any, fmt: str, document: Callable[[], dict[str, Any]]) -> str:
+    """A model as ``text``, ``dot`` or ``json``: ``document()`` (the model and its result),
+    indented for people unless the model is large (the C encoder is ten times faster)."""
+    if fmt == "dot":
+        return fitted.to_dot() + "\n"
+    if fmt == "json":
+        indent = 1 if fitted.n_nodes <= _INDENTED_NODES else None
+        return json.dumps(document(), indent=indent, default=_numpy_scalar_value) + "\n"
+    return fitted.export_text() + "\n"
+
+
 def render_tree(model: OptimalTreeClassifier, fmt: str) -> str:
     """A fitted estimator's tree as ``text``, ``json`` (with the result) or ``dot``."""
     result = model.result_
     fitted = result.model
-    if fmt == "dot":
-        return fitted.to_dot() + "\n"
-    if fmt == "json":
-        document = {
+    return _render_model(
+        fitted,
+        fmt,
+        lambda: {
             "kind": fitted.kind,
             fitted.kind: fitted.to_dict(),
             "objective": result.objective,
@@ -133,11 +145,8 @@ def render_tree(model: OptimalTreeClassifier, fmt: str) -> str:
             "runtime": result.runtime,
             "stats": result.stats.as_dict(),
             "preparation": result.preparation.as_dict(),
-        }
-        # indented for people; a large model in one line (the C encoder is ten times faster)
-        indent = 1 if fitted.n_nodes <= _INDENTED_NODES else None
-        return json.dumps(document, indent=indent, default=_numpy_scalar_value) + "\n"
-    return fitted.export_text() + "\n"
+        },
+    )
 
 
 def render_front(front: ParetoFront, fmt: str) -> str:
@@ -168,10 +177,10 @@ def render_front(front: ParetoFront, fmt: str) -> str:
 def render_diagram(model: Any, fmt: str) -> str:
     """A fitted diagram estimator's diagram as ``text``, ``json`` (with the result) or ``dot``."""
     result, fitted = model.result_, model.diagram_
-    if fmt == "dot":
-        return fitted.to_dot() + "\n"
-    if fmt == "json":
-        document = {
+    return _render_model(
+        fitted,
+        fmt,
+        lambda: {
             "kind": fitted.kind,
             fitted.kind: fitted.to_dict(),
             "objective": model.objective,
@@ -183,9 +192,8 @@ def render_diagram(model: Any, fmt: str) -> str:
             "lower_bound": result.lower_bound,
             "runtime": result.runtime,
             "stats": result.stats.as_dict(),
-        }
-        return json.dumps(document, indent=1, default=_numpy_scalar_value) + "\n"
-    return fitted.export_text() + "\n"
+        },
+    )
 
 
 def diagram_summary(model: Any, dataset: Dataset) -> list[str]:

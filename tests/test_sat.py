@@ -172,3 +172,26 @@ def test_formula_2_encodings_give_the_same_minimum(data, at_most_one):
     B, y, n_classes = data
     result = solve_min_depth(B, y, n_classes, features="all", at_most_one=at_most_one)
     assert result.objective_value == min_consistent_depth(B, y)
+
+
+@pytest.mark.parametrize("solver", SAT_SOLVERS)
+def test_ctrl_c_stops_the_solver_cleanly(solver):
+    """Ctrl-C during a solve raises KeyboardInterrupt and leaves the solver whole: PySAT's own
+    handler jumps out of the solver, which could crash the process once the search returned."""
+    import os
+    import signal
+    import threading
+
+    from pysat.examples.genhard import PHP
+
+    from satdt.sat.solving import solve_until
+
+    with Solver(name=solver, bootstrap_with=PHP(10).clauses) as oracle:
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        started = time.perf_counter()
+        with pytest.raises(KeyboardInterrupt):
+            solve_until(oracle, solver, [], None)
+        assert time.perf_counter() - started < 5.0
+        # the solver still answers: PHP(10) is unsatisfiable, and quickly so with a unit fixed
+        assert solve_until(oracle, solver, [1, 2], None) is False
+        assert solve_until(oracle, solver, [], time.perf_counter() + 0.2) is None

@@ -45,8 +45,11 @@ def _process_started() -> float:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 tree found, 1 infeasible, 2 usage/data error)."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except KeyboardInterrupt:
+        print("satdt: interrupted", file=sys.stderr)
+        return 130
     try:
         check_outputs(args)
         if args.command in _COMMANDS:

@@ -10,6 +10,13 @@ start-up times of satdt are measured once.
     python benchmarks/min_error.py                       # every file, depths 3 4 5 7 10
     python benchmarks/min_error.py --files anneal,vehicle --depths 3,4 --cap 10
 
+``--n-jobs 1,2`` prints instead the table of ``method="auto"`` (the portfolio of Blossom and
+CA-DL8.5) with each number of jobs against its single searches (Blossom, CA-DL8.5 top-k,
+DL8.5, through the estimator) and pystreed: the time to prove optimality of each, and the
+ratios of ``auto`` to the best single search and to pystreed, and of 2 jobs to 1.
+
+    python benchmarks/min_error.py --n-jobs 1,2 --files anneal,vehicle --depths 4,5 --cap 60
+
 Run from the repository root; the data is read from ``../shared/data/cp4im``. Never
 collected by pytest (no ``test_`` prefix); results never become assertions.
 """
@@ -44,7 +51,12 @@ def _load(name: str):
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    """The largest resident memory of this process or of a child it ran (the portfolio's)."""
+    peaks = (
+        resource.getrusage(who).ru_maxrss
+        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+    )
+    return max(peaks) / 1024.0
 
 
 def _run_satdt(B, y, depth: int, cap: float) -> dict:
@@ -71,6 +83,22 @@ def _run_satdt(B, y, depth: int, cap: float) -> dict:
         "first_time": history[0][0],
         "at": at,
     }
+
+
+def _run_estimator(method: str, n_jobs: int, B, y, depth: int, cap: float) -> dict:
+    """One fit of the estimator (kernels loaded outside the timing)."""
+    import satdt
+    from satdt import OptimalTreeClassifier
+
+    satdt.warmup()
+    options = {"method": "cadl85", "rule": "topk"} if method == "cadl85" else {"method": method}
+    model = OptimalTreeClassifier(
+        objective="error", max_depth=depth, time_limit=cap, n_jobs=n_jobs, **options
+    )
+    tic = time.perf_counter()
+    result = model.fit(B, y).result_
+    elapsed = time.perf_counter() - tic
+    return {"time": elapsed, "proven": result.proven_optimal, "error": result.objective_value}
 
 
 def _run_pystreed(B, y, depth: int, cap: float) -> dict:
@@ -117,7 +145,11 @@ def _final_at(error: float, elapsed: float) -> dict:
 def worker(method: str, name: str, depth: int, cap: float) -> None:
     B, y = _load(name)
     run = {"satdt": _run_satdt, "pystreed": _run_pystreed, "dl85": _run_dl85, "cart": _run_cart}
-    out = run[method](B, y, depth, cap)
+    if method in run:
+        out = run[method](B, y, depth, cap)
+    else:  # an estimator method, as "auto@2" (two jobs) or "blossom@1"
+        search, jobs = method.split("@")
+        out = _run_estimator(search, int(jobs), B, y, depth, cap)
     out["peak_mb"] = _peak_mb()
     print(json.dumps(out))
 
@@ -178,6 +210,46 @@ def _ratio(a: dict | None, b: dict | None) -> str:
     return "both unproven"
 
 
+SINGLES = ("blossom", "cadl85", "dl85")
+
+
+def _best_single(runs: dict) -> dict | None:
+    """The fastest single search that proved (or any, when none did)."""
+    done = [runs[m] for m in SINGLES if runs.get(m) and "failed" not in runs[m]]
+    proven = [r for r in done if r["proven"]]
+    return min(proven, key=lambda r: r["time"]) if proven else (done[0] if done else None)
+
+
+def portfolio_table(args, files: list[str], depths: list[int], env: dict) -> None:
+    """``auto`` with each number of jobs against its single searches and pystreed."""
+    jobs = [int(j) for j in args.n_jobs.split(",")]
+    autos = [f"auto@{j}" for j in jobs]
+    names = [*autos, *(f"{m}@1" for m in SINGLES), "pystreed"]
+    heads = [f"auto {j} job{'s' if j > 1 else ''} s" for j in jobs]
+    heads += ["Blossom s", "CA-DL8.5 s", "DL8.5 s", "pystreed s", "err"]
+    ratios = [f"auto {j}/best single" for j in jobs] + [f"auto {j}/pystreed" for j in jobs]
+    if len(jobs) > 1:
+        ratios.append(f"auto {jobs[-1]}/auto {jobs[0]}")
+    header = "| file | depth | " + " | ".join(heads + ratios) + " | MB auto |"
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    for depth in depths:
+        for name in files:
+            cap = args.cap if depth <= 5 else args.deep_cap
+            runs = {m: run_one(m, name, depth, cap, args.mem_gb, env) for m in names}
+            runs.update({m: runs.pop(f"{m}@1") for m in SINGLES})
+            best = _best_single(runs)
+            cells = [_fmt_time(runs[m], cap) for m in [*autos, *SINGLES, "pystreed"]]
+            errors = {_fmt(r.get("error")) for r in runs.values() if r and "error" in r}
+            cells.append("/".join(sorted(errors)))
+            cells += [_ratio(runs[a], best) for a in autos]
+            cells += [_ratio(runs[a], runs["pystreed"]) for a in autos]
+            if len(jobs) > 1:
+                cells.append(_ratio(runs[autos[-1]], runs[autos[0]]))
+            mem = "/".join(f"{runs[a].get('peak_mb', 0):.0f}" for a in autos)
+            print(f"| {name} | {depth} | " + " | ".join(cells) + f" | {mem} |", flush=True)
+
+
 def optima() -> dict:
     path = DATA / "optima.csv"
     if not path.exists():
@@ -205,6 +277,12 @@ def main() -> None:
     parser.add_argument(
         "--no-startup", action="store_true", help="skip the cold/warm start-up measurement"
     )
+    parser.add_argument(
+        "--n-jobs",
+        default="",
+        help="comma-separated numbers of jobs (e.g. 1,2): the table of auto against its single "
+        "searches and pystreed instead",
+    )
     parser.add_argument("--worker", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -227,6 +305,10 @@ def main() -> None:
         )
     # make sure the shared cache is warm before timing runs
     subprocess.run([sys.executable, "-c", "import satdt; satdt.warmup()"], check=True, env=env)
+    if args.n_jobs:
+        portfolio_table(args, files, depths, env)
+        print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s")
+        return
 
     header = (
         "| file | depth | opt | satdt prove s | satdt err 1s/10s/cap | satdt first | pystreed s | pystreed err"

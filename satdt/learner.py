@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 import textwrap
 import threading
 import time
@@ -65,6 +66,18 @@ def _check_count(name: str, value: Any) -> None:
         isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0
     ):
         raise SatdtError(f"{name} must be a non-negative integer or None, got {value!r}")
+
+
+def resolve_n_jobs(n_jobs: Any) -> int:
+    """The number of cores ``n_jobs`` asks for, scikit-learn's way (None: 1; -1: every core;
+    -2: all but one), at most the machine's."""
+    cores = os.cpu_count() or 1
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
+        raise SatdtError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+    wanted = int(n_jobs) if n_jobs > 0 else cores + 1 + int(n_jobs)
+    return max(1, min(wanted, cores))
 
 
 def _check_positive(name: str, value: Any, unit: str, allow_none: bool = True) -> None:
@@ -197,6 +210,7 @@ class SatdtEstimator:
         if self.resolve not in (None, "majority"):
             raise SatdtError(f"resolve must be None or 'majority', got {self.resolve!r}")
         check_missing(self.missing)
+        resolve_n_jobs(getattr(self, "n_jobs", 1))
         options = {name: getattr(self, name) for name in methods.method_params()}
         method, own = methods.resolve_method(self.objective, self.method, options)
         self._check_error_options()
@@ -321,6 +335,7 @@ class SatdtEstimator:
         with contextlib.suppress(TimeUp):
             method = self._method_for(data, method, options)
         task = Task(data, self.objective, self.max_depth, self.max_nodes, options)
+        task.n_jobs = resolve_n_jobs(getattr(self, "n_jobs", 1))
         recorder = data.recorder
         self._set_error_options(task)
         try:
@@ -662,6 +677,13 @@ class OptimalTreeClassifier(SatdtEstimator):
             None,
             "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
             "multiplies sample_weight, as in scikit-learn.",
+        ),
+        (
+            "n_jobs",
+            1,
+            "Cores for one fit (None: 1; -1: every core): the portfolio's searches run side by "
+            "side sharing the incumbent, and the SAT searches race solvers on their calls. The "
+            "optima are the same; 1 is the single-core search.",
         ),
     )
     _fitted_attribute: ClassVar[str] = "tree_"

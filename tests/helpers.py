@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from hypothesis import strategies as st
+from naive import threshold_features
 
 CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
 
@@ -86,3 +87,22 @@ def consistent_binary_data(draw, max_rows: int = 10, max_features: int = 4, max_
             label_of[key] = draw(st.integers(0, n_classes - 1))
         y.append(label_of[key])
     return B, np.array(y, dtype=np.int64), n_classes
+
+
+@st.composite
+def threshold_data(draw, max_rows: int = 9, max_columns: int = 3, max_classes: int = 3):
+    """Tiny numeric data as every threshold feature (nested chains), sometimes with a random
+    binary column; identical rows share one label."""
+    n = draw(st.integers(1, max_rows))
+    columns = draw(st.integers(1, max_columns))
+    n_classes = draw(st.integers(2, max_classes))
+    X = np.array(
+        draw(st.lists(st.lists(st.integers(0, 5), min_size=n, max_size=n), min_size=columns))
+    ).T
+    B = threshold_features(X)
+    if draw(st.booleans()):
+        extra = draw(st.lists(st.integers(0, 1), min_size=n, max_size=n))
+        B = np.column_stack([B, np.array(extra, dtype=np.uint8)])
+    label_of: dict[tuple[int, ...], int] = {}
+    y = [label_of.setdefault(tuple(row), draw(st.integers(0, n_classes - 1))) for row in B]
+    return B.astype(np.uint8), np.array(y, dtype=np.int64), n_classes

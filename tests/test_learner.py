@@ -226,3 +226,32 @@ def test_works_without_scikit_learn():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["b", "1.0", "depth"]
+
+
+def test_n_jobs_is_checked_and_resolved_the_scikit_learn_way():
+    import os
+
+    from satdt.learner import resolve_n_jobs
+
+    cores = os.cpu_count() or 1
+    assert resolve_n_jobs(None) == 1
+    assert resolve_n_jobs(1) == 1
+    assert resolve_n_jobs(-1) == cores
+    assert resolve_n_jobs(10**6) == cores
+    assert resolve_n_jobs(-(10**6)) == 1
+    X, y = np.array([[0.0], [1.0]]), np.array([0, 1])
+    for bad in (0, 1.5, "two", True):
+        with pytest.raises(SatdtError, match="n_jobs"):
+            OptimalTreeClassifier(n_jobs=bad).fit(X, y)
+
+
+def test_n_jobs_2_gives_the_same_minimum_depth_and_size():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, size=(60, 4)).astype(float)
+    y = ((X[:, 0] > 1) ^ (X[:, 1] > 2) ^ (X[:, 2] > 0)).astype(int)
+    for objective in ("depth", "size"):
+        one = OptimalTreeClassifier(objective=objective, method="sat").fit(X, y)
+        two = OptimalTreeClassifier(objective=objective, method="sat", n_jobs=2).fit(X, y)
+        assert two.result_.proven_optimal
+        assert two.result_.objective_value == one.result_.objective_value
+        assert (two.predict(X) == y).all()

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +16,8 @@ from hypothesis import strategies as st
 from naive import min_error
 
 from satdt import OptimalTreeClassifier
-from satdt.dp import blossom, portfolio
-from satdt.result import PortfolioStats, Recorder
+from satdt.dp import blossom, dl85, parallel, portfolio
+from satdt.result import PortfolioStats, Recorder, Restart
 
 
 def _optimum(B, y, n_classes, depth, w=None) -> float:
@@ -139,3 +144,198 @@ def test_a_caller_bound_is_kept_when_nothing_beats_it():
     assert result.proven_optimal
     assert result.model.count_error() == pytest.approx(best)
     assert result.history[-1][2] is tree
+
+
+# ---------------------------------------------------------------------- two jobs
+@pytest.fixture
+def race_at_once(monkeypatch):
+    """Fork CA-DL8.5's process at once (small data would be proven by Blossom alone)."""
+    monkeypatch.setattr(parallel, "ALONE", 0.0)
+
+
+@pytest.fixture
+def blossom_idle(monkeypatch, race_at_once):
+    """Blossom finds nothing: the trees and the proof must come from CA-DL8.5's process."""
+
+    def idle(self, until):
+        time.sleep(0.002 if until is None else max(0.0, min(until - time.perf_counter(), 0.002)))
+        return self.proven
+
+    monkeypatch.setattr(blossom.BlossomRun, "advance", idle)
+
+
+@pytest.mark.parametrize("idle", [False, True])  # idle: the child (plain DL8.5) proves
+@pytest.mark.parametrize(
+    ("seed", "depth", "penalty", "support"),
+    [(0, 2, 0.0, 1), (1, 3, 0.0, 1), (2, 3, 0.7, 1), (3, 2, 0.0, 3), (4, 3, 1.5, 2)],
+)
+def test_two_jobs_prove_the_brute_force_optimum(
+    race_at_once, request, idle, seed, depth, penalty, support
+):
+    rng = np.random.default_rng(seed)
+    n, m = 24, 5
+    B = rng.integers(0, 2, size=(n, m), dtype=np.uint8)
+    y = rng.integers(0, 3, size=n)
+    w = rng.choice([0.0, 1.0, 2.0], size=n)
+    expected = min_error(B, y, w, 3, depth, support, leaf_penalty=penalty)
+    leaf = {"leaf_penalty": penalty, "min_support": support}
+    one = portfolio.solve_min_error(
+        B, y, 3, depth, sample_weight=w, recorder=Recorder("error"), **leaf
+    )
+    two = portfolio.solve_min_error(
+        B, y, 3, depth, sample_weight=w, recorder=Recorder("error"), n_jobs=2, **leaf
+    )
+    assert one.proven_optimal and two.proven_optimal
+    assert two.objective_value == pytest.approx(expected, abs=1e-9)
+    assert one.objective_value == pytest.approx(expected, abs=1e-9)
+    assert two.model.count_error() + penalty * two.model.n_leaves == pytest.approx(expected)
+    assert isinstance(two.stats, PortfolioStats) and two.stats.proven_by in ("blossom", "dl85")
+    values = [value for _, value, *_ in two.history]
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+
+
+def test_the_second_process_sends_its_trees_restarts_and_proof(request):
+    """The child's trees reach the recorder (and ``on_improve``), CA-DL8.5's restarts (under
+    a rule) the events; its proof is the result's."""
+    B, y = _hard(n=300, m=20)
+    expected = _optimum(B, y, 2, 3)
+    request.getfixturevalue("blossom_idle")
+    seen = []
+    recorder = Recorder("error", on_improve=lambda result: seen.append(result.objective_value))
+    result = portfolio.solve_min_error(
+        B, y, 2, 3, recorder=recorder, n_jobs=2, parallel_rule="topk"
+    )
+    assert result.proven_optimal and result.stats.proven_by == "cadl85"
+    assert result.objective_value == pytest.approx(expected)
+    assert result.model.count_error() == pytest.approx(result.objective_value)
+    assert seen == [value for _, value, *_ in result.history] and seen
+    restarts = [event for event in result.events if isinstance(event, Restart)]
+    assert restarts and restarts[-1].complete
+    assert result.stats.restarts == len(restarts) and result.stats.dl85_seconds > 0
+
+
+def test_the_estimator_runs_the_portfolio_on_two_jobs(race_at_once):
+    B, y = _hard(n=200, m=12)
+    model = OptimalTreeClassifier(objective="error", max_depth=3, method="portfolio", n_jobs=2)
+    model.fit(B, y)
+    assert model.method_ == "portfolio"
+    assert model.result_.proven_optimal
+    assert model.result_.objective_value == pytest.approx(_optimum(B, y, 2, 3))
+    assert _children(os.getpid()) == []
+
+
+@pytest.mark.filterwarnings("ignore::satdt.errors.NotProvenWarning")
+def test_two_jobs_keep_the_time_limit():
+    B, y = _hard(n=2000, m=60)
+    tic = time.perf_counter()
+    model = OptimalTreeClassifier(
+        objective="error", max_depth=6, method="portfolio", n_jobs=2, time_limit=1.5
+    ).fit(B, y)
+    assert time.perf_counter() - tic < 1.5 + 0.7
+    assert not model.result_.proven_optimal
+    assert model.result_.model.count_error() <= len(y)
+    assert _children(os.getpid()) == []
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+_LONG_FIT = """
+import numpy as np
+from satdt import OptimalTreeClassifier
+rng = np.random.default_rng(0)
+B = rng.integers(0, 2, size=(3000, 80), dtype=np.uint8)
+y = (B[:, 0] ^ B[:, 1] ^ (rng.random(3000) < 0.2)).astype(np.int64)
+model = OptimalTreeClassifier(objective="error", max_depth=7, method="portfolio", n_jobs=2,
+                              time_limit=60).fit(B, y)
+print(model.result_.stop_reason, model.result_.proven_optimal, flush=True)
+"""
+
+
+def _start_long_fit() -> tuple[subprocess.Popen, int]:
+    """A process running a long two-job fit, and its CA-DL8.5 child once started."""
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    fit = subprocess.Popen(
+        [sys.executable, "-c", _LONG_FIT], env=env, stdout=subprocess.PIPE, text=True
+    )
+    until = time.perf_counter() + 60
+    while time.perf_counter() < until:
+        children = _children(fit.pid)
+        if children:
+            return fit, children[0]
+        time.sleep(0.05)
+    fit.kill()
+    raise AssertionError("the fit started no second process")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_fit_leaves_no_process_behind():
+    fit, child = _start_long_fit()
+    time.sleep(0.3)
+    fit.send_signal(signal.SIGKILL)
+    fit.wait()
+    until = time.perf_counter() + 3
+    while _alive(child) and time.perf_counter() < until:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_ctrl_c_keeps_the_best_tree_and_stops_the_second_process():
+    fit, child = _start_long_fit()
+    time.sleep(0.5)
+    fit.send_signal(signal.SIGINT)
+    out, _ = fit.communicate(timeout=10)
+    assert fit.returncode == 0
+    assert out.split() == ["interrupted", "False"]
+    assert not _alive(child)
+
+
+def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("internal error: broken")
+
+    monkeypatch.setattr(dl85, "solve_min_error", broken)
+    B, y = _hard(n=100, m=10)
+    with pytest.raises(RuntimeError, match="broken"):
+        portfolio.solve_min_error(B, y, 2, 3, recorder=Recorder("error"), n_jobs=2)
+    assert _children(os.getpid()) == []
+
+
+def test_two_jobs_wait_for_no_compilation(monkeypatch):
+    """With a kernel group not compiled yet, two jobs run the one-core schedule (which starts
+    with whichever search is ready) instead of forking a process that would compile it."""
+
+    def forked(*args, **kwargs):
+        raise AssertionError("forked a process before the kernels were ready")
+
+    monkeypatch.setattr(parallel, "solve_min_error", forked)
+    monkeypatch.setattr(portfolio.kernels, "ready", lambda names: "blossom" not in names)
+    B, y = _hard(n=100, m=10)
+    result = portfolio.solve_min_error(B, y, 2, 3, recorder=Recorder("error"), n_jobs=2)
+    assert result.proven_optimal and result.stats.proven_by == "cadl85"
+    assert result.objective_value == pytest.approx(_optimum(B, y, 2, 3))

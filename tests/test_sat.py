@@ -6,15 +6,16 @@ import time
 
 import numpy as np
 import pytest
-from helpers import consistent_binary_data
+from helpers import consistent_binary_data, threshold_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive import min_consistent_depth
+from naive import min_consistent_depth, threshold_features
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from satdt.errors import InfeasibleError
 from satdt.result import Recorder, SatStats
+from satdt.sat.chains import ChainLoop, chain_budget, threshold_chains
 from satdt.sat.loop import CounterexampleLoop
 from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structure_clauses, tree_vars
 from satdt.sat.problem import Problem
@@ -174,7 +175,48 @@ def test_formula_2_encodings_give_the_same_minimum(data, at_most_one):
     assert result.objective_value == min_consistent_depth(B, y)
 
 
-@pytest.mark.parametrize("solver", SAT_SOLVERS)
+@settings(deadline=None, max_examples=40)
+@given(consistent_binary_data(), st.sampled_from(SAT_SOLVERS))
+def test_a_race_of_solvers_finds_the_same_minima(data, lead):
+    """n_jobs=2 races two solvers on every call: the same proven minimum depth and size."""
+    from naive import min_consistent_leaves
+
+    from satdt.sat.search import minimum_size
+
+    B, y, n_classes = data
+    depth = solve_min_depth(B, y, n_classes, solver=lead, n_jobs=2)
+    assert depth.proven_optimal and depth.objective_value == min_consistent_depth(B, y)
+    np.testing.assert_array_equal(depth.model.predict_index(B.astype(float)), y)
+    problem = Problem.from_data(B, y, n_classes, np.arange(n_classes))
+    size = minimum_size(problem, recorder=Recorder("size"), solver=lead, n_jobs=2)
+    # the fewest leaves at the minimum depth (DT_size)
+    leaves = min_consistent_leaves(B, y, int(depth.objective_value))
+    assert size.proven_optimal and size.model.n_leaves == leaves
+
+
+def test_a_race_answers_with_the_winner_model_and_keeps_its_time_limit():
+    from pysat.examples.genhard import PHP
+
+    from satdt.sat.solving import SolverRace, race_partners, solve_until
+
+    assert race_partners("glucose4", 2) == ["glucose4", "cadical195"]
+    assert race_partners("cadical195", 3) == ["cadical195", "glucose4", "maplechrono"]
+    race = SolverRace(race_partners("glucose4", 2))
+    try:
+        race.append_formula([[1, 2], [-1, 2], [-2, 3]])
+        assert solve_until(race, "glucose4", [-3], None) is False
+        assert solve_until(race, "glucose4", [], None) is True
+        model = race.get_model()
+        assert 2 in model and 3 in model
+        race.append_formula(PHP(11).clauses)
+        started = time.perf_counter()
+        assert solve_until(race, "glucose4", [], time.perf_counter() + 0.5) is None
+        assert time.perf_counter() - started < 2.0
+    finally:
+        race.delete()
+
+
+@pytest.mark.parametrize("solver", [*SAT_SOLVERS, "race"])
 def test_ctrl_c_stops_the_solver_cleanly(solver):
     """Ctrl-C during a solve raises KeyboardInterrupt and leaves the solver whole: PySAT's own
     handler jumps out of the solver, which could crash the process once the search returned."""
@@ -184,9 +226,11 @@ def test_ctrl_c_stops_the_solver_cleanly(solver):
 
     from pysat.examples.genhard import PHP
 
-    from satdt.sat.solving import solve_until
+    from satdt.sat.solving import new_solver, solve_until
 
-    with Solver(name=solver, bootstrap_with=PHP(10).clauses) as oracle:
+    oracle = new_solver("glucose4", 2) if solver == "race" else Solver(name=solver)
+    oracle.append_formula(PHP(10).clauses)
+    try:
         threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
         started = time.perf_counter()
         with pytest.raises(KeyboardInterrupt):
@@ -195,3 +239,60 @@ def test_ctrl_c_stops_the_solver_cleanly(solver):
         # the solver still answers: PHP(10) is unsatisfiable, and quickly so with a unit fixed
         assert solve_until(oracle, solver, [1, 2], None) is False
         assert solve_until(oracle, solver, [], time.perf_counter() + 0.2) is None
+    finally:
+        oracle.delete()
+
+
+def test_threshold_chains_partition_the_features_into_nested_chains():
+    rng = np.random.default_rng(2)
+    X = rng.integers(0, 12, size=(40, 3))
+    B = np.column_stack([threshold_features(X), rng.integers(0, 2, size=40)]).astype(np.uint8)
+    chains = threshold_chains(B)
+    assert sorted(np.concatenate(chains).tolist()) == list(range(B.shape[1]))
+    for chain in chains:  # every feature's rows are within those of the one before it
+        assert not (B[:, chain[1:]] & ~B[:, chain[:-1]]).any()
+    assert len(chains) == 4  # one chain per numeric column, the random column alone
+    assert threshold_chains(B, max_chains=4) is not None
+    assert threshold_chains(B, max_chains=3) is None
+    assert chain_budget(B.shape[1]) >= 4 and chain_budget(7) == 0
+
+
+@settings(deadline=None, max_examples=150)
+@given(threshold_data(), st.sampled_from(["first", "per_leaf", "all"]))
+def test_chain_encoding_min_depth_equals_brute_force(data, counterexamples):
+    B, y, n_classes = data
+    result = solve_min_depth(B, y, n_classes, features="chains", counterexamples=counterexamples)
+    depth = min_consistent_depth(B, y)
+    assert result.proven_optimal
+    assert result.objective_value == depth
+    assert result.model.depth == result.objective_value
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
+    # the loop alone (the search may take the greedy tree's depth without a SAT call)
+    problem = Problem.from_data(B, y, n_classes, np.arange(n_classes))
+    chains = threshold_chains(problem.B)
+    for k, status in ((depth, "SAT"), (depth - 1, "UNSAT")):
+        if k < 1:
+            continue
+        with ChainLoop(problem, k, chains, recorder=Recorder("depth")) as loop:
+            outcome = loop.run()
+        assert outcome.status == status
+        if status == "SAT":
+            np.testing.assert_array_equal(
+                outcome.tree.predict_index(problem.B.astype(float)), problem.y
+            )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_chain_and_per_feature_encodings_agree_on_many_thresholds(seed):
+    """Beyond brute force: the order encoding (the default here) and the lazy per-feature
+    encoding prove the same minimum depth, every call's tree decoded from its model."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 30, size=(80, 3))
+    y = (X[:, 0] * 7 + X[:, 1] * 3 + X[:, 2]) // 50 % 4
+    B = threshold_features(X)
+    chains = solve_min_depth(B, y, 4)
+    lazy = solve_min_depth(B, y, 4, features="lazy")
+    assert chains.proven_optimal and lazy.proven_optimal
+    assert chains.objective_value == lazy.objective_value
+    np.testing.assert_array_equal(chains.model.predict_index(B.astype(float)), y)
+    assert max(c.n_clauses for c in chains.trace) < max(c.n_clauses for c in lazy.trace)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import consistent_binary_data
+from helpers import consistent_binary_data, threshold_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, min_consistent_leaves
@@ -175,3 +175,39 @@ def test_node_cap_equals_brute_force(data, leaves, size_objective):
         assert result.objective_value == 2 * min_consistent_leaves(B, y, feasible[0]) - 1
     else:
         assert result.objective_value == feasible[0]
+
+
+@settings(deadline=None, max_examples=80)
+@given(threshold_data(max_rows=8), st.sampled_from(COUNTERS), st.booleans())
+def test_chain_encoding_min_size_equals_brute_force(data, counter, deeper):
+    """The order encoding of threshold chains under leaf bounds: the same minimum size."""
+    B, y, n_classes = data
+    depth = min_consistent_depth(B, y)
+    if depth == 0:
+        return
+    cap = depth + 1 if deeper else None
+    result = solve_size(B, y, n_classes, max_depth=cap, counter=counter, features="chains")
+    expected = 2 * min_consistent_leaves(B, y, depth if cap is None else cap) - 1
+    assert result.proven_optimal
+    assert result.objective_value == expected == result.model.n_nodes
+    np.testing.assert_array_equal(result.model.predict_index(B.astype(float)), y)
+
+
+@settings(deadline=None, max_examples=30)
+@given(threshold_data(max_rows=8))
+def test_chain_encoding_pareto_front_and_node_cap_equal_brute_force(data):
+    B, y, n_classes = data
+    depth = min_consistent_depth(B, y)
+    if depth == 0:
+        return
+    problem = Problem.from_data(B, y, n_classes, np.arange(n_classes))
+    points, _ = search_front(problem, recorder=Recorder("size"), features="chains")
+    for point in points:
+        assert point.proven
+        assert point.n_nodes == 2 * min_consistent_leaves(B, y, point.depth) - 1
+    # a node cap at the fewest nodes of depth + 1: the minimum depth under it, by brute force
+    nodes = 2 * min_consistent_leaves(B, y, depth + 1) - 1
+    capped = minimum_depth(problem, max_nodes=nodes, recorder=Recorder("depth"), features="chains")
+    assert capped.proven_optimal and capped.model.n_nodes <= nodes
+    expected = min(d for d in (depth, depth + 1) if 2 * min_consistent_leaves(B, y, d) - 1 <= nodes)
+    assert capped.objective_value == expected

@@ -55,6 +55,7 @@ def tree_estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
         max_thresholds=args.max_thresholds,
         max_memory_mb=args.max_memory_mb,
         missing=args.missing,
+        n_jobs=args.n_jobs,
         **extra,
         **options,
     )

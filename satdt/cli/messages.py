@@ -21,6 +21,7 @@ _FLAGS = {
     "leaf_penalty": "--leaf-penalty",
     "min_support": "--min-support",
     "class_weight": "--class-weight",
+    "n_jobs": "--n-jobs",
     "method": "--method",
     "sep": "--sep",
     "drop": "--drop",

@@ -136,6 +136,16 @@ def _add_error_options(parser: argparse.ArgumentParser) -> None:
     _add_class_weight(parser)
 
 
+def _add_n_jobs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--n-jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="cores for this fit (-1: every core); the optimum is the same (default 1)",
+    )
+
+
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--time-limit", type=float, metavar="S", help="wall-clock seconds; then the best tree found"
@@ -224,6 +234,7 @@ def _add_infer_command(commands: Any) -> None:
     )
     _add_method_options(infer, "infer")
     _add_output_options(infer)
+    _add_n_jobs(infer)
 
 
 def _add_fit_command(commands: Any) -> None:
@@ -240,6 +251,7 @@ def _add_fit_command(commands: Any) -> None:
     _add_error_options(fit)
     _add_method_options(fit, "fit")
     _add_output_options(fit)
+    _add_n_jobs(fit)
     fit.add_argument(
         "--plot",
         metavar="FILE",

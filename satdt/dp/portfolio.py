@@ -1,4 +1,4 @@
-"""Blossom and CA-DL8.5 on one core, sharing one incumbent (``method="portfolio"``, and ``auto``).
+"""Blossom and CA-DL8.5 sharing one incumbent (``method="portfolio"``, and ``auto``).
 
 Blossom finds good trees almost at once (it always completes the current tree first), and is
 the best anytime search under 15-30 s in Kiossou, Nijssen & Schaus (CA-DL8.5, Tables 2-3);
@@ -8,7 +8,9 @@ alone for a first slice, then alternates: CA-DL8.5 runs, and every ``every`` sec
 Blossom resumes (:class:`~satdt.dp.blossom.BlossomRun` keeps its state between slices) for
 its share of the time. Both report to the same recorder; each restart of CA-DL8.5 starts
 from the incumbent, whoever found it, and Blossom prunes with it. Both searches are
-complete, so whichever exhausts its space first proves the incumbent optimal.
+complete, so whichever exhausts its space first proves the incumbent optimal. That is the
+one-core schedule (``n_jobs=1``); with ``n_jobs >= 2`` the two run at the same time, in two
+processes (:mod:`satdt.dp.parallel`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import time
 import numpy as np
 
 from ..result import DPStats, PortfolioStats, Recorder, SearchResult
-from . import kernels
+from . import kernels, parallel
 from .common import bound_to_beat, check_inputs, check_leaf_options, prepare_binary, tolerance
 
 # CA-DL8.5's rule with the lowest primal integrals besides Blossom in benchmarks/anytime.py.
@@ -77,6 +79,8 @@ def solve_min_error(
     first_slice: float = FIRST_SLICE,
     blossom_share: float = BLOSSOM_SHARE,
     every: float = EVERY,
+    n_jobs: int = 1,
+    parallel_rule: str | None = None,
 ) -> SearchResult:
     """Minimum-cost tree of depth at most ``max_depth`` by Blossom and CA-DL8.5 together.
 
@@ -85,6 +89,11 @@ def solve_min_error(
     those costs); ``rule`` is CA-DL8.5's rule (its default schedule), ``first_slice`` the
     seconds Blossom runs alone first, ``blossom_share`` (in (0, 1)) Blossom's fraction of
     the time afterwards, ``every`` the seconds of CA-DL8.5 between two Blossom slices.
+    With ``n_jobs >= 2`` (and the kernels of both searches compiled) they run at the same
+    time, Blossom here and DL8.5 in a child process (:mod:`satdt.dp.parallel`; the schedule
+    arguments then do not apply); ``n_jobs=1`` is the one-core schedule. The child runs
+    DL8.5 under ``parallel_rule`` (default ``None``: plain DL8.5, which proves sooner than
+    CA-DL8.5's restarts in ``benchmarks/min_error.py``, while Blossom gives the early trees).
     ``recorder.stats`` becomes a :class:`~satdt.result.PortfolioStats`: CA-DL8.5's
     counters, Blossom's in ``blossom``, the time each search had, and which one proved the
     optimum.
@@ -130,6 +139,13 @@ def solve_min_error(
         return dl85.solve_min_error(
             B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
             upper_bound=upper_bound, rule=rule, prep=prep, **leaf,
+        )  # fmt: skip
+    both = ["blossom", *ca_groups]
+    if n_jobs >= 2 and parallel.available() and kernels.ready(both):
+        kernels.load(both)
+        return parallel.solve_min_error(
+            prep, source, K, bound=bound, tol=tol, deadline=deadline, recorder=recorder,
+            blossom_stats=blossom_stats, rule=parallel_rule, **leaf,
         )  # fmt: skip
     run = None
     proven = False

@@ -18,7 +18,6 @@ from functools import partial
 
 import numpy as np
 from pysat.formula import IDPool
-from pysat.solvers import Solver
 
 from ..errors import TimeUp
 from ..result import Recorder, SatCall
@@ -39,7 +38,7 @@ from .perfect import (
     some_feature_clauses,
 )
 from .problem import Problem
-from .solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, solve_until
+from .solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, new_solver, solve_until
 
 # "first": add the first misclassified row; "per_leaf": one misclassified row per leaf the
 # tree sends misclassified rows to; "all": every misclassified row; an integer k: the first k
@@ -99,6 +98,11 @@ class CounterexampleLoop:
         Receives one :class:`~satdt.result.SatCall` per solver call.
     deadline
         ``time.perf_counter()`` value after which the loop stops with ``"UNKNOWN"``.
+    n_jobs
+        With more than one, every call races that many solvers (``solver`` and the
+        partners :func:`~satdt.sat.solving.race_partners` picks) on the same formula, the
+        first answer winning: the same trees' depth and size, found by whichever solver is
+        faster on each call.
 
     Raises
     ------
@@ -117,6 +121,7 @@ class CounterexampleLoop:
         features: str = DEFAULT_FEATURES,
         recorder: Recorder,
         deadline: float | None = None,
+        n_jobs: int = 1,
     ) -> None:
         if solver not in SAT_SOLVERS:
             raise ValueError(f"solver must be one of {SAT_SOLVERS}, got {solver!r}")
@@ -141,7 +146,7 @@ class CounterexampleLoop:
         self.deadline = deadline
         self.pool = IDPool()
         m = problem.B.shape[1]
-        self.solver = Solver(name=solver)
+        self.solver = new_solver(solver, n_jobs)
         self.n_clauses = 0
         self.included: list[int] = []
         self._included_set: set[int] = set()

@@ -35,7 +35,7 @@ def past(deadline: float | None) -> bool:
 
 
 def add_clauses(
-    solver: Solver,
+    solver: Solver | SolverRace,
     clauses: Sequence[list[int]],
     deadline: float | None,
     chunk: int = CLAUSE_CHUNK,
@@ -54,53 +54,132 @@ def add_clauses(
 
 
 def solve_until(
-    solver: Solver, name: str, assumptions: list[int], deadline: float | None
+    solver: Solver | SolverRace, name: str, assumptions: list[int], deadline: float | None
 ) -> bool | None:
     """Solve under ``assumptions``; ``None`` when ``deadline`` (a perf_counter value) passes first.
 
-    ``name`` is the solver's PySAT name (one of :data:`SAT_SOLVERS`). The solver runs in a
-    helper thread, with PySAT's ``expect_interrupt`` (the GIL released, no signal handler of
-    its own), while the calling thread waits. PySAT's own Ctrl-C handling (``solve()``, and
-    ``solve_limited`` without ``expect_interrupt``) jumps out of the solver from inside a
-    signal handler, which can leave the solver's memory corrupt: the process then crashed when
-    the search went on to return its best tree. Here Ctrl-C reaches the waiting thread, which
-    stops the solver cleanly and raises KeyboardInterrupt, so that callers can return the best
-    model known.
+    ``name`` is the solver's PySAT name (one of :data:`SAT_SOLVERS`; ignored for a
+    :class:`SolverRace`, whose solvers have theirs). The solver runs in a helper thread, with
+    PySAT's ``expect_interrupt`` (the GIL released, no signal handler of its own), while the
+    calling thread waits. PySAT's own Ctrl-C handling (``solve()``, and ``solve_limited``
+    without ``expect_interrupt``) jumps out of the solver from inside a signal handler, which
+    can leave the solver's memory corrupt: the process then crashed when the search went on
+    to return its best tree. Here Ctrl-C reaches the waiting thread, which stops the solver
+    cleanly and raises KeyboardInterrupt, so that callers can return the best model known.
+    A race runs each of its solvers in its own thread; the first answer wins and stops the
+    others.
     """
     if past(deadline):
         return None
-    call = _SolveCall(solver, name, assumptions, deadline)
-    threading.Thread(target=call.run, name="satdt-solve", daemon=True).start()
+    if isinstance(solver, SolverRace):
+        calls = [_SolveCall(one, n, assumptions, deadline) for one, n in solver.entrants()]
+    else:
+        calls = [_SolveCall(solver, name, assumptions, deadline)]
+    answered = threading.Event()
+    for call in calls:
+        call.answered = answered
+        threading.Thread(target=call.run, name="satdt-solve", daemon=True).start()
     # waits on an Event, not Thread.join: a join that Ctrl-C interrupts can leave the thread
     # looking finished while it still runs, and the solver would be freed under it
     try:
-        while not call.finished.wait(_wait(deadline)):
-            if past(deadline):
-                break
-    except BaseException:  # Ctrl-C: stop the solver cleanly, then let it propagate
-        _stop(call)
+        while _winner(calls) is None and not past(deadline):
+            answered.wait(_wait(deadline))
+            answered.clear()
+    except BaseException:  # Ctrl-C: stop the solvers cleanly, then let it propagate
+        _stop(calls)
         raise
-    _stop(call)
-    return call.result()
+    _stop(calls)
+    winner = _winner(calls)
+    if winner is None:
+        return None
+    if isinstance(solver, SolverRace):
+        solver.winner = winner
+        solver.wins[winner] += 1
+    return calls[winner].result()
 
 
-def _stop(call: _SolveCall) -> None:
-    """Stop the call and wait for it to end, through further Ctrl-C: the solver must not be
+def _winner(calls: list[_SolveCall]) -> int | None:
+    """The first call that answered (or failed); with every call ended unanswered, the first."""
+    for index, call in enumerate(calls):
+        if call.finished.is_set() and (call.status is not None or call.error is not None):
+            return index
+    if all(call.finished.is_set() for call in calls):
+        return 0
+    return None
+
+
+def _stop(calls: list[_SolveCall]) -> None:
+    """Stop the calls and wait for them to end, through further Ctrl-C: a solver must not be
     freed while its thread still runs in it (a stopped call ends within a fraction of a
-    second); then clear the solver's interrupt flag for its next call."""
-    call.stop()
-    while True:
-        try:
-            call.finished.wait()
-            break
-        except KeyboardInterrupt:
-            continue
-    if not call.sliced:
-        call.solver.clear_interrupt()
+    second); then clear the solvers' interrupt flags for their next call."""
+    for call in calls:
+        call.stop()
+    for call in calls:
+        while True:
+            try:
+                call.finished.wait()
+                break
+            except KeyboardInterrupt:
+                continue
+        if not call.sliced:
+            call.solver.clear_interrupt()
 
 
 def _wait(deadline: float | None) -> float | None:
     return None if deadline is None else max(deadline - time.perf_counter(), 0.0)
+
+
+class SolverRace:
+    """Several PySAT solvers holding one formula, raced on every call (``n_jobs`` > 1).
+
+    It takes the clauses and phases a :class:`~pysat.solvers.Solver` takes, hands them to
+    each solver, and :func:`solve_until` runs them side by side, one thread each (PySAT
+    releases the GIL while they search), the first answer winning; ``get_model`` is the
+    winner's. Every solver keeps what it learnt, so each call starts where it stopped.
+    Memory is one formula per solver.
+    """
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = tuple(names)
+        self.solvers = [Solver(name=name) for name in self.names]
+        self.winner = 0
+        self.wins = [0] * len(self.names)
+
+    def entrants(self) -> list[tuple[Solver, str]]:
+        return list(zip(self.solvers, self.names, strict=True))
+
+    def append_formula(self, clauses: Sequence[list[int]]) -> None:
+        for solver in self.solvers:
+            solver.append_formula(clauses)
+
+    def set_phases(self, literals: list[int]) -> None:
+        for solver in self.solvers:
+            solver.set_phases(literals)
+
+    def nof_vars(self) -> int:
+        return max(solver.nof_vars() for solver in self.solvers)
+
+    def get_model(self) -> list[int] | None:
+        return self.solvers[self.winner].get_model()
+
+    def delete(self) -> None:
+        for solver in self.solvers:
+            solver.delete()
+
+
+def race_partners(name: str, n_jobs: int) -> list[str]:
+    """The solvers of a race of ``n_jobs`` led by ``name``: the others in an order of
+    complementary strengths (CaDiCaL first beside a MiniSat descendant, and the reverse)."""
+    order = ("cadical195", "glucose4", "maplechrono", "minisat22", "glucose3")
+    others = [other for other in order if other != name]
+    return [name, *others[: max(n_jobs, 1) - 1]]
+
+
+def new_solver(name: str, n_jobs: int = 1) -> Solver | SolverRace:
+    """One PySAT solver, or with ``n_jobs`` > 1 a :class:`SolverRace` led by it."""
+    if n_jobs <= 1:
+        return Solver(name=name)
+    return SolverRace(race_partners(name, n_jobs))
 
 
 class _SolveCall:
@@ -120,6 +199,7 @@ class _SolveCall:
         self.status: bool | None = None
         self.error: BaseException | None = None
         self.finished = threading.Event()
+        self.answered: threading.Event | None = None  # shared by the calls of a race
 
     def run(self) -> None:
         if hasattr(signal, "pthread_sigmask"):  # Ctrl-C goes to the waiting thread
@@ -130,6 +210,8 @@ class _SolveCall:
             self.error = exc
         finally:
             self.finished.set()
+            if self.answered is not None:
+                self.answered.set()
 
     def _whole(self) -> bool | None:
         return self.solver.solve_limited(assumptions=self.assumptions, expect_interrupt=True)

@@ -28,12 +28,26 @@ The ablation (the paper's Figure 2) runs ``satdt.dp.contree.solve_min_error`` wi
 pruning switch, then with each switch of ``PRUNING`` off in turn, at depth 2 on every file
 and at depth 3 on the small files.
 
+The equal-budget table: at depth ``--budget-depth`` (default 4) on every file, each system runs
+once per budget of ``--budgets`` (default 10, 30 and 60 s), exact (no gap), and the table gives
+the training error of the tree it returns at that budget (by its own predictions):
+
+- ``satdt-contree``: as above, ``time_limit`` = the budget, ``max_gap=0``;
+- ``pycontree``: ``time_limit`` = the budget, ``max_gap=0``;
+- ``pystreed``: ``STreeDClassifier`` on its own discretisation of the numeric columns (its
+  defaults: ``continuous_binarize_strategy="quantile"``, ``n_thresholds=5``; it cannot split
+  between every pair of values), ``time_limit`` = the budget.
+
+At depth 3 the table also gives the D2Split calls of satdt (``result_.stats.d2_splits``) and of
+pycontree (its "specialized solver calls", read from its verbose output).
+
 Every run happens in its own subprocess under an address-space limit; ``--jobs 2`` runs two at
 once on a two-core machine. A peer that is not importable is skipped with a line saying why.
 
     python benchmarks/continuous.py --jobs 2             # depths 2 3 4, every file (< 60 min)
     python benchmarks/continuous.py --quick --jobs 2     # depths 2 3, small files (about 10 min)
     python benchmarks/continuous.py --files raisin,bank --depths 2 --no-ablation
+    python benchmarks/continuous.py --budgets-only --jobs 2      # the equal-budget table alone
 
 Run from the repository root; the data is read from ``../shared/data/continuous`` (label in
 the first column, then the features, space separated). Never collected by pytest; results
@@ -71,7 +85,9 @@ METHODS = (
     "blossom-full",
     "blossom-32",
 )
-PEER_MODULES = {"pycontree": "pycontree", "pytrees-contree": "pytrees"}
+PEER_MODULES = {"pycontree": "pycontree", "pytrees-contree": "pytrees", "pystreed": "pystreed"}
+BUDGET_SYSTEMS = ("satdt-contree", "pycontree", "pystreed")
+D2_CALLS = "Total number of specialized solver calls:"
 ABLATION = ("all", "neighbourhood", "shrinking", "subinterval", "similarity", "d2split")
 
 
@@ -88,7 +104,26 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
-def _fit_satdt(method: str, X, y, depth: int, limit: float):
+def _captured(fit):
+    """``fit()`` with the process's standard output (also a C++ library's) captured: its
+    result and the text written."""
+    import tempfile
+
+    with tempfile.TemporaryFile(mode="w+") as tmp:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(tmp.fileno(), 1)
+        try:
+            result = fit()
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        tmp.seek(0)
+        return result, tmp.read()
+
+
+def _fit_satdt(method: str, X, y, depth: int, limit: float, gap: float | None = None):
     import warnings
 
     from satdt import OptimalTreeClassifier
@@ -97,8 +132,10 @@ def _fit_satdt(method: str, X, y, depth: int, limit: float):
         options = {"method": "blossom", "max_thresholds": None if method.endswith("full") else 32}
     else:
         options = {"method": "contree"}
-        if depth == GAP_DEPTH:
+        if gap is None and depth == GAP_DEPTH:
             options["max_gap"] = GAP
+        elif gap:
+            options["max_gap"] = gap
     model = OptimalTreeClassifier(objective="error", max_depth=depth, time_limit=limit, **options)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -113,18 +150,29 @@ def _fit_satdt(method: str, X, y, depth: int, limit: float):
     return model, proof, float(result.objective_value)
 
 
-def _fit_pycontree(X, y, depth: int, limit: float):
+def _fit_pycontree(X, y, depth: int, limit: float, gap: float | None = None):
+    """The fitted model, its proof, and its D2Split calls (from its verbose output)."""
     from pycontree import ConTree
 
-    gap = math.ceil(GAP * len(y)) if depth == GAP_DEPTH else 0
-    model = ConTree(max_depth=depth, max_gap=gap, time_limit=limit)
+    if gap is None:
+        gap = math.ceil(GAP * len(y)) if depth == GAP_DEPTH else 0
+    model = ConTree(max_depth=depth, max_gap=gap, time_limit=limit, verbose=True)
     # its parameter check refuses an absolute gap > 1 and its C++ refuses a fraction
     # (TypeError): skip the check so that the absolute gap reaches the C++
     model._validate_params = lambda: None
-    model.fit(X, y)
+    _, text = _captured(lambda: model.fit(X, y))
     within = model._config.is_within_time_limit()
     proof = ("yes" if gap == 0 else "gap") if within else "no"
-    return model, proof, None
+    calls = [line for line in text.splitlines() if line.startswith(D2_CALLS)]
+    return model, proof, int(calls[-1].removeprefix(D2_CALLS)) if calls else None
+
+
+def _fit_pystreed(X, y, depth: int, limit: float):
+    from pystreed import STreeDClassifier
+
+    model = STreeDClassifier(max_depth=depth, time_limit=limit)
+    model.fit(X, y)
+    return model
 
 
 def _fit_pytrees(X, y, depth: int, limit: float):
@@ -146,6 +194,8 @@ def _warm(method: str) -> None:
     y = (X[:, 0] > 0.5).astype(np.int64)
     if method == "pycontree":
         _fit_pycontree(X, y, 2, 5.0)
+    elif method == "pystreed":
+        _fit_pystreed(X, y, 2, 5.0)
     elif method == "pytrees-contree":
         _fit_pytrees(X, y, 2, 5.0)
     else:
@@ -160,15 +210,16 @@ def worker(method: str, name: str, depth: int, limit: float, repeats: int) -> No
     if method == "satdt-contree-10s":
         method, limit = "satdt-contree", min(limit, 10.0)
     times, errors = [], set()
-    proof, reported = "no", None
+    proof, reported, d2 = "no", None, None
     for i in range(repeats):
         tic = time.perf_counter()
         if method == "pycontree":
-            model, proof, reported = _fit_pycontree(X, y, depth, limit)
+            model, proof, d2 = _fit_pycontree(X, y, depth, limit)
         elif method == "pytrees-contree":
             model, proof, reported = _fit_pytrees(X, y, depth, limit)
         else:
             model, proof, reported = _fit_satdt(method, X, y, depth, limit)
+            d2 = getattr(model.result_.stats, "d2_splits", None)
         times.append(time.perf_counter() - tic)
         errors.add(int((model.predict(X) != y).sum()))
         if i == 0 and times[0] >= SHORT:
@@ -180,9 +231,27 @@ def worker(method: str, name: str, depth: int, limit: float, repeats: int) -> No
         "errors_differ": len(errors) > 1,
         "proof": proof,
         "reported": reported,
+        "d2": d2,
         "peak_mb": _peak_mb(),
     }
     print(json.dumps(out))
+
+
+def budget_worker(system: str, name: str, depth: int, budget: float) -> None:
+    """One exact run of ``system`` with time limit ``budget``: the error of its tree."""
+    X, y, _ = _load(name)
+    _warm(system)
+    tic = time.perf_counter()
+    if system == "pycontree":
+        model, proof, _ = _fit_pycontree(X, y, depth, budget, gap=0)
+    elif system == "pystreed":
+        model = _fit_pystreed(X, y, depth, budget)
+        proof = "-"
+    else:
+        model, proof, _ = _fit_satdt(system, X, y, depth, budget, gap=0)
+    elapsed = time.perf_counter() - tic
+    error = int((model.predict(X) != y).sum())
+    print(json.dumps({"time": elapsed, "error": error, "proof": proof}))
 
 
 def ablation_worker(switch: str, name: str, depth: int, limit: float) -> None:
@@ -265,6 +334,11 @@ def main() -> None:
     parser.add_argument(
         "--ablation-limit", type=float, default=0.0, help="seconds per ablation run (default: cap)"
     )
+    parser.add_argument(
+        "--budgets", default="10,30,60", help="seconds of the equal-budget table ('': none)"
+    )
+    parser.add_argument("--budget-depth", type=int, default=GAP_DEPTH, help="its depth")
+    parser.add_argument("--budgets-only", action="store_true", help="the equal-budget table alone")
     parser.add_argument("--mem-gb", type=float, default=4.0, help="address-space limit per run")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (one core each)")
     parser.add_argument("--save", default="", help="JSON file for every run")
@@ -274,6 +348,9 @@ def main() -> None:
         method, name, depth, limit, repeats = args.worker
         if method.startswith("ablation-"):
             ablation_worker(method.removeprefix("ablation-"), name, int(depth), float(limit))
+            return
+        if method.startswith("budget-"):
+            budget_worker(method.removeprefix("budget-"), name, int(depth), float(limit))
             return
         worker(method, name, int(depth), float(limit), int(repeats))
         return
@@ -297,7 +374,7 @@ def main() -> None:
             sys.exit(f"unknown methods {bad}; choose from {list(METHODS)}")
     missing = available_peers()
     for method, reason in missing.items():
-        if reason is not None and method in methods:
+        if reason is not None and (method in methods or method in BUDGET_SYSTEMS):
             print(f'skipped {method}: {reason} (install with: pip install -e ".[bench]")')
     methods = [m for m in methods if missing.get(m) is None]
 
@@ -305,6 +382,16 @@ def main() -> None:
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     subprocess.run([sys.executable, "-c", "import satdt; satdt.warmup()"], check=True, env=env)
 
+    budgets = [float(b) for b in args.budgets.split(",") if b]
+    systems = [m for m in BUDGET_SYSTEMS if missing.get(m) is None]
+    budget_jobs = [
+        ("budget", system, name, budget)
+        for budget in budgets
+        for name in files
+        for system in systems
+    ]
+    if args.budgets_only:
+        depths, args.no_ablation = [], True
     jobs, skipped = [], set()
     for depth in depths:
         for name in files:
@@ -322,7 +409,8 @@ def main() -> None:
     print(
         f"{len(files)} files ({', '.join(files)}), depths {depths}, methods {methods}, "
         f"{len(jobs)} runs of at most {limit:g} s + {len(ablation_jobs)} ablation runs of at "
-        f"most {ablation_limit:g} s, {args.jobs} at once",
+        f"most {ablation_limit:g} s, {len(budget_jobs)} equal-budget runs at depth "
+        f"{args.budget_depth}, {args.jobs} at once",
         flush=True,
     )
     for why in sorted(skipped):
@@ -332,7 +420,15 @@ def main() -> None:
 
     def execute(job) -> None:
         kind, what, name, depth = job
-        if kind == "fit":
+        if kind == "budget":
+            run = run_worker(
+                __file__,
+                [f"budget-{what}", name, str(args.budget_depth), str(depth), "1"],
+                depth + 120,
+                args.mem_gb,
+                env,
+            )
+        elif kind == "fit":
             run = run_worker(
                 __file__,
                 [what, name, str(depth), str(limit), str(args.repeats)],
@@ -352,7 +448,7 @@ def main() -> None:
         if "failed" in run:
             print(f"  {name} depth {depth} {what}: {run['failed']}", flush=True)
 
-    all_jobs = jobs + ablation_jobs
+    all_jobs = jobs + ablation_jobs + budget_jobs
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         for done, _ in enumerate(pool.map(execute, all_jobs), 1):
             if done % 10 == 0 or done == len(all_jobs):
@@ -365,21 +461,26 @@ def main() -> None:
         )
         print(f"runs written to {args.save}")
 
+    if not depths:  # the equal-budget table alone
+        print_budgets(runs, files, rows, budgets, systems, args.budget_depth)
+        print(f"\ntotal run time {total / 60:.1f} min ({total:.0f} s)")
+        return
     print(
         f"\nEach cell: fit seconds (median of the fits shown as xN; one fit when the first "
         f"took >= {SHORT:g} s) / training error of the returned tree, by its own predictions "
         f"/ proven (yes; gap = completed within max_gap; no = time limit) / peak MB of the "
         f"process. Cap {limit:g} s. Depth {GAP_DEPTH}: max_gap={GAP} for satdt ConTree, "
         f"pycontree and pytrees-rs (absolute ceil({GAP} n) for the peers); Blossom has no gap "
-        f"and runs exact. ratio = satdt ConTree time / pycontree time.\n"
+        f"and runs exact. ratio = satdt ConTree time / pycontree time; D2 calls = D2Split "
+        f"calls of satdt ConTree / of pycontree (of the last fit).\n"
     )
     fit = {(m, n, d): runs.get(("fit", m, n, d)) for m in METHODS for n in files for d in depths}
     agree, disagree = [], []
     for depth in depths:
         shown = [m for m in methods if not (m == "satdt-contree-10s" and depth != GAP_DEPTH)]
         print(f"### depth {depth}\n")
-        print("| file | rows | " + " | ".join(shown) + " | ratio |")
-        print("|---|---|" + "---|" * (len(shown) + 1))
+        print("| file | rows | " + " | ".join(shown) + " | ratio | D2 calls |")
+        print("|---|---|" + "---|" * (len(shown) + 2))
         for name in files:
             cells = []
             for m in shown:
@@ -396,7 +497,11 @@ def main() -> None:
             ratio = "-"
             if ours and theirs and "time" in ours and "time" in theirs and theirs["time"] > 0:
                 ratio = f"{ours['time'] / theirs['time']:.2f}"
-            print(f"| {name} | {rows[name]} | " + " | ".join(cells) + f" | {ratio} |")
+            calls = " / ".join(
+                "-" if not run or run.get("d2") is None else f"{run['d2']:,}"
+                for run in (ours, theirs)
+            )
+            print(f"| {name} | {rows[name]} | " + " | ".join(cells) + f" | {ratio} | {calls} |")
             if ours and theirs and ours.get("proof") == "yes" and theirs.get("proof") == "yes":
                 same = ours["error"] == theirs["error"]
                 (agree if same else disagree).append(
@@ -489,6 +594,9 @@ def main() -> None:
         "thresholds) does not"
     )
 
+    if budget_jobs:
+        print_budgets(runs, files, rows, budgets, systems, args.budget_depth)
+
     # ------------------------------------------------------------------ ablation
     if ablation_jobs:
         print(
@@ -513,6 +621,40 @@ def main() -> None:
                 if cells:
                     print(f"| {name} | {job_depth} | " + " | ".join(cells) + " |")
     print(f"\ntotal run time {total / 60:.1f} min ({total:.0f} s)")
+
+
+def print_budgets(runs: dict, files, rows, budgets, systems, depth: int) -> None:
+    """The equal-budget table (error of each system's tree per budget) and its target."""
+    print(
+        f"\n### equal budgets, depth {depth}: training error of the returned tree "
+        f"(* = proven optimal; pystreed on its own quantile thresholds)\n"
+    )
+    heads = [f"{system} {budget:g}s" for budget in budgets for system in systems]
+    print("| file | rows | " + " | ".join(heads) + " |")
+    print("|---|---|" + "---|" * len(heads))
+    wins = {budget: [] for budget in budgets}
+    for name in files:
+        cells = []
+        for budget in budgets:
+            errors = {}
+            for system in systems:
+                run = runs.get(("budget", system, name, budget))
+                if run is None or "failed" in run:
+                    cells.append("-" if run is None else run["failed"])
+                    continue
+                errors[system] = run["error"]
+                cells.append(f"{run['error']}" + ("*" if run["proof"] == "yes" else ""))
+            peers = [e for s, e in errors.items() if s != "satdt-contree"]
+            if "satdt-contree" in errors and peers:
+                wins[budget].append(errors["satdt-contree"] <= min(peers))
+        print(f"| {name} | {rows[name]} | " + " | ".join(cells) + " |")
+    print()
+    for budget, won in wins.items():
+        flag = "met" if 2 * sum(won) > len(won) else "MISSED"
+        print(
+            f"- depth {depth}, {budget:g} s: satdt ConTree's error <= every peer's on "
+            f"{sum(won)} of {len(won)} files: {flag}"
+        )
 
 
 if __name__ == "__main__":

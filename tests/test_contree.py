@@ -155,6 +155,92 @@ def test_penalty_and_support_match_brute_force(problem, depth, penalty, support,
         assert tree.n_leaves == 1
 
 
+@st.composite
+def many_classes(draw):
+    """Tiny numeric data with 3-7 classes (so that the class-weight bounds of the depth-two
+    kernel and of Branch prune), weights with zeros, repeated rows."""
+    n = draw(st.integers(2, 16))
+    m = draw(st.integers(1, 3))
+    n_classes = draw(st.integers(3, 7))
+    levels = draw(st.integers(1, 6))
+    X = np.array(
+        draw(st.lists(st.integers(0, levels), min_size=n * m, max_size=n * m)), dtype=np.float64
+    ).reshape(n, m)
+    X = X * 0.37 - 0.5
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    weight = np.array(
+        draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n))
+    )
+    return X, y, weight, n_classes
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    many_classes(),
+    st.integers(1, 3),
+    st.sampled_from([0.0, 0.3, 1.0, 2.5]),
+    st.integers(1, 3),
+    st.sampled_from([None, *SWITCHES]),
+)
+def test_many_classes_match_brute_force(problem, depth, penalty, support, off):
+    """The class-weight bounds (a side of a split classifies at most its 2^d heaviest classes
+    right) keep every optimum: multi-class, weighted, with a penalty and a support rule."""
+    X, y, weight, n_classes = problem
+    prune = contree.PRUNING - {off} if off else contree.PRUNING
+    result = run(
+        X, y, n_classes, depth, weight, leaf_penalty=penalty, min_support=support, prune=prune
+    )
+    B = threshold_features(X)
+    expected = min_error(B, y, weight, n_classes, depth, min_support=support, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    tree = result.model
+    cost = tree_error(tree, X, y, weight) + penalty * tree.n_leaves
+    assert cost == pytest.approx(expected, abs=1e-9)
+    if tree.n_leaves > 1:
+        assert leaf_supports(tree, X, weight).min() >= support
+
+
+@settings(deadline=None, max_examples=150)
+@given(many_classes(), st.integers(1, 2), st.sampled_from([0.0, 0.3, 2.5]), st.integers(1, 3))
+def test_class_weight_bounds_are_lower_bounds(problem, depth, penalty, support):
+    """The class-weight bounds never exceed the brute-force optima: Branch's bound on the two
+    sides of a split at depth 1 or 2 (``_Search._bounds``), the depth-two kernel's bound on a
+    side at depth one (``_side_bound``) and its least cost of a split (``_least_split``)."""
+    from satdt.dp import _contree_d2 as d2
+    from satdt.dp import kernels
+
+    kernels.load(["contree_d2"])
+    X, y, weight, n_classes = problem
+    keep = weight > 0
+    X, y, weight = X[keep], y[keep], weight[keep]
+    if len(y) < 2:
+        return
+    prep = contree.prepare_numeric(X, y, weight, n_classes)
+    flags, d2_on = contree._flags(contree.PRUNING)
+    stats = contree.ConTreeStats()
+    search = contree._Search(prep, flags, d2_on, 1, None, stats, print, penalty, support)
+    order = contree._root_order(prep)
+    B = threshold_features(X)
+
+    def optimum(rows, d):
+        return min_error(B[rows], y[rows], weight[rows], n_classes, d, support, penalty)
+
+    def sums(rows):  # class weights, total weight and irreducible error of distinct rows
+        return prep.W[rows].sum(axis=0), float(prep.rw[rows].sum()), float(prep.rirr[rows].sum())
+
+    FQ, tot, floor = sums(order[0])
+    least = d2._least_split(FQ, tot, floor, penalty)
+    assert min(tot - FQ.max() + penalty, least) <= optimum(np.arange(len(y)), 2) + 1e-9
+    rank0 = prep.Rt[0][order[0]]
+    for r in np.unique(rank0)[:-1]:  # every split of the first column
+        bounds = search._bounds(order[0][rank0 <= r], FQ, tot, floor, depth)
+        for part, bound in zip((rank0 <= r, rank0 > r), bounds, strict=True):
+            rows = np.flatnonzero(np.isin(np.searchsorted(prep.values[0], X[:, 0]), rank0[part]))
+            assert bound <= optimum(rows, depth) + 1e-9
+            assert d2._side_bound(*sums(order[0][part]), penalty) <= optimum(rows, 1) + 1e-9
+
+
 def test_support_bounds_without_monotonicity():
     """Under a support rule a row set can cost less than a subset of it (the subset may be
     too small to split): Branch must not prune with monotonicity here (optimum 0)."""

@@ -77,8 +77,48 @@ def _argmax2(F, A):
     return best, arg, second
 
 
-# Rows of a side of a split (D2Split's state): weight, irreducible error, cap, training rows
-# (the last with a support rule only).
+@njit(cache=True, inline="always")
+def _top2(F):
+    """Sum of the two largest entries of F (the most weight two leaves can classify right)."""
+    a = 0.0
+    b = 0.0
+    for q in range(F.shape[0]):
+        x = F[q]
+        if x > a:
+            b = a
+            a = x
+        elif x > b:
+            b = x
+    return a + b
+
+
+@njit(cache=True, inline="always")
+def _side_bound(F, tot, floor, pen):
+    """A lower bound on a side's cost at depth one, from its class weights ``F``: a leaf, or
+    a split, whose two leaves classify at most the two heaviest classes right (and leave the
+    irreducible error ``floor``)."""
+    split = max(floor, tot - _top2(F)) + 2.0 * pen
+    return min(_leaf_error(F, tot) + pen, split)
+
+
+@njit(cache=True, inline="always")
+def _least_split(F, tot, floor, pen):
+    """The least cost of a tree of depth two that splits: with k = 2, 3 or 4 leaves it leaves
+    at least the weight of all but the k heaviest classes (and the irreducible error)."""
+    top = np.sort(F)[::-1]
+    least = np.inf
+    kept = 0.0
+    for k in range(min(4, F.shape[0])):
+        kept += top[k]
+        if k >= 1:
+            least = min(least, max(floor, tot - kept) + (k + 1) * pen)
+    if F.shape[0] < 2:
+        least = floor + 2.0 * pen
+    return least
+
+
+# Rows of a side of a split (D2Split's state): weight, the least error of a split of it,
+# cap, training rows (the last with a support rule only).
 S_TOT, S_FLOOR, S_CAP, S_COUNT = range(4)
 
 
@@ -95,17 +135,19 @@ S_TOT, S_FLOOR, S_CAP, S_COUNT = range(4)
         types.float64,
         F64_2D_T,
         I64_T,
+        I64_T,
     ),
     cache=True,
 )
-def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res):  # noqa: C901 — Numba kernel: the depth-two scan of ConTree's Algorithm 2, split it costs speed
+def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res, cols):  # noqa: C901 — Numba kernel: the depth-two scan of ConTree's Algorithm 2, split it costs speed
     """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split, in one pass.
 
     Side 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[q]`` are side q's class
-    weights and ``side[:, q]`` its weight, irreducible error and cap (the cost above which
-    its exact value does not matter; slots ``S_*``). Along every sorted column f2
-    (``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1: several, read from ``W``), weights in
-    that column's order) the class weights ``A`` of each side's rows seen so far are
+    weights and ``side[:, q]`` its weight, the least error of a split of it and its cap (the
+    cost above which its exact value does not matter; slots ``S_*``). Along every sorted
+    column f2 of ``cols`` (the most promising first: the sooner a side's best split is found,
+    the sooner it stops along the others; ``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1:
+    several, read from ``W``), weights in that column's order) the class weights ``A`` of each side's rows seen so far are
     updated (the rows not yet seen weigh ``FQ2[q] - A``), with the largest of each kept
     incrementally (a pure row changes one class; a runner-up bound says when the largest
     remaining class can change), and where a side's rank changes its split error is
@@ -117,7 +159,7 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res):  # noq
     column and rank threshold of side q (-1: a leaf). ``st`` is float scratch ``(2, C)``.
     Without a support rule (:func:`d2split_support` has one).
     """
-    m, n = order.shape
+    n = order.shape[1]
     C = W.shape[1]
     A0 = st[0]
     A1 = st[1]
@@ -142,7 +184,7 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res):  # noq
     pen2 = 2.0 * pen
     lim0 = best0 - pen2  # the error a split of side 0 must be below
     lim1 = best1 - pen2
-    for f2 in range(m):
+    for f2 in cols:
         run0 = lim0 > fl0
         run1 = lim1 > fl1
         if not (run0 or run1):
@@ -249,14 +291,25 @@ def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res):  # noq
 
 
 @njit(
-    (ORDER_T, I32_2D_T, F64_2D_T, F64_2D_T, BOOL_T, F64_2D_T, F64_2D_T, types.float64, I64_T),
+    (
+        ORDER_T,
+        I32_2D_T,
+        F64_2D_T,
+        F64_2D_T,
+        BOOL_T,
+        F64_2D_T,
+        F64_2D_T,
+        types.float64,
+        I64_T,
+        I64_T,
+    ),
     cache=True,
 )
-def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, side, pen, res):  # noqa: C901 — Numba kernel: the two-class depth-two scan, split it costs speed
+def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, side, pen, res, cols):  # noqa: C901 — Numba kernel: the two-class depth-two scan, split it costs speed
     """:func:`d2split` for two classes: ``a_s``, ``b_s`` are the class weights in each
     column's order, and every count is a scalar (no class arrays, merged rows included).
     """
-    m, n = order.shape
+    n = order.shape[1]
     for slot in range(res.shape[0]):
         res[slot] = -1
     F0a = FQ2[0, 0]
@@ -278,7 +331,7 @@ def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, side, pen, res):  # noqa:
     pen2 = 2.0 * pen
     lim0 = best0 - pen2  # the error a split of side 0 must be below
     lim1 = best1 - pen2
-    for f2 in range(m):
+    for f2 in cols:
         run0 = lim0 > fl0
         run1 = lim1 > fl1
         if not (run0 or run1):
@@ -357,17 +410,18 @@ def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, side, pen, res):  # noqa:
         types.float64,
         F64_2D_T,
         I64_T,
+        I64_T,
     ),
     cache=True,
 )
-def d2split_support(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen, st, res):  # noqa: C901 — Numba kernel: the depth-two scan under a minimum support, split it costs speed
+def d2split_support(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen, st, res, cols):  # noqa: C901 — Numba kernel: the depth-two scan under a minimum support, split it costs speed
     """:func:`d2split` under a minimum support ``s``: the same pass (on the general arrays,
     also for two classes), where a split of a side counts only with ``s`` training rows on
     each of its sides (``rc_s``: the training rows of each row, in each column's order;
     ``side[S_COUNT]``: a side's total), and a side also stops once fewer than ``s`` of its
     rows are left. Returns the two costs, with ``res``, as :func:`d2split`.
     """
-    m, n = order.shape
+    n = order.shape[1]
     C = W.shape[1]
     A0 = st[0]
     A1 = st[1]
@@ -376,7 +430,7 @@ def d2split_support(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen,
     t0 = side[S_TOT, 0]
     t1 = side[S_TOT, 1]
     pen2 = 2.0 * pen
-    # a split of a side costs at least its irreducible error and two leaves
+    # a split of a side costs at least its least error and two leaves
     fl0 = side[S_FLOOR, 0] + pen2
     fl1 = side[S_FLOOR, 1] + pen2
     c0 = int(side[S_COUNT, 0])
@@ -393,7 +447,7 @@ def d2split_support(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen,
     if best1 >= side[S_CAP, 1]:
         best1 = side[S_CAP, 1]
         res[5] = 0
-    for f2 in range(m):
+    for f2 in cols:
         run0 = best0 > fl0
         run1 = best1 > fl1
         if not (run0 or run1):
@@ -607,11 +661,14 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
 
     The cost is the error plus the penalty of ``rule`` per leaf; a split needs the rule's
     support s in training rows (``rc[u]`` of row u) on each side. Branch (Algorithm 1) over
-    every column f1, in the order of their best single split, first at that split (a good
-    first tree), each split solved by :func:`d2split` (children of depth one: a superset
-    costs at least a subset less the rule's gamma): so the depth-two subproblem chooses
-    between a leaf, one split and two levels. After each better tree, only trees better by
-    more than ``slack`` count.
+    every column f1, in the order of their best single split, first at that split: every
+    column's first split is evaluated before any column's Branch goes on (a good tree early,
+    so a tight target for every column). Each split is solved by :func:`d2split` (children
+    of depth one: a superset costs at least a subset less the rule's gamma) unless the class
+    weights of its sides already rule it out (:func:`_side_bound`); so the depth-two
+    subproblem chooses between a leaf, one split and two levels, and a split is tried only
+    below its least cost by the class weights (:func:`_least_split`). After each better
+    tree, only trees better by more than ``slack`` count.
     ``cls[u]`` is row u's class (-1: several), ``goleft`` scratch of length N. ``out`` gets
     the tree: ``O_FOUND``, the root split
     ``O_F1``/``O_R1`` and each child's split ``O_FL``/``O_RL``, ``O_FR``/``O_RR`` (-1:
@@ -644,7 +701,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
         best = leaf
         target = leaf - slack
         out[O_FOUND] = 1
-    least = floor + 2.0 * pen  # the least cost of a split
+    least = _least_split(FQ, tot, floor, pen)  # the least cost of a split
     if target <= least or n < 2:
         return best
     pos = np.empty((m, n), dtype=np.int64)
@@ -683,85 +740,123 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
                 rc_s[f, q] = rc[order[f, q]]
         for q in range(n):
             count += rc[order[0, q]]
-    ctl = np.zeros(N_CTL, dtype=np.int64)
-    for q in range(m):
-        f1 = features[q]
-        K = Ks[f1]
-        if K == 0:
-            continue
-        queue = np.empty((K + 2, 4), dtype=np.int64)
-        thL = np.zeros(K)
-        thR = np.zeros(K)
-        Pf = P[f1]
-        branch_init(queue, ctl, K, hint[f1])
-        of = order[f1]
-        while True:
-            w = branch_next(queue, ctl, Pf, thL, thR, K, target, flags, pen, drop)
-            if w < 0:
-                break
-            cut = pos[f1, w]
-            for c in range(C):
-                FQ2[0, c] = 0.0
-            totL = 0.0
-            floorL = 0.0
-            countL = 0
-            for k in range(cut):
-                row = of[k]
-                goleft[row] = True
-                c = cls[row]
-                if c >= 0:
-                    FQ2[0, c] += rw[row]
-                else:
-                    for c in range(C):
-                        FQ2[0, c] += W[row, c]
-                    floorL += rirr[row]
-                totL += rw[row]
+    # every column's Branch state, so that each column's first split (its best single
+    # split) is evaluated before any column's Branch goes on: a good tree early, a tight target
+    queues = np.empty((m, n + 2, 4), dtype=np.int64)
+    ctls = np.zeros((m, N_CTL), dtype=np.int64)
+    thLs = np.zeros((m, n))
+    thRs = np.zeros((m, n))
+    for phase in range(2):
+        for q in range(m):
+            f1 = features[q]
+            K = Ks[f1]
+            if K == 0:
+                continue
+            queue = queues[f1]
+            ctl = ctls[f1]
+            thL = thLs[f1]
+            thR = thRs[f1]
+            Pf = P[f1]
+            if phase == 0:
+                branch_init(queue, ctl, K, hint[f1])
+            of = order[f1]
+            steps = 0
+            while phase == 1 or steps == 0:
+                w = branch_next(queue, ctl, Pf, thL, thR, K, target, flags, pen, drop)
+                if w < 0:
+                    break
+                steps += 1
+                cut = pos[f1, w]
+                for c in range(C):
+                    FQ2[0, c] = 0.0
+                totL = 0.0
+                floorL = 0.0
+                countL = 0
+                for k in range(cut):
+                    row = of[k]
+                    goleft[row] = True
+                    c = cls[row]
+                    if c >= 0:
+                        FQ2[0, c] += rw[row]
+                    else:
+                        for c in range(C):
+                            FQ2[0, c] += W[row, c]
+                        floorL += rirr[row]
+                    totL += rw[row]
+                    if sup:
+                        countL += rc[row]
+                for k in range(cut, n):
+                    goleft[of[k]] = False
+                for c in range(C):
+                    FQ2[1, c] = FQ[c] - FQ2[0, c]
+                totR = tot - totL
+                floorR = floor - floorL
+                lb0 = _side_bound(FQ2[0], totL, floorL, pen)
+                lb1 = _side_bound(FQ2[1], totR, floorR, pen)
+                if lb0 + lb1 >= target:  # the class weights alone rule the split out
+                    ctl[PRUNED] += 1
+                    branch_update(queue, ctl, Pf, thL, thR, target, flags, pen, drop, lb0, lb1)
+                    continue
+                side[S_TOT, 0] = totL
+                side[S_TOT, 1] = totR
+                # the error a split of a side leaves at least
+                side[S_FLOOR, 0] = max(floorL, totL - _top2(FQ2[0]))
+                side[S_FLOOR, 1] = max(floorR, totR - _top2(FQ2[1]))
+                # a side's exact cost matters only while the split can still beat target
+                # (the other side costs at least its irreducible error and a leaf)
+                side[S_CAP, 0] = target - floorR - pen
+                side[S_CAP, 1] = target - floorL - pen
+                side[S_COUNT, 0] = countL
+                side[S_COUNT, 1] = count - countL
                 if sup:
-                    countL += rc[row]
-            for k in range(cut, n):
-                goleft[of[k]] = False
-            for c in range(C):
-                FQ2[1, c] = FQ[c] - FQ2[0, c]
-            side[S_TOT, 0] = totL
-            side[S_TOT, 1] = tot - totL
-            side[S_FLOOR, 0] = floorL
-            side[S_FLOOR, 1] = floor - floorL
-            # a side's exact cost matters only while the split can still beat target (the
-            # other side costs at least its irreducible error and a leaf)
-            side[S_CAP, 0] = target - side[S_FLOOR, 1] - pen
-            side[S_CAP, 1] = target - side[S_FLOOR, 0] - pen
-            side[S_COUNT, 0] = countL
-            side[S_COUNT, 1] = count - countL
-            if sup:
-                tl, tr = d2split_support(
-                    order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen, st, res
-                )
-            elif binary:
-                tl, tr = d2split_binary(order, rk_s, wt_s, b_s, goleft, FQ2, side, pen, res)
-            else:
-                tl, tr = d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res)
-            out[O_D2SPLITS] += 1
-            work += n * m
-            if work >= CLOCK_WORK:
-                work = 0
-                if _clock() >= deadline:
-                    out[O_TIMEOUT] = 1
-                    out[O_CUTS] += ctl[PRUNED]
-                    return best
-            if res[4] and res[5] and tl + tr < target:
-                best = tl + tr
-                target = best - slack
-                out[O_FOUND] = 1
-                out[O_F1] = f1
-                out[O_R1] = Rt[f1, of[cut - 1]]
-                out[O_FL] = res[0]
-                out[O_RL] = res[1]
-                out[O_FR] = res[2]
-                out[O_RR] = res[3]
-            branch_update(queue, ctl, Pf, thL, thR, target, flags, pen, drop, tl, tr)
-            if target <= least:
+                    tl, tr = d2split_support(
+                        order,
+                        rk_s,
+                        cl_s,
+                        wt_s,
+                        W,
+                        goleft,
+                        FQ2,
+                        side,
+                        rc_s,
+                        s,
+                        pen,
+                        st,
+                        res,
+                        features,
+                    )
+                elif binary:
+                    tl, tr = d2split_binary(
+                        order, rk_s, wt_s, b_s, goleft, FQ2, side, pen, res, features
+                    )
+                else:
+                    tl, tr = d2split(
+                        order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res, features
+                    )
+                out[O_D2SPLITS] += 1
+                work += n * m
+                if work >= CLOCK_WORK:
+                    work = 0
+                    if _clock() >= deadline:
+                        out[O_TIMEOUT] = 1
+                        break
+                if res[4] and res[5] and tl + tr < target:
+                    best = tl + tr
+                    target = best - slack
+                    out[O_FOUND] = 1
+                    out[O_F1] = f1
+                    out[O_R1] = Rt[f1, of[cut - 1]]
+                    out[O_FL] = res[0]
+                    out[O_RL] = res[1]
+                    out[O_FR] = res[2]
+                    out[O_RR] = res[3]
+                branch_update(queue, ctl, Pf, thL, thR, target, flags, pen, drop, tl, tr)
+                if target <= least:
+                    break
+            if target <= least or out[O_TIMEOUT]:
                 break
-        out[O_CUTS] += ctl[PRUNED]
-        if target <= least:
+        if target <= least or out[O_TIMEOUT]:
             break
+    for f1 in range(m):
+        out[O_CUTS] += ctls[f1, PRUNED]
     return best

@@ -14,6 +14,10 @@ data using dynamic programming with branch-and-bound" (AAAI 2025). The recursion
   a split in one pass over the sorted data, and a whole depth-two Branch in one kernel
   (:func:`satdt.dp._contree_d2.solve_d2`; on a first run, until that kernel is compiled in
   the background, depth-two subproblems recurse in Python, finding the same optima);
+* class-weight bounds (a tree with k leaves classifies at most the k heaviest classes
+  right), which rule out a split from the class weights of its sides before they are
+  solved (:meth:`_Search._bounds`, and per D2Split call in the depth-two kernel): on data
+  with more classes than leaves they save many subproblems;
 * a cache of solved subproblems keyed by (row set, remaining depth), holding the exact
   optimum or a lower bound (the optimum is at least the upper bound a search failed under);
 * ``max_gap``: the root accepts only trees better than the incumbent by more than the gap,
@@ -89,11 +93,13 @@ _REL_TOL = 1e-9
 _ENTRY_BYTES = 200
 # With a time limit at depth >= PRIMAL_DEPTH, when the exact search has not finished within
 # PRIMAL_FIRST of the time left (at most 1 s), Blossom on PRIMAL_THRESHOLDS quantile
-# thresholds per column runs for PRIMAL_SHARE of it (at most PRIMAL_SECONDS) to find good
-# trees early (:func:`_primal`); then the exact search resumes with their bound.
+# thresholds per column (a coarse grid for PRIMAL_COARSE_SHARE of that time, then a finer
+# one) runs for PRIMAL_SHARE of it (at most PRIMAL_SECONDS) to find good trees early
+# (:func:`_primal`); then the exact search resumes with their bound.
 PRIMAL_DEPTH = 4
 PRIMAL_FIRST = 0.1
-PRIMAL_THRESHOLDS = 32
+PRIMAL_THRESHOLDS = (6, 32)
+PRIMAL_COARSE_SHARE = 0.7
 PRIMAL_SHARE = 0.3
 PRIMAL_SECONDS = 30.0
 
@@ -319,6 +325,23 @@ class _Search:
             self._store(key, value, node, node is not None)
         return value, node
 
+    def _bounds(
+        self, left0: np.ndarray, FQ: np.ndarray, tot: float, floor: float, d: int
+    ) -> tuple[float, float]:
+        """Lower bounds on the costs at depth ``d`` of the two sides of a split (``left0``: the
+        left side's rows; ``FQ``, ``tot``, ``floor``: the class weights, total weight and
+        irreducible error of both): a leaf, or a split into at most ``2^d`` leaves, which
+        classify at most the ``2^d`` heaviest classes right."""
+        p = self.prep
+        FL = self.FQ
+        totL, floorL = k.class_totals(left0, p.W, p.rw, p.rirr, FL)
+        bounds = []
+        for F, t, fl in ((FL, totL, floorL), (FQ - FL, tot - totL, floor - floorL)):
+            top = np.sort(F)[::-1][: 2**d].sum()
+            leaf = float(t - F.max(initial=0.0)) + self.pen
+            bounds.append(min(leaf, max(fl, float(t - top)) + 2 * self.pen))
+        return bounds[0], bounds[1]
+
     def _branch_all(self, order: np.ndarray, d: int, ub: float, slack: float, root: bool):
         """min over columns of Branch (Eq. (4)), each by Algorithm 1 with the children by Eq. (6)."""
         p = self.prep
@@ -369,6 +392,13 @@ class _Search:
                 right = np.empty((m, n - cut), dtype=np.int32)
                 r = int(rank_f[order[f, cut - 1]])
                 k.partition(order, rank_f, r, left, right)
+                lbl, lbr = self._bounds(left[0], FQ, tot, floor, d - 1)
+                if lbl + lbr >= target:  # the class weights alone rule the split out
+                    ctl[k.PRUNED] += 1
+                    k.branch_update(
+                        queue, ctl, Pf, thL, thR, target, self.flags, pen, drop, lbl, lbr
+                    )
+                    continue
                 # The larger side first, with the bound target (less a leaf, the other
                 # side's least cost); the other with target less the first's cost plus the
                 # weight between w and the far end of its interval (and the drop), so that if
@@ -481,7 +511,9 @@ def _primal(
 ) -> None:
     """Good trees early: Blossom on ``PRIMAL_THRESHOLDS`` quantile thresholds per column
     until ``until`` (with the same leaf penalty ``pen`` and minimum support ``s``), each of
-    its better trees reported as a ConTree incumbent.
+    its better trees reported as a ConTree incumbent; first on the coarse grid for up to
+    ``PRIMAL_COARSE_SHARE`` of the time (a small problem, often solved in seconds), then on
+    the finer one.
 
     At depth four or more ConTree improves on its greedy tree only once a whole depth-three
     subproblem is solved, which can take minutes; Blossom on few thresholds finds good trees
@@ -491,9 +523,6 @@ def _primal(
     from ..binarize import Binarizer
     from .blossom import solve_min_error as blossom  # its kernels are ready (see the caller)
 
-    binarizer = Binarizer(max_thresholds=PRIMAL_THRESHOLDS).fit(X)
-    B = binarizer.transform(X)
-
     def forward(result: SearchResult) -> None:
         node = _greedy_node(result.model, prep)
         if node is not None:
@@ -501,22 +530,29 @@ def _primal(
             if _supported(tree, X, w, s):
                 report(_cost(tree, pen), node)
 
-    sub = Recorder(
-        "error",
-        to_user_tree=lambda tree: tree.map_features(binarizer.column_, binarizer.threshold_),
-        on_improve=forward,
-    )
-    blossom(
-        B,
-        y,
-        n_classes,
-        max_depth,
-        sample_weight=w,
-        deadline=until,
-        recorder=sub,
-        leaf_penalty=pen,
-        min_support=s,
-    )
+    coarse, fine = PRIMAL_THRESHOLDS
+    coarse_until = time.perf_counter() + PRIMAL_COARSE_SHARE * (until - time.perf_counter())
+    for thresholds, stop in ((coarse, coarse_until), (fine, until)):
+        binarizer = Binarizer(max_thresholds=thresholds).fit(X)
+        B = binarizer.transform(X)
+        sub = Recorder(
+            "error",
+            to_user_tree=lambda tree, b=binarizer: tree.map_features(b.column_, b.threshold_),
+            on_improve=forward,
+        )
+        blossom(
+            B,
+            y,
+            n_classes,
+            max_depth,
+            sample_weight=w,
+            deadline=stop,
+            recorder=sub,
+            leaf_penalty=pen,
+            min_support=s,
+        )
+        if time.perf_counter() >= until:
+            return
 
 
 def _flags(prune: Iterable[str]) -> tuple[int, bool]:

@@ -1,7 +1,7 @@
 """A race of SAT solvers on one fit (`--n-jobs 2`) beside each solver alone, on the inferdt files.
 
 Each run is a separate process (`satdt infer FILE --method sat --format json`): glucose4 alone
-(satdt's default), CaDiCaL alone, and `--n-jobs 2` (both on every SAT call, the first answer
+(satdt's default), MapleChrono alone, and `--n-jobs 2` (both on every SAT call, the first answer
 winning). Runs under 20 s are repeated and the median is reported; `race / best` compares the
 race with the faster single solver of that file, `race / default` with glucose4 alone. The
 race needs two free cores: on a loaded machine its numbers are pessimistic.
@@ -22,7 +22,7 @@ from pathlib import Path
 from inferdt import DATA, dataset_names, parser_with_files
 
 FILES = ["iris", "monk2", "wine", "balance-scale_bin1", "balance-scale_bin2", "car"]
-RUNS = {"glucose4": ("glucose4", 1), "cadical195": ("cadical195", 1), "race": ("glucose4", 2)}
+RUNS = {"glucose4": ("glucose4", 1), "maplechrono": ("maplechrono", 1), "race": ("glucose4", 2)}
 
 
 def run_once(path: Path, cap: float, solver: str, n_jobs: int, size: bool) -> dict:
@@ -64,7 +64,7 @@ def main() -> None:
     names = dataset_names(args.files, (), False)
     what = "size" if args.size else "depth"
     print(
-        f"| dataset | {what} | glucose4 s | cadical195 s | race s | race / best | race / default |"
+        f"| dataset | {what} | glucose4 s | maplechrono s | race s | race / best | race / default |"
     )
     print("|---|---|---|---|---|---|---|")
     for name in names:
@@ -84,7 +84,7 @@ def main() -> None:
             ratios = f"| {race['wall'] / best:.2f} | {race['wall'] / default:.2f}"
         shown = "/".join(str(a) for a in sorted(answers))
         print(
-            f"| {name} | {shown} | {cell(results['glucose4'])} | {cell(results['cadical195'])} "
+            f"| {name} | {shown} | {cell(results['glucose4'])} | {cell(results['maplechrono'])} "
             f"| {cell(race)} {ratios} |",
             flush=True,
         )

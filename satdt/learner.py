@@ -682,8 +682,8 @@ class OptimalTreeClassifier(SatdtEstimator):
             "n_jobs",
             1,
             "Cores for one fit (None: 1; -1: every core): the portfolio's searches run side by "
-            "side sharing the incumbent, and the SAT searches race solvers on their calls. The "
-            "optima are the same; 1 is the single-core search.",
+            "side sharing the incumbent; with solver='race' the SAT searches race that many "
+            "solvers on every call. The optima are the same; 1 is the single-core search.",
         ),
     )
     _fitted_attribute: ClassVar[str] = "tree_"

@@ -251,7 +251,10 @@ def test_n_jobs_2_gives_the_same_minimum_depth_and_size():
     y = ((X[:, 0] > 1) ^ (X[:, 1] > 2) ^ (X[:, 2] > 0)).astype(int)
     for objective in ("depth", "size"):
         one = OptimalTreeClassifier(objective=objective, method="sat").fit(X, y)
-        two = OptimalTreeClassifier(objective=objective, method="sat", n_jobs=2).fit(X, y)
-        assert two.result_.proven_optimal
-        assert two.result_.objective_value == one.result_.objective_value
-        assert (two.predict(X) == y).all()
+        for solver in ("auto", "race"):
+            two = OptimalTreeClassifier(
+                objective=objective, method="sat", solver=solver, n_jobs=2
+            ).fit(X, y)
+            assert two.result_.proven_optimal
+            assert two.result_.objective_value == one.result_.objective_value
+            assert (two.predict(X) == y).all()

@@ -43,8 +43,8 @@ def threshold_chains(B: np.ndarray, max_chains: int | None = None) -> list[np.nd
     needed (the work is at most about ``m * max_chains * n / 8`` bytes compared).
     """
     m = B.shape[1]
-    bits = np.packbits(np.asarray(B, dtype=bool), axis=0).T  # (m, bytes): one row per feature
-    order = np.argsort(-np.asarray(B, dtype=np.int64).sum(axis=0), kind="stable")
+    bits = np.packbits(B != 0, axis=0).T  # (m, bytes): one row per feature
+    order = np.argsort(-B.sum(axis=0, dtype=np.int64), kind="stable")
     limit = m if max_chains is None else max_chains
     tails = np.empty((min(limit, m), bits.shape[1]), dtype=np.uint8)  # each chain's last column
     chains: list[list[int]] = []

@@ -44,6 +44,15 @@ _GUIDED_WORK = 10**9
 # for the bounded calls only, without the clauses learnt before, took 4.2 s); the depth-6
 # proof on 436 rows of three landsat columns went from 10 s to 1 s.
 _CHAIN_DEPTH = 4
+# The chains encode every feature at every node (``features="all"``): beyond this many
+# node-feature pairs a loop keeps the lazy per-feature encoding, whose formula grows with the
+# examples only (on a table of 200,000 rows and 20 numeric columns a chain loop at depth 10
+# would hold some 20 million F variables before its first call). The landsat proofs above
+# use 21,590, wine's size search at depth 4 18,885.
+_CHAIN_NODE_FEATURES = 200_000
+# Nor are chains looked for in a matrix of more cells than this (the search for them packs
+# the matrix once): the tables it pays on have few rows and many thresholds.
+_CHAIN_CELLS = 5 * 10**7
 
 
 def depth_lower_bound(n_classes_present: int) -> int:
@@ -66,6 +75,8 @@ def _chains_for(
     if features not in ("auto", "chains"):
         return None, 0
     options.pop("features", None)
+    if problem.B.size > _CHAIN_CELLS:
+        return None, 0
     if features == "chains":
         return threshold_chains(problem.B), 0
     chains = threshold_chains(problem.B, chain_budget(problem.B.shape[1]))
@@ -116,12 +127,14 @@ class _Search:
     def loop_at(self, k: int) -> CounterexampleLoop | None:
         """The live loop at depth k, created and seeded with every example used so far; None on time-out.
 
-        From depth ``chain_depth`` on, it encodes the threshold chains when there are any.
+        From depth ``chain_depth`` on, it encodes the threshold chains when there are any and
+        the formula of every feature at every node stays small (:data:`_CHAIN_NODE_FEATURES`).
         """
         if k not in self.loops:
             try:
                 common = dict(recorder=self.recorder, deadline=self.deadline, **self.options)
-                if self.chains is not None and k >= self.chain_depth:
+                fits = (2**k - 1) * self.problem.B.shape[1] <= _CHAIN_NODE_FEATURES
+                if self.chains is not None and k >= self.chain_depth and fits:
                     loop = ChainLoop(self.problem, k, self.chains, **common)
                 else:
                     loop = CounterexampleLoop(self.problem, k, **common)

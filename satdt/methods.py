@@ -378,11 +378,12 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
 
 
 def _dl85_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
-    """DL8.5's kernels: the shared counts, and the support rule's when ``min_support`` > 1
+    """DL8.5's kernels: the shared counts, its three-level nodes, and the support rule's when
+    ``min_support`` > 1
     (the estimator adds the shared ``min_support`` to the options it asks about)."""
     if options is None or options.get("min_support", 1) > 1:
-        return (("counts", "support"),)
-    return (("counts",),)
+        return (("counts", "dl85", "support"),)
+    return (("counts", "dl85"),)
 
 
 def _run_cadl85(task: Task) -> SearchResult:
@@ -403,7 +404,7 @@ def _report_portfolio(result: SearchResult) -> list[str]:
     if not isinstance(stats, PortfolioStats):
         return []
     names = {"blossom": "Blossom", "dl85": "DL8.5"}
-    other = "DL8.5" if stats.proven_by == "dl85" else "CA-DL8.5"
+    other = "CA-DL8.5" if stats.proven_by == "cadl85" else "DL8.5"
     lines = [f"time: Blossom {stats.blossom_seconds:.2f} s, {other} {stats.dl85_seconds:.2f} s"]
     if stats.proven_by:
         lines.append(f"optimality proven by {names.get(stats.proven_by, 'CA-DL8.5')}")
@@ -598,7 +599,7 @@ METHODS: dict[str, Method] = {
             "`contree`); with n_jobs >= 2 Blossom and DL8.5 on two processes instead; on a first "
             "run it starts with whichever search's kernels are compiled",
             run=_run_portfolio,
-            kernels=lambda options: (("counts",), ("blossom",)),
+            kernels=lambda options: (("blossom",), ("counts", "dl85")),
             report=_report_portfolio,
         ),
     )

@@ -79,8 +79,9 @@ def test_first_fits_keep_their_time_limit_and_the_next_run_loads_the_kernels(tmp
     _, warm = satdt("warmup", "--method", "portfolio", cache=tmp_path)
     assert warm.returncode == 0, warm.stderr
     # (Blossom's kernels call the minimum-support rule's, so its group needs "support")
-    actions = {line.split()[0]: line.split()[-2] for line in warm.stdout.splitlines()[1:4]}
-    assert actions == {"counts": "loaded", "support": "loaded", "blossom": "loaded"}, warm.stdout
+    actions = {line.split()[0]: line.split()[-2] for line in warm.stdout.splitlines()[1:5]}
+    loaded = {"counts": "loaded", "support": "loaded", "blossom": "loaded", "dl85": "loaded"}
+    assert actions == loaded, warm.stdout
     # a third run loads the kernels rather than compiling them, and proves its tree
     elapsed, done = satdt(*fit, cache=tmp_path)
     document = json.loads(done.stdout)

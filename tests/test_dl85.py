@@ -347,3 +347,26 @@ def test_estimator_runs_cadl85_with_options():
     ).fit(X, y)
     assert model.result_.objective_value == reference.result_.objective_value
     assert not math.isnan(model.result_.lower_bound)
+
+
+def test_three_level_kernel_caches_children_and_stays_exact():
+    """The three-level kernel's cache of depth-two children: hits, fewer solves, same optimum."""
+    B, y = load_cp4im("heart-cleveland")
+    cached, with_cache = solve(B, y, 2, 4)
+    plain, without = solve(B, y, 2, 4, max_cache_mb=1e-4)
+    assert cached.proven_optimal and plain.proven_optimal
+    assert cached.objective_value == plain.objective_value == OPTIMA[("heart-cleveland", 4)]
+    assert with_cache.stats.cache_hits > 0 and without.stats.cache_hits == 0
+    assert with_cache.stats.bottom_solves < without.stats.bottom_solves
+
+
+def test_depth_three_root_keeps_the_time_limit_on_a_large_table():
+    """A depth-3 root is one kernel node: it runs in slices, so the deadline still holds."""
+    rng = np.random.default_rng(5)
+    B = (rng.random((150_000, 80)) < 0.5).astype(np.uint8)
+    y = (rng.random(150_000) < 0.5).astype(np.int64)
+    tic = time.perf_counter()
+    result, _ = solve(B, y, 2, 3, time_limit=1.0)
+    elapsed = time.perf_counter() - tic
+    assert elapsed < 2.0
+    check_tree(result, B, y, None, 3)

@@ -19,7 +19,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, typeof, types
 
-from .common import Data, Scratch, Space, build_data, new_scratch, new_space
+from .common import (
+    Data,
+    Scratch,
+    Space,
+    build_data,
+    new_scratch,
+    new_space,
+)
 
 # Numba types of the kernels' arguments (one compiled signature per kernel).
 ROWS_T = types.int32[::1]  # a set of distinct rows

@@ -36,21 +36,31 @@ from typing import Any
 import numpy as np
 
 from ..errors import TimeUp
-from ._counts import (
-    count_in_space,
-    eval_pairs_difference_penalised,
-    eval_pairs_penalised,
-    make_space,
-    node_totals,
-    similarity_bound,
-    single_counts,
-    solve_depth1,
-    solve_depth2,
-)
+from ._counts import make_space, node_totals, single_counts, solve_depth1, solve_depth2
 from ._dl85_anytime import LEAF, Companion, CompanionProved, path_tree
 from ._dl85_cache import BranchCache
-from .common import Data, PreparedBinary, new_scratch, new_space
+from ._dl85_three import (
+    S_CHILD_UB,
+    S_LOWER,
+    T_CUTS,
+    T_NODES,
+    T_SIM_CUTS,
+    T_SOLVES,
+    depth3_splits,
+)
+from .common import (
+    CHILD_ENTRY_BYTES,
+    Data,
+    PreparedBinary,
+    new_scratch,
+    new_space,
+    new_three_level,
+)
 from .rules import Rule
+
+# Work units (rows and pair cells visited) per call of the three-level kernel: a few
+# milliseconds, so the deadline and a companion's turn are never far.
+_THREE_WORK = 2_000_000
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -60,10 +70,6 @@ def _entropy(counts: np.ndarray) -> np.ndarray:
         p = counts / total[:, None]
         h = -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
     return np.where(total > 0, total * h, 0.0)
-
-
-class _Search:
-    """One DL8.5 search over prepared data: the cache, the scratch arrays, the counters."""
 
 
 class Search(BranchCache):
@@ -82,7 +88,8 @@ class Search(BranchCache):
         on_root: Callable[[float, Any], None],
         companion: Companion | None = None,
     ) -> None:
-        super().__init__(max_cache_mb)
+        # a quarter of the memory for the three-level kernel's cache of depth-two children
+        super().__init__(max_cache_mb * (0.75 if depth >= 3 else 1.0))
         self.prep = prep
         self.data = prep.data
         self.K = depth
@@ -97,11 +104,11 @@ class Search(BranchCache):
         C = self.data.W.shape[1]
         self.scr = new_scratch(M, C)
         self.space = new_space(M, C, pairs=depth >= 2)
-        # Counts shared by the depth-two children of a node with three levels left (Blossom's
-        # scheme): the parent's rows once, the smaller child, the larger one by subtraction.
-        self.qs = new_space(M, C, pairs=depth >= 3)
-        self.xs = new_space(M, C, pairs=depth >= 3)
-        self.lg = new_space(M, C, pairs=False)
+        # the work arrays of the nodes with three levels left (one kernel solves their splits)
+        self.three = None
+        if depth >= 3:
+            N = self.data.Bd.shape[0]
+            self.three = new_three_level(N, M, C, max_cache_mb * 2**20 / 4)
         if min_support > 1 and depth >= 2:  # supports counted like a one-class weight
             d = self.data
             self.sup_data = Data(
@@ -114,17 +121,6 @@ class Search(BranchCache):
             )
             self.sup_space = new_space(M, 1)
             self.sup_scr = new_scratch(M, 1)
-        self.q_on = False
-        self.q_rows = np.zeros(0, dtype=np.int32)
-        self.q_a = -1
-        self.q_key: tuple[int, bytes] | None = None
-        self.q_seen = -1
-        self.q_children: tuple[np.ndarray, np.ndarray] = (self.q_rows, self.q_rows)
-        self.q_small = 0
-        self.q_f = -1
-        self.q_side = 0
-        self.q_counted = False
-        self.sim: list[tuple[int, float] | None] = [None, None]
         self.similarity_cuts = 0
         self.frames: list[list[Any]] = []
         self.rule: Rule | None = None
@@ -234,12 +230,7 @@ class Search(BranchCache):
             leaf = _leaf(self.scr.tot) + P
             split = float(e) + 2 * P
             return (split, (int(f), LEAF, LEAF)) if split < leaf else (leaf, LEAF)
-        if self.q_on and (self.q_a >= 0 or self.q_seen not in (-1, self.q_f)):
-            e, f, gl, gr = self._shared_depth2(rows)
-        else:  # the node's first feature: counting its rows once would not pay yet
-            if self.q_on:
-                self.q_seen = self.q_f
-            e, f, gl, gr, _ = solve_depth2(rows, self.data, self.scr, self.space, P)
+        e, f, gl, gr, _ = solve_depth2(rows, self.data, self.scr, self.space, P)
         if f < 0:
             return float(e), LEAF
         left = LEAF if gl < 0 else (int(gl), LEAF, LEAF)
@@ -262,47 +253,6 @@ class Search(BranchCache):
         left = LEAF if il < 0 else (int(act[il]), LEAF, LEAF)
         right = LEAF if ir < 0 else (int(act[ir]), LEAF, LEAF)
         return float(e), (int(act[i]), left, right)
-
-    def _parent_space(self) -> int:
-        """Count the rows of the node with three levels left once (its local features)."""
-        if self.q_a < 0:
-            self.q_a, _ = make_space(self.q_rows, self.data, self.scr, self.qs)
-        return self.q_a
-
-    def _shared_depth2(self, rows: np.ndarray) -> tuple[float, int, int, int]:
-        """Depth-two optimum of a child of the current three-level node, by subtraction.
-
-        The smaller child of the current feature is counted in the parent's local space; the
-        larger child's pair counts are the parent's minus the smaller one's (MurTree's and
-        Blossom's scheme), so each feature costs one pass over its smaller child.
-        """
-        data, scr, qs, xs = self.data, self.scr, self.qs, self.xs
-        a = self._parent_space()
-        if not self.q_counted:
-            small = self.q_children[self.q_small]
-            count_in_space(small, data, qs.loc, a, xs, scr.buf)
-            self.q_counted = True
-        n, P = rows.shape[0], self.P
-        if self.q_side == self.q_small:
-            e, i, il, ir, _ = eval_pairs_penalised(xs, xs.pairs, n, a, P, scr)
-        else:
-            lg = self.lg
-            lg.single[:a, :] = qs.single[:a, :] - xs.single[:a, :]
-            lg.tot[:] = qs.tot - xs.tot
-            lg.n1[:a] = qs.n1[:a] - xs.n1[:a]
-            e, i, il, ir, _ = eval_pairs_difference_penalised(lg, qs.pairs, xs.pairs, n, a, P, scr)
-        act = qs.act
-        f = int(act[i]) if i >= 0 else -1
-        gl = int(act[il]) if il >= 0 else -1
-        gr = int(act[ir]) if ir >= 0 else -1
-        return float(e), f, gl, gr
-
-    def _similarity(self, f: int, side: int) -> float:
-        """MurTree's similarity bound on f's ``side`` child from the last child solved there."""
-        last = self.sim[side]
-        if last is None or last[0] == f or self.q_a < 0:
-            return 0.0
-        return float(similarity_bound(last[1], self.qs, self.q_a, last[0], f, side))
 
     def _candidates(self, rows: np.ndarray, tot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Features that split the rows (each side at least ``min_support`` training rows),
@@ -371,14 +321,17 @@ class Search(BranchCache):
             child_ub, best_tree = self._best_known(record, frame)
         allowed = None if rule is None else rule.mask(state, depth, gaps, cand.size)
         order = range(cand.size) if allowed is None else np.flatnonzero(allowed & ~exact).tolist()
-        shared = rem == 3 and self.min_support <= 1
-        if shared:
-            self._share_node(rows, key)
-        # all the node's columns at once when every feature will be tried; one by one under a
-        # rule, which usually tries few of them per restart
-        column = self.data.Bd[rows] if rule is None else None
         terminal = True
         bounded = False
+        if rem == 3 and self.min_support <= 1 and (rule is None or rule.name != "purity"):
+            order = np.arange(cand.size) if allowed is None else np.asarray(order, dtype=np.int64)
+            child_ub, best_tree, bounded = self._three_levels(
+                rows, record, order, child_ub, best_tree, lb, frame, kept
+            )
+            order = ()
+        # all the node's columns at once when every feature will be tried; one by one under a
+        # rule, which usually tries few of them per restart
+        column = self.data.Bd[rows] if rule is None and rem > 3 else None
         for i in order:
             frame[4] = -1
             if lb >= child_ub - self.tol:
@@ -390,7 +343,7 @@ class Search(BranchCache):
             gap = 0.0 if gaps is None else float(gaps[i])
             child_state = 0.0 if rule is None else rule.child_state(state, i, gap)
             value, lt, rt, term = self._branch(
-                rows, column, f, tot, single[i], rem, depth, child_ub, child_state, shared, frame
+                rows, column, f, tot, single[i], rem, depth, child_ub, child_state, frame
             )
             terminal &= term
             if term:
@@ -447,18 +400,58 @@ class Search(BranchCache):
                 self._compose()
         return child_ub, best_tree
 
-    def _share_node(self, rows: np.ndarray, key: tuple[int, bytes]) -> None:
-        """A node with three levels left: its children's depth-two counts will share its own."""
-        if self.q_key != key:  # the parent's counts are kept while the node is the same
-            self.q_key = key
-            self.q_rows = rows
-            self.q_a = -1
-        self.q_seen = -1
-        self.sim = [None, None]
+    def _three_levels(self, rows, record, order, child_ub, best_tree, lb, frame, kept):
+        """Lines 13-29 at a node with three levels left: the splits ``cand[order]`` tried by one
+        kernel (:func:`satdt.dp._counts.depth3_splits`), in slices of about ``_THREE_WORK``
+        so that the deadline and a companion keep their turns. Updates the record's bounds
+        (and its trees when kept); returns ``(child_ub, best_tree, bounded)``."""
+        cand, _, _, val, _, _ = record
+        three = self.three
+        feats = np.ascontiguousarray(cand[order], dtype=np.int64)
+        flb = val[order]
+        three.state[S_CHILD_UB] = child_ub
+        three.state[S_LOWER] = lb
+        start, bounded = 0, False
+        while start < feats.size and not bounded:
+            start, bounded = depth3_splits(
+                rows, self.data, feats, flb, start, _THREE_WORK, self.P, self.tol, self.scr, three
+            )
+            if three.state[S_CHILD_UB] < child_ub:
+                child_ub = float(three.state[S_CHILD_UB])
+                best_tree = _three_tree(three.best)
+                frame[1], frame[2], frame[4] = child_ub, best_tree, -1
+                self._compose()
+            if start < feats.size and self.wake is not None and time.perf_counter() >= self.wake:
+                self._wake()
+        val[order] = flb
+        if kept:
+            for x in np.flatnonzero(three.found[:start]):
+                row = three.trees[x]
+                self._remember_tree(record, int(order[x]), _three_tree(np.r_[feats[x], row]))
+        return child_ub, best_tree, bounded
 
-    def _branch(
-        self, rows, column, f, tot, single, rem, depth, child_ub, child_state, shared, frame
-    ):
+    def three_stats(self) -> None:
+        """Fold the three-level kernel's counters into the search's."""
+        if self.three is not None:
+            counts = self.three.stats
+            self.nodes += int(counts[T_NODES])
+            self.bottom += int(counts[T_SOLVES])
+            self.cuts += int(counts[T_CUTS])
+            self.similarity_cuts += int(counts[T_SIM_CUTS])
+            counts[:] = 0
+            fill = self.three.fill
+            self.hits += int(fill[2])
+            fill[2] = 0
+            self.full = self.full or bool(fill[3])
+
+    def three_cache_mb(self) -> float:
+        """Memory the three-level kernel's cache of children holds."""
+        if self.three is None:
+            return 0.0
+        fill = self.three.fill
+        return (float(fill[0]) * CHILD_ENTRY_BYTES + 4.0 * float(fill[1])) / 2**20
+
+    def _branch(self, rows, column, f, tot, single, rem, depth, child_ub, child_state, frame):
         """Lines 14-23 for feature ``f`` (class weights ``single`` on its 1-side): the split's
         ``(value, left tree, right tree, terminal)``.
 
@@ -485,42 +478,14 @@ class Search(BranchCache):
         if lb_l + lb_r >= child_ub:
             self.cuts += 1
             return lb_l + lb_r, None, None, True
-        if shared:
-            lb_l = max(lb_l, self._similarity(f, 0))
-            lb_r = max(lb_r, self._similarity(f, 1))
-            if lb_l + lb_r >= child_ub:
-                self.cuts += 1
-                self.similarity_cuts += 1
-                return lb_l + lb_r, None, None, True
-            # the children's depth-two counts: the smaller one counted in the node's space,
-            # the larger one by subtraction
-            self.q_f = f
-            self.q_children = (left, right)
-            self.q_small = 0 if left.shape[0] <= right.shape[0] else 1
-            self.q_counted = False
-            self.q_side = 0
-            self.q_on = True
         frame[3], frame[4] = f, 0
         frame[5] = _leaf(single) + P
-        try:
-            lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - lb_r, child_state)
-        finally:
-            self.q_on = False
-        if shared and lterm:
-            self.sim[0] = (f, lv)
+        lv, lt, lterm = self.node(left, rem - 1, depth + 1, child_ub - lb_r, child_state)
         if lt is None:
             return lv + lb_r, None, None, lterm
         frame[4], frame[6], frame[7] = 1, lv, lt
         self._compose()
-        if shared:
-            self.q_side = 1
-            self.q_on = True
-        try:
-            rv, rt, rterm = self.node(right, rem - 1, depth + 1, child_ub - lv, child_state)
-        finally:
-            self.q_on = False
-        if shared and rterm:
-            self.sim[1] = (f, rv)
+        rv, rt, rterm = self.node(right, rem - 1, depth + 1, child_ub - lv, child_state)
         return lv + rv, lt, rt, lterm and rterm
 
     def _compose(self) -> None:
@@ -528,6 +493,19 @@ class Search(BranchCache):
         value, tree = path_tree(self.frames)
         if tree is not None:
             self.on_root(value, tree)
+
+
+def _three_tree(row: np.ndarray) -> Any:
+    """The nested tree of a three-level split: ``row`` is its feature, then each child's
+    ``(g, g_left, g_right)``, -1 for a leaf."""
+
+    def child(g: int, gl: int, gr: int) -> Any:
+        if g < 0:
+            return LEAF
+        return (g, LEAF if gl < 0 else (gl, LEAF, LEAF), LEAF if gr < 0 else (gr, LEAF, LEAF))
+
+    r = [int(v) for v in row]
+    return (r[0], child(*r[1:4]), child(*r[4:7]))
 
 
 def _leaf(counts: np.ndarray) -> float:

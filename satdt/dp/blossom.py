@@ -294,6 +294,7 @@ class BlossomRun:
         )
         _start(prep.data, self.state, self.ctl, self.fctl, self.scr, self.support)
         self.budget = 20_000
+        self.rate = self.budget / _CHUNK_SECONDS  # work per second, until measured
         self.proven = False
 
     def tighten(self, value: float) -> None:
@@ -306,6 +307,9 @@ class BlossomRun:
     def advance(self, until: float | None) -> bool:
         """Search until ``until`` (a ``time.perf_counter()`` value) or the end; True if proven."""
         ctl, fctl = self.ctl, self.fctl
+        if until is not None:  # a short slice (a portfolio's turn): no chunk sized for a longer one
+            chunk = min(_CHUNK_SECONDS, until - time.perf_counter())
+            self.budget = int(min(max(self.rate * chunk, 1_000), 1e12))
         while not self.proven:
             tic = time.perf_counter()
             status = k.search(
@@ -328,9 +332,9 @@ class BlossomRun:
                 break
             if until is not None and toc >= until:
                 break
-            rate = self.budget / max(toc - tic, 1e-6)
+            self.rate = self.budget / max(toc - tic, 1e-6)
             chunk = _CHUNK_SECONDS if until is None else min(_CHUNK_SECONDS, until - toc)
-            self.budget = int(min(max(rate * chunk, 1_000), 1e12))
+            self.budget = int(min(max(self.rate * chunk, 1_000), 1e12))
         return self.proven
 
     def _checked(self, value: float) -> Tree:

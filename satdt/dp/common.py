@@ -85,6 +85,75 @@ class Space(NamedTuple):
     loc: np.ndarray  # int64 (M,)
 
 
+class ThreeLevel(NamedTuple):
+    """Work arrays of DL8.5's nodes with three levels left (:func:`satdt.dp._counts.depth3_splits`).
+
+    ``state`` carries a node's search between two kernel calls: its bound ``child_ub``, its
+    lower bound, and per side the feature and value of the child solved last (MurTree's
+    similarity bound); ``best`` the best split's subtrees. The children (two levels left)
+    solved so far are cached by their set of rows: an open-addressing table (``slots``) of
+    entries (``keys``, the sum of the rows' random ``zobrist`` numbers; the rows themselves in
+    ``pool`` from ``starts``, ``lens`` of them, compared in full on a match; ``values`` and
+    ``subtrees``, their optimum), within fixed capacities (``fill``: entries and pool cells
+    used, hits, 1 once full).
+    """
+
+    parent: Space  # the node's rows over the features that split them
+    small: Space  # a feature's smaller child, counted in the parent's local space
+    large: Space  # its larger child, by subtraction (no pair table)
+    split: np.ndarray  # int32 (2N,): a feature's 0-side rows from 0, its 1-side rows from N
+    state: np.ndarray  # float64 (7,): child_ub, lower bound, last feature and value per side,
+    # the parent's number of local features
+    best: np.ndarray  # int64 (7,): the best split's feature, then each child's (g, g_left, g_right)
+    found: np.ndarray  # int64 (M,): per candidate, 1 when its split beat the bound of its time
+    trees: np.ndarray  # int64 (M, 6): per candidate, each child's (g, g_left, g_right); -1 = leaf
+    stats: np.ndarray  # int64 (5,): children visited, depth-two solves, cuts, similarity cuts, work
+    zobrist: np.ndarray  # int64 (N,): a random number per row
+    slots: np.ndarray  # int64 (S,), S a power of two >= 2E: 0 empty, else entry + 1
+    keys: np.ndarray  # int64 (E,)
+    values: np.ndarray  # float64 (E,)
+    subtrees: np.ndarray  # int64 (E, 3)
+    starts: np.ndarray  # int64 (E,)
+    lens: np.ndarray  # int64 (E,)
+    pool: np.ndarray  # int32 (R,)
+    fill: np.ndarray  # int64 (4,)
+
+
+# Bytes per cached child besides its rows: key, value, subtree, start, length, two slots.
+CHILD_ENTRY_BYTES = 72
+
+
+def new_three_level(
+    n_rows: int, n_features: int, n_classes: int, cache_bytes: float = 0.0
+) -> ThreeLevel:
+    """Zeroed :class:`ThreeLevel` arrays for ``n_rows`` distinct rows, with a cache of
+    children within about ``cache_bytes`` (half for entries, half for their rows; zeroed
+    memory the system hands out as it is written)."""
+    M, C = n_features, n_classes
+    entries = int(cache_bytes / 2 / CHILD_ENTRY_BYTES)
+    slots = 1 << max(1, (2 * entries - 1).bit_length())
+    return ThreeLevel(
+        parent=new_space(M, C),
+        small=new_space(M, C),
+        large=new_space(M, C, pairs=False),
+        split=np.zeros(2 * n_rows, dtype=np.int32),
+        state=np.zeros(7),
+        best=np.full(7, -1, dtype=np.int64),
+        found=np.zeros(M, dtype=np.int64),
+        trees=np.full((M, 6), -1, dtype=np.int64),
+        stats=np.zeros(5, dtype=np.int64),
+        zobrist=np.random.default_rng(0).integers(-(2**63), 2**63 - 1, n_rows, dtype=np.int64),
+        slots=np.zeros(slots, dtype=np.int64),
+        keys=np.zeros(entries, dtype=np.int64),
+        values=np.zeros(entries),
+        subtrees=np.zeros((entries, 3), dtype=np.int64),
+        starts=np.zeros(entries, dtype=np.int64),
+        lens=np.zeros(entries, dtype=np.int64),
+        pool=np.zeros(int(cache_bytes / 2 / 4), dtype=np.int32),
+        fill=np.zeros(4, dtype=np.int64),
+    )
+
+
 def new_scratch(n_features: int, n_classes: int) -> Scratch:
     """Zeroed :class:`Scratch` arrays for ``n_features`` features and ``n_classes`` classes."""
     M, C = n_features, n_classes

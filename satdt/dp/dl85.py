@@ -317,13 +317,18 @@ def _restarts(
 
 
 def _fill_stats(stats: DL85Stats, search: Search) -> None:
+    search.three_stats()
     stats.expansions = search.nodes
     stats.nodes = search.nodes
     stats.bottom_solves = search.bottom
     stats.cuts = search.cuts
     stats.similarity_cuts = search.similarity_cuts
     stats.cache_hits = search.hits
-    stats.cache_entries = len(search.cache)
-    stats.cache_mb = (search.bytes + search.local_bytes + search.partial_bytes) / 2**20
+    stats.cache_entries = len(search.cache) + (
+        0 if search.three is None else int(search.three.fill[0])
+    )
+    stats.cache_mb = (
+        search.bytes + search.local_bytes + search.partial_bytes
+    ) / 2**20 + search.three_cache_mb()
     stats.cache_full = search.full
     stats.restarts = search.restarts

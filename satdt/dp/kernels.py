@@ -67,6 +67,7 @@ GROUPS: dict[str, KernelGroup] = {
     g.name: g
     for g in (
         KernelGroup("counts", ("_counts",), (), "counting and depth-two kernels (DL8.5)"),
+        KernelGroup("dl85", ("_dl85_three",), ("counts",), "DL8.5's three-level nodes"),
         KernelGroup("support", ("_dl85_kernels",), ("counts",), "the minimum support rule"),
         KernelGroup("blossom", ("_blossom_kernels",), ("counts", "support"), "Blossom's search"),
         KernelGroup("contree", ("_contree_kernels",), (), "ConTree on numeric columns"),

@@ -1,16 +1,19 @@
-"""Blossom and CA-DL8.5 sharing one incumbent (``method="portfolio"``, and ``auto``).
+"""Blossom and DL8.5 sharing one incumbent (``method="portfolio"``, and ``auto``).
 
 Blossom finds good trees almost at once (it always completes the current tree first), and is
 the best anytime search under 15-30 s in Kiossou, Nijssen & Schaus (CA-DL8.5, Tables 2-3);
-CA-DL8.5's restarts under a pruning rule reach the optimum sooner on deeper trees and
-prove it through the restart that cut nothing (Algorithm 2). The portfolio runs Blossom
-alone for a first slice, then alternates: CA-DL8.5 runs, and every ``every`` seconds of it
-Blossom resumes (:class:`~satdt.dp.blossom.BlossomRun` keeps its state between slices) for
-its share of the time. Both report to the same recorder; each restart of CA-DL8.5 starts
-from the incumbent, whoever found it, and Blossom prunes with it. Both searches are
-complete, so whichever exhausts its space first proves the incumbent optimal. That is the
-one-core schedule (``n_jobs=1``); with ``n_jobs >= 2`` the two run at the same time, in two
-processes (:mod:`satdt.dp.parallel`).
+DL8.5, whose nodes with three levels left run in one kernel with a cache of their children
+(:mod:`satdt.dp._dl85_three`), proves the optimum several times sooner
+(``benchmarks/min_error.py``). The portfolio runs Blossom alone for a first slice, then
+DL8.5, and every ``every`` seconds of it Blossom resumes (:class:`~satdt.dp.blossom.BlossomRun`
+keeps its state between slices) for its share of the time: ``blossom_share`` at first and
+again whenever its slice improved the incumbent, halved after each slice that did not, down
+to ``MIN_SHARE``. So while Blossom still finds better trees (large or deep problems) it keeps
+half the core, and once the incumbent stops improving nearly the whole core goes to the search
+that closes the gap. Both report to the same recorder; DL8.5 prunes with the incumbent,
+whoever found it, and so does Blossom. Both searches are complete, so whichever exhausts its
+space first proves the incumbent optimal. That is the one-core schedule (``n_jobs=1``); with
+``n_jobs >= 2`` the two run at the same time, in two processes (:mod:`satdt.dp.parallel`).
 """
 
 from __future__ import annotations
@@ -23,24 +26,30 @@ from ..result import DPStats, PortfolioStats, Recorder, SearchResult
 from . import kernels, parallel
 from .common import bound_to_beat, check_inputs, check_leaf_options, prepare_binary, tolerance
 
-# CA-DL8.5's rule with the lowest primal integrals besides Blossom in benchmarks/anytime.py.
-DEFAULT_RULE = "topk"
-FIRST_SLICE = 0.5  # seconds of Blossom alone: its first trees
-BLOSSOM_SHARE = 0.5  # then Blossom's fraction of the time
-EVERY = 0.05  # seconds of CA-DL8.5 between two Blossom slices
+# Plain DL8.5 (no CA-DL8.5 rule): with Blossom beside it for the early trees, its proofs are
+# the portfolio's (CA-DL8.5's restarts proved 2-4x later in benchmarks/min_error.py).
+DEFAULT_RULE: str | None = None
+FIRST_SLICE = 0.1  # seconds of Blossom alone: its first trees
+BLOSSOM_SHARE = 0.5  # then Blossom's fraction of the time while its slices improve the incumbent
+MIN_SHARE = 1.0 / 17.0  # ... and the least it falls to after slices that did not
+EVERY = 0.05  # seconds of DL8.5 between two Blossom slices
 
 
 class _BlossomSlices:
-    """Blossom as CA-DL8.5's companion: resumed between DL8.5 nodes for its share of time.
+    """Blossom as DL8.5's companion: resumed between DL8.5 nodes for its share of the time,
+    which halves after each slice that did not improve the incumbent (down to ``MIN_SHARE``)
+    and returns to ``share`` after one that did.
 
     ``start()`` makes the search once Blossom's kernels are ready (``None``: not yet; the
-    kernels may still be compiling in the background when CA-DL8.5 starts).
+    kernels may still be compiling in the background when DL8.5 starts).
     """
 
     def __init__(self, run, start, recorder: Recorder, tol: float, deadline, share, every):
         self.run, self.start, self.recorder = run, start, recorder
         self.tol, self.deadline = tol, deadline
-        self.ratio = share / (1.0 - share)
+        self.top = share / (1.0 - share)  # Blossom's seconds per second of DL8.5, at most
+        self.floor = min(self.top, MIN_SHARE / (1.0 - MIN_SHARE))
+        self.ratio = self.top
         self.every = every
         self.resumed = time.perf_counter()
         self.seconds = 0.0
@@ -54,10 +63,15 @@ class _BlossomSlices:
         best = self.recorder.best
         if best is not None:
             self.run.tighten(best.value - self.tol)
+        before = len(self.recorder.history)
         until = now + self.ratio * (now - self.resumed)
         if self.deadline is not None:
             until = min(until, self.deadline)
         proven = self.run.advance(until)
+        if len(self.recorder.history) > before:
+            self.ratio = self.top
+        else:
+            self.ratio = max(self.floor, self.ratio / 2.0)
         self.resumed = time.perf_counter()
         self.seconds += self.resumed - now
         return proven
@@ -75,32 +89,31 @@ def solve_min_error(
     upper_bound: float | None = None,
     leaf_penalty: float = 0.0,
     min_support: int = 1,
-    rule: str = DEFAULT_RULE,
+    rule: str | None = DEFAULT_RULE,
     first_slice: float = FIRST_SLICE,
     blossom_share: float = BLOSSOM_SHARE,
     every: float = EVERY,
     n_jobs: int = 1,
-    parallel_rule: str | None = None,
+    parallel_rule: str | None = DEFAULT_RULE,
 ) -> SearchResult:
-    """Minimum-cost tree of depth at most ``max_depth`` by Blossom and CA-DL8.5 together.
+    """Minimum-cost tree of depth at most ``max_depth`` by Blossom and DL8.5 together.
 
     Arguments as :func:`satdt.dp.blossom.solve_min_error` (both searches minimise the error
     plus ``leaf_penalty`` per leaf under the minimum support ``min_support``; values are
-    those costs); ``rule`` is CA-DL8.5's rule (its default schedule), ``first_slice`` the
-    seconds Blossom runs alone first, ``blossom_share`` (in (0, 1)) Blossom's fraction of
-    the time afterwards, ``every`` the seconds of CA-DL8.5 between two Blossom slices.
-    With ``n_jobs >= 2`` (and the kernels of both searches compiled) they run at the same
-    time, Blossom here and DL8.5 in a child process (:mod:`satdt.dp.parallel`; the schedule
-    arguments then do not apply); ``n_jobs=1`` is the one-core schedule. The child runs
-    DL8.5 under ``parallel_rule`` (default ``None``: plain DL8.5, which proves sooner than
-    CA-DL8.5's restarts in ``benchmarks/min_error.py``, while Blossom gives the early trees).
-    ``recorder.stats`` becomes a :class:`~satdt.result.PortfolioStats`: CA-DL8.5's
-    counters, Blossom's in ``blossom``, the time each search had, and which one proved the
-    optimum.
+    those costs); ``rule`` is a CA-DL8.5 rule for the DL8.5 side (default ``None``: plain
+    DL8.5), ``first_slice`` the seconds Blossom runs alone first, ``blossom_share`` (in
+    (0, 1)) Blossom's fraction of the time afterwards while its slices improve the incumbent
+    (halved after each one that did not, down to ``MIN_SHARE``), ``every`` the seconds of
+    DL8.5 between two Blossom slices. With ``n_jobs >= 2`` (and the kernels of both searches
+    compiled) they run at the same time, Blossom here and DL8.5 in a child process
+    (:mod:`satdt.dp.parallel`; the schedule arguments then do not apply), under
+    ``parallel_rule``; ``n_jobs=1`` is the one-core schedule. ``recorder.stats`` becomes a
+    :class:`~satdt.result.PortfolioStats`: DL8.5's counters, Blossom's in ``blossom``, the
+    time each search had, and which one proved the optimum.
 
     On a fresh install the two searches' kernels may still be compiling in the background
     (:mod:`satdt.dp.kernels`): the portfolio starts with whichever search is ready (Blossom
-    alone until CA-DL8.5's kernels are, or CA-DL8.5 alone until Blossom's are) and takes the
+    alone until DL8.5's kernels are, or DL8.5 alone until Blossom's are) and takes the
     other in as soon as it is ready. With both ready it runs as described above.
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
@@ -124,7 +137,7 @@ def solve_min_error(
         irreducible_error=prep.floor,
     )
     source = (B, y, w, n_classes)
-    ca_groups = ["counts", "support"] if s > 1 else ["counts"]  # CA-DL8.5's kernels
+    ca_groups = ["counts", "dl85", "support"] if s > 1 else ["counts", "dl85"]  # DL8.5's
     if not kernels.ready(ca_groups) and not kernels.ready(["blossom"]):
         kernels.load(ca_groups)  # nothing ready: compile here (the caller did not wait)
     leaf = {"leaf_penalty": P, "min_support": s}
@@ -154,7 +167,7 @@ def solve_min_error(
         run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats, **leaf)
         first = time.perf_counter() + first_slice
         proven = run.advance(first if deadline is None else min(first, deadline))
-        while not (proven or _past(deadline) or kernels.ready(ca_groups)):  # CA-DL8.5 compiling
+        while not (proven or _past(deadline) or kernels.ready(ca_groups)):  # DL8.5 compiling
             proven = run.advance(_soon(deadline))
         blossom_seconds = time.perf_counter() - tic
     if proven or _past(deadline):
@@ -195,10 +208,17 @@ def solve_min_error(
         blossom=blossom_stats,
         blossom_seconds=blossom_seconds + slices.seconds,
         dl85_seconds=ca_seconds,
-        proven_by=("blossom" if by_blossom else "cadl85") if result.proven_optimal else "",
+        proven_by=_prover(by_blossom, rule) if result.proven_optimal else "",
     )
     recorder.lower_bound = result.lower_bound
     return recorder.snapshot(proven_optimal=result.proven_optimal)
+
+
+def _prover(by_blossom: bool, rule: str | None) -> str:
+    """``stats.proven_by``: Blossom, DL8.5 or CA-DL8.5 (under a rule)."""
+    if by_blossom:
+        return "blossom"
+    return "dl85" if rule is None else "cadl85"
 
 
 def _blossom():
@@ -213,6 +233,6 @@ def _past(deadline: float | None) -> bool:
 
 
 def _soon(deadline: float | None) -> float:
-    """A short slice of Blossom alone, between two looks at CA-DL8.5's kernels."""
+    """A short slice of Blossom alone, between two looks at DL8.5's kernels."""
     until = time.perf_counter() + 0.1
     return until if deadline is None else min(until, deadline)

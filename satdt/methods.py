@@ -594,10 +594,12 @@ METHODS: dict[str, Method] = {
             name="portfolio",
             objectives=("error",),
             input="binary",
-            summary="Blossom alone for 0.5 s, then Blossom and CA-DL8.5 (top-k) in alternating "
-            "slices on one core, sharing the incumbent (what `auto` runs for `error` unless it picks "
-            "`contree`); with n_jobs >= 2 Blossom and DL8.5 on two processes instead; on a first "
-            "run it starts with whichever search's kernels are compiled",
+            summary="DL8.5 with Blossom in slices on one core, "
+            "sharing the incumbent; Blossom's share grows while its slices improve the tree and "
+            "shrinks while they do not (what `auto` runs for `error` unless it picks `contree`); "
+            "with n_jobs >= 2 "
+            "Blossom and DL8.5 on two processes instead; on a first run it starts with whichever "
+            "search's kernels are compiled",
             run=_run_portfolio,
             kernels=lambda options: (("blossom",), ("counts", "dl85")),
             report=_report_portfolio,

@@ -370,3 +370,31 @@ def test_depth_three_root_keeps_the_time_limit_on_a_large_table():
     elapsed = time.perf_counter() - tic
     assert elapsed < 2.0
     check_tree(result, B, y, None, 3)
+
+
+@st.composite
+def _deeper_problems(draw):
+    """Small data at depths 4-5, where three-level nodes share depth-two children (the
+    kernel's cache) and a companion-free search still cuts by similarity."""
+    depth = draw(st.integers(4, 5))
+    m = draw(st.integers(2, 6 if depth == 4 else 4))
+    n = draw(st.integers(4, 24))
+    n_classes = draw(st.integers(2, 3))
+    rows = st.lists(st.integers(0, 1), min_size=m, max_size=m)
+    B = np.array(draw(st.lists(rows, min_size=n, max_size=n)), dtype=np.uint8)
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    w = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
+    return B, y, w, n_classes, depth
+
+
+@settings(deadline=None, max_examples=60)
+@given(_deeper_problems(), st.sampled_from([None, "topk"]), st.sampled_from([0.0, 0.7]))
+def test_three_level_kernel_matches_brute_force_deeper(problem, rule, penalty):
+    B, y, w, n_classes, depth = problem
+    result, _ = solve(B, y, n_classes, depth, weight=w, rule=rule, leaf_penalty=penalty)
+    expected = min_error(B, y, w, n_classes, depth, leaf_penalty=penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    tree = result.model
+    cost = float(w[tree.predict(B.astype(float)) != y].sum()) + penalty * tree.n_leaves
+    assert cost == pytest.approx(result.objective_value, abs=1e-9)

@@ -4,13 +4,13 @@ Blossom finds good trees almost at once (it always completes the current tree fi
 the best anytime search under 15-30 s in Kiossou, Nijssen & Schaus (CA-DL8.5, Tables 2-3);
 DL8.5, whose nodes with three levels left run in one kernel with a cache of their children
 (:mod:`satdt.dp._dl85_three`), proves the optimum several times sooner
-(``benchmarks/min_error.py``). The portfolio runs Blossom alone for a first slice, then
-DL8.5, and every ``every`` seconds of it Blossom resumes (:class:`~satdt.dp.blossom.BlossomRun`
-keeps its state between slices) for its share of the time: ``blossom_share`` at first and
-again whenever its slice improved the incumbent, halved after each slice that did not, down
-to ``MIN_SHARE``. So while Blossom still finds better trees (large or deep problems) it keeps
-half the core, and once the incumbent stops improving nearly the whole core goes to the search
-that closes the gap. Both report to the same recorder; DL8.5 prunes with the incumbent,
+(``benchmarks/min_error.py``). The portfolio runs DL8.5 (after a first slice of Blossom alone, if
+asked), and every ``every`` seconds of it Blossom resumes (:class:`~satdt.dp.blossom.BlossomRun`
+keeps its state between slices) for its share of the time: ``START_SHARE`` at first, doubled
+after each slice that improved the incumbent (up to ``blossom_share``) and halved after each
+one that did not (down to ``MIN_SHARE``). So while Blossom finds better trees (large or deep
+problems) it has up to half the core, and once the incumbent stops improving nearly the whole
+core goes to the search that closes the gap. Both report to the same recorder; DL8.5 prunes with the incumbent,
 whoever found it, and so does Blossom. Both searches are complete, so whichever exhausts its
 space first proves the incumbent optimal. That is the one-core schedule (``n_jobs=1``); with
 ``n_jobs >= 2`` the two run at the same time, in two processes (:mod:`satdt.dp.parallel`).
@@ -29,16 +29,19 @@ from .common import bound_to_beat, check_inputs, check_leaf_options, prepare_bin
 # Plain DL8.5 (no CA-DL8.5 rule): with Blossom beside it for the early trees, its proofs are
 # the portfolio's (CA-DL8.5's restarts proved 2-4x later in benchmarks/min_error.py).
 DEFAULT_RULE: str | None = None
-FIRST_SLICE = 0.1  # seconds of Blossom alone: its first trees
-BLOSSOM_SHARE = 0.5  # then Blossom's fraction of the time while its slices improve the incumbent
+# Seconds of Blossom alone first: none, so that what DL8.5 proves at once costs no Blossom (its
+# first turn comes after EVERY seconds of DL8.5, whose path trees are the first incumbents).
+FIRST_SLICE = 0.0
+BLOSSOM_SHARE = 0.5  # then Blossom's fraction of the time at most, while its slices improve
+START_SHARE = 0.2  # ... where it starts
 MIN_SHARE = 1.0 / 17.0  # ... and the least it falls to after slices that did not
 EVERY = 0.05  # seconds of DL8.5 between two Blossom slices
 
 
 class _BlossomSlices:
     """Blossom as DL8.5's companion: resumed between DL8.5 nodes for its share of the time,
-    which halves after each slice that did not improve the incumbent (down to ``MIN_SHARE``)
-    and returns to ``share`` after one that did.
+    which starts at ``START_SHARE``, doubles after each slice that improved the incumbent (up
+    to ``share``) and halves after each one that did not (down to ``MIN_SHARE``).
 
     ``start()`` makes the search once Blossom's kernels are ready (``None``: not yet; the
     kernels may still be compiling in the background when DL8.5 starts).
@@ -49,7 +52,7 @@ class _BlossomSlices:
         self.tol, self.deadline = tol, deadline
         self.top = share / (1.0 - share)  # Blossom's seconds per second of DL8.5, at most
         self.floor = min(self.top, MIN_SHARE / (1.0 - MIN_SHARE))
-        self.ratio = self.top
+        self.ratio = min(self.top, START_SHARE / (1.0 - START_SHARE))
         self.every = every
         self.resumed = time.perf_counter()
         self.seconds = 0.0
@@ -69,7 +72,7 @@ class _BlossomSlices:
             until = min(until, self.deadline)
         proven = self.run.advance(until)
         if len(self.recorder.history) > before:
-            self.ratio = self.top
+            self.ratio = min(self.top, self.ratio * 2.0)
         else:
             self.ratio = max(self.floor, self.ratio / 2.0)
         self.resumed = time.perf_counter()
@@ -102,8 +105,9 @@ def solve_min_error(
     plus ``leaf_penalty`` per leaf under the minimum support ``min_support``; values are
     those costs); ``rule`` is a CA-DL8.5 rule for the DL8.5 side (default ``None``: plain
     DL8.5), ``first_slice`` the seconds Blossom runs alone first, ``blossom_share`` (in
-    (0, 1)) Blossom's fraction of the time afterwards while its slices improve the incumbent
-    (halved after each one that did not, down to ``MIN_SHARE``), ``every`` the seconds of
+    (0, 1)) the largest fraction of the time Blossom has afterwards (its share starts at
+    ``START_SHARE``, doubles after each slice that improved the incumbent, halves after each
+    one that did not, down to ``MIN_SHARE``), ``every`` the seconds of
     DL8.5 between two Blossom slices. With ``n_jobs >= 2`` (and the kernels of both searches
     compiled) they run at the same time, Blossom here and DL8.5 in a child process
     (:mod:`satdt.dp.parallel`; the schedule arguments then do not apply), under
@@ -163,7 +167,7 @@ def solve_min_error(
     run = None
     proven = False
     blossom_seconds = 0.0
-    if kernels.ready(["blossom"]):
+    if kernels.ready(["blossom"]) and (first_slice > 0 or not kernels.ready(ca_groups)):
         run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats, **leaf)
         first = time.perf_counter() + first_slice
         proven = run.advance(first if deadline is None else min(first, deadline))

@@ -360,6 +360,7 @@ def test_three_level_kernel_caches_children_and_stays_exact():
     assert with_cache.stats.bottom_solves < without.stats.bottom_solves
 
 
+@pytest.mark.slow
 def test_depth_three_root_keeps_the_time_limit_on_a_large_table():
     """A depth-3 root is one kernel node: it runs in slices, so the deadline still holds."""
     rng = np.random.default_rng(5)

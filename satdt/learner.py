@@ -618,7 +618,7 @@ class OptimalTreeClassifier(SatdtEstimator):
             "auto",
             "The search, from the table of searches (satdt.methods.METHODS); 'auto' picks the "
             "method for the objective and, for 'error', the data (ConTree on numeric columns "
-            "with many thresholds, else the Blossom/CA-DL8.5 portfolio); method_ says which ran.",
+            "with many thresholds, else the Blossom/DL8.5 portfolio); method_ says which ran.",
         ),
         ("max_depth", None, 'A cap on the depth (required for "error").'),
         (

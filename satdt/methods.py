@@ -626,7 +626,7 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     The error objective runs ConTree on the numeric columns when their thresholds would give
     more than :data:`CONTREE_CROSSOVER` binary features, ``max_thresholds`` does not limit
     them, and there is no time limit or fewer than :data:`CONTREE_TIMED_ROWS` rows;
-    otherwise the portfolio of Blossom and CA-DL8.5 on binary features. Data with missing
+    otherwise the portfolio of Blossom and DL8.5 on binary features. Data with missing
     values go to the methods over binary features (SAT, the portfolio): the box DP and
     ConTree search the numeric columns, which have no side for a missing value.
     """

@@ -47,6 +47,7 @@ from ._counts import (
     similarity_bound,
     single_counts,
     solve_depth1,
+    subtract_counts,
 )
 from ._dl85_kernels import eval_pairs_support
 from .common import Data, Scratch, build_data, new_scratch
@@ -513,18 +514,6 @@ def _raise_similarity(p, q, qs, ip, fp, aq):
                 fp[c, IRR] = bound
 
 
-@njit(cache=True, inline="always")
-def _subtract_counts(lg, qs, xs, aq):
-    """The larger child's single counts and totals: the parent's (``qs``) minus the smaller
-    child's (``xs``), over the parent's ``aq`` local features."""
-    for i in range(aq):
-        for c in range(lg.single.shape[1]):
-            lg.single[i, c] = qs.single[i, c] - xs.single[i, c]
-        lg.n1[i] = qs.n1[i] - xs.n1[i]
-    for c in range(lg.tot.shape[0]):
-        lg.tot[c] = qs.tot[c] - xs.tot[c]
-
-
 @njit((types.int64, types.int64, DATA_T, STATE_T, I64_T, F64_T, SCRATCH_T, BOTTOM_T), cache=True)
 def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
     """A bud at depth L: solve its remaining one or two levels exactly, unless cut.
@@ -581,7 +570,7 @@ def _solve_bottom(p, d, data, state, ctl, fctl, scr, bottom):
             e, i, il, ir, work = eval_pairs_penalised(xs, xs.pairs, rows.shape[0], aq, penalty, scr)
         else:
             lg = bottom.large
-            _subtract_counts(lg, qs, xs, aq)
+            subtract_counts(lg, qs, xs, aq)
             e, i, il, ir, work = eval_pairs_difference_penalised(
                 lg, qs.pairs, xs.pairs, rows.shape[0], aq, penalty, scr
             )

@@ -406,6 +406,18 @@ def solve_depth2(
     return e, f, gl, gr, work + w2
 
 
+@njit(cache=True, inline="always")
+def subtract_counts(lg, qs, xs, aq):
+    """The larger child's single counts and totals: the parent's (``qs``) minus the smaller
+    child's (``xs``), over the parent's ``aq`` local features."""
+    for i in range(aq):
+        for c in range(lg.single.shape[1]):
+            lg.single[i, c] = qs.single[i, c] - xs.single[i, c]
+        lg.n1[i] = qs.n1[i] - xs.n1[i]
+    for c in range(lg.tot.shape[0]):
+        lg.tot[c] = qs.tot[c] - xs.tot[c]
+
+
 # ---------------------------------------------------------------------- lower bounds
 @njit(cache=True, inline="always")
 def removed_weight(space, a, g, f, side):

@@ -31,6 +31,7 @@ from ._counts import (
     leaf_error,
     make_space,
     similarity_bound,
+    subtract_counts,
 )
 from .common import new_three_level
 
@@ -65,12 +66,7 @@ def _solve_child(n_rows, small, a, penalty, scr, three, x, o):
     if small:
         e, i, il, ir, work = eval_pairs_penalised(xs, xs.pairs, n_rows, a, penalty, scr)
     else:
-        for c in range(qs.tot.shape[0]):
-            lg.tot[c] = qs.tot[c] - xs.tot[c]
-        for j in range(a):
-            lg.n1[j] = qs.n1[j] - xs.n1[j]
-            for c in range(qs.tot.shape[0]):
-                lg.single[j, c] = qs.single[j, c] - xs.single[j, c]
+        subtract_counts(lg, qs, xs, a)
         e, i, il, ir, work = eval_pairs_difference_penalised(
             lg, qs.pairs, xs.pairs, n_rows, a, penalty, scr
         )

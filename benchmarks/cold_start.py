@@ -7,12 +7,15 @@ cache (``NUMBA_CACHE_DIR``):
   runs), whole process, interpreter start included;
 * the same cold with ``--time-limit T`` (each in a fresh cache), its time, whether it kept the
   limit within max(0.5 s, 5 %), and its training accuracy beside CART's of the same depth;
+* ``satdt infer`` (minimum depth) on scikit-learn's breast-cancer table cold, warm and cold
+  with ``--time-limit``: SAT searches while ConTree's kernels compile in the background;
 * ``satdt warmup`` cold (every kernel), and per kernel group;
 * beside them the whole process of pystreed and pycontree on the same files (import + fit),
   median of several runs (the ``bench`` extra installs them).
 
     python benchmarks/cold_start.py                  # K = 3, T = 5 s and 2 s, 3 warm runs
     python benchmarks/cold_start.py --files iris --runs 5
+    python benchmarks/cold_start.py --infer-only     # minimum depth on breast-cancer only
 
 Run from the repository root; data from ``examples/data`` and ``../shared/data``. Never
 collected by pytest; results never become assertions.
@@ -115,6 +118,46 @@ def _finish_background(cache: str) -> None:
     _timed([sys.executable, "-m", "satdt.cli", "warmup"], _env(cache))
 
 
+def _infer(path: Path, cache: str, limit: float | None = None) -> tuple[float, dict]:
+    command = [sys.executable, "-m", "satdt.cli", "infer", str(path), "--format", "json"]
+    command += ["--quiet"] + ([] if limit is None else ["--time-limit", str(limit)])
+    elapsed, out = _timed(command, _env(cache))
+    return elapsed, json.loads(out)
+
+
+def _infer_section(limits: list[float], runs: int) -> None:
+    """Minimum depth on a numeric table: cold, warm (median), cold under each limit."""
+    import numpy as np
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True)
+    print("\n## Whole process of `satdt infer` on breast-cancer (569 x 30, numeric)\n")
+    header = "| cold | cold depth | warm (median) | warm depth |"
+    header += "".join(
+        f" cold, limit {limit:g} s | depth (lower bound) | kept |" for limit in limits
+    )
+    print(header)
+    print("|" + "---|" * (header.count("|") - 1))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "breast_cancer.csv"
+        names = ",".join([f"x{j}" for j in range(X.shape[1])] + ["label"])
+        np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=names, comments="")
+        cache = str(Path(folder) / "cache")
+        cold, document = _infer(path, cache)
+        _finish_background(cache)
+        warm_runs = [_infer(path, cache) for _ in range(runs)]
+        warm = statistics.median(t for t, _ in warm_runs)
+        row = f"| {cold:.2f} | {document['depth']} | {warm:.2f} | {warm_runs[0][1]['depth']} |"
+        for limit in limits:
+            limited_cache = str(Path(folder) / f"cache-{limit:g}")
+            elapsed, limited = _infer(path, limited_cache, limit)
+            _finish_background(limited_cache)
+            kept = elapsed <= limit + max(0.5, 0.05 * limit)
+            bound = f"{limited['depth']} (>= {limited['lower_bound']:g})"
+            row += f" {elapsed:.2f} | {bound} | {'yes' if kept else 'NO'} |"
+        print(row, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", default=",".join(FILES), help="comma-separated names")
@@ -122,6 +165,9 @@ def main() -> None:
     parser.add_argument("--limits", default="5,2", help="comma-separated time limits (s)")
     parser.add_argument("--runs", type=int, default=3, help="warm runs (median)")
     parser.add_argument("--no-peers", action="store_true")
+    parser.add_argument(
+        "--infer-only", action="store_true", help="only the `satdt infer` table (breast-cancer)"
+    )
     parser.add_argument(
         "--peer", nargs=3, metavar=("NAME", "FILE", "DEPTH"), help=argparse.SUPPRESS
     )
@@ -132,6 +178,9 @@ def main() -> None:
     names = args.files.split(",")
     limits = [float(x) for x in args.limits.split(",") if x]
     depth = args.depth
+    if args.infer_only:
+        _infer_section(limits, args.runs)
+        return
 
     print(f"## Whole process of `satdt fit FILE --max-depth {depth}` (seconds)\n")
     header = "| file | method | cold | warm (median) | cold/warm | proven |"
@@ -165,6 +214,8 @@ def main() -> None:
             peer_time = statistics.median(times)
             row += f" {peer_time:.2f} | {warm / peer_time:.2f} |"
         print(row, flush=True)
+
+    _infer_section(limits, args.runs)
 
     print("\n## `satdt warmup` on an empty cache\n")
     with tempfile.TemporaryDirectory() as cache:

@@ -9,6 +9,9 @@ depth), whole process, measured on this kind of machine.
     python benchmarks/min_depth.py --files mouse wine --no-splits --repeats 5
     python benchmarks/min_depth.py --method sat    # SAT everywhere (auto runs the box DP
                                                    # on car, balance-scale and the monks)
+    python benchmarks/min_depth.py --numeric --cap 60   # numeric tables (numeric_tables.py):
+                                                   # SAT, auto, ConTree's fits, CART, side by side
+    python benchmarks/min_depth.py --numeric --tables breast_cancer wine-200 --cap 60
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import time
 from pathlib import Path
 
 from inferdt import DATA, dataset_names, parser_with_files
+from numeric_tables import add_numeric_arguments, sizes_of
 
 # whole-process seconds of the reference implementation on full files (None: over 120 s)
 REFERENCE = {
@@ -76,7 +80,8 @@ def row(name: str, result: dict) -> str:
     ref_text = "-" if name not in REFERENCE else (f"{reference:g}" if reference else "> 120")
     if "error" in result:
         return f"| {name} | | | | | | | | | | {ref_text} | | {result['error']} |"
-    stats = result["stats"]
+    stats = dict(result["stats"])
+    stats.update(stats.get("sat") or {})  # the portfolio (hybrid): SAT's own counters
     depth = f"{result['depth']}" + (
         "" if result["proven_optimal"] else f" (>= {result['lower_bound']:g})"
     )
@@ -96,8 +101,18 @@ def main() -> None:
         "--repeats", type=int, default=3, help="runs per file when under 20 s (median)"
     )
     parser.add_argument("--solver", help="SAT solver (default: satdt's; implies --method sat)")
-    parser.add_argument("--method", default="auto", choices=("auto", "sat", "boxes"))
+    parser.add_argument("--method", default="auto", choices=("auto", "sat", "boxes", "hybrid"))
+    add_numeric_arguments(parser)
+    parser.add_argument(
+        "--short", type=float, default=10.0, help="the short time limit (depth <= CART's)"
+    )
+    parser.add_argument("--sat-cap", type=float, help="with --numeric: SAT's limit (default --cap)")
     args = parser.parse_args()
+    if args.numeric:
+        from numeric_tables import depth_table
+
+        depth_table(args.tables, sizes_of(args), args.cap, args.short, args.sat_cap)
+        return
     names = dataset_names(args.files, SPLIT_FILES, not args.no_splits)
     print(
         "| dataset | method | distinct rows | binary features | depth | examples used | SAT calls "

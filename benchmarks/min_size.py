@@ -7,6 +7,7 @@ a sequential counter), whole process, measured on this kind of machine.
     python benchmarks/min_size.py                          # method auto (box DP or SAT)
     python benchmarks/min_size.py --method sat             # SAT everywhere, default counter
     python benchmarks/min_size.py --compare --no-splits    # SAT: counter x search, side by side
+    python benchmarks/min_size.py --numeric --cap 60       # numeric tables (numeric_tables.py)
 
 `fit s` is the in-process fit (reading and preparing the data included), `process s` the
 whole process.
@@ -22,6 +23,7 @@ import time
 from pathlib import Path
 
 from inferdt import DATA, dataset_names, parser_with_files
+from numeric_tables import add_numeric_arguments, sizes_of
 
 # whole-process seconds of the reference implementation (None: not finished in 120 s)
 REFERENCE = {
@@ -112,7 +114,9 @@ def main() -> None:
     parser.add_argument(
         "--search", default="descending", choices=("descending", "dichotomic", "galloping")
     )
-    parser.add_argument("--method", default="auto", choices=("auto", "sat", "boxes"))
+    parser.add_argument("--method", default="auto", choices=("auto", "sat", "boxes", "hybrid"))
+    add_numeric_arguments(parser)
+    parser.add_argument("--sat-cap", type=float, help="with --numeric: SAT's limit (default --cap)")
     parser.add_argument(
         "--compare", action="store_true", help="SAT: every counter x search combination"
     )
@@ -120,6 +124,11 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         child(args.child, args.method, args.counter, args.search, args.cap)
+        return
+    if args.numeric:
+        from numeric_tables import size_table
+
+        size_table(args.tables, sizes_of(args), args.cap, args.sat_cap)
         return
     combos = (
         [

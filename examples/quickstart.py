@@ -2,7 +2,9 @@
 
 What it teaches: the one estimator of satdt, ``OptimalTreeClassifier``, used like any
 scikit-learn classifier. With the default ``objective="depth"`` it finds the shallowest tree
-that classifies every training row correctly, by SAT, and proves that no shallower one exists.
+that classifies every training row correctly, and proves that no shallower one exists: by SAT
+and, on numeric columns with many thresholds, by ConTree beside it (``result_.stats`` says
+which search settled what).
 
 Run: ``python examples/quickstart.py`` (writes ``iris_tree.dot`` in the current directory;
 render it with ``dot -Tpng iris_tree.dot -o iris_tree.png``).
@@ -27,7 +29,10 @@ def main() -> None:
     result = model.result_
     print(f"minimum depth: {result.objective_value:g} (proven: {result.proven_optimal})")
     print(f"nodes: {model.tree_.n_nodes}, leaves: {model.tree_.n_leaves}")
-    print(f"rows the SAT loop needed: {result.stats.examples_used} of {len(data.y)}")
+    stats = result.stats  # HybridStats: SAT and ConTree in turns
+    print(f"tree found by: {stats.found_by}, lower bound proven by: {stats.lower_bound_by}")
+    if stats.sat is not None:
+        print(f"rows the SAT loop needed: {stats.sat.examples_used} of {len(data.y)}")
     print()
     print(model.tree_.export_text())
     print()

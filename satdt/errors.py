@@ -70,3 +70,25 @@ class TimeUp(Exception):
 
 class NotProvenWarning(UserWarning):
     """A search stopped (time limit, interruption) before proving its tree optimal."""
+
+
+def no_consistent_tree(
+    max_depth: int | None, max_leaves: int | None, lower_bound: float, timed_out: bool
+) -> InfeasibleError:
+    """The error of a consistency search that ends without a tree: proven infeasible
+    within ``max_depth`` and ``max_leaves`` (leaves), or ``timed_out`` first."""
+    limits = [f"depth at most {max_depth}"] if max_depth is not None else []
+    if max_leaves is not None:
+        limits.append(f"at most {2 * max_leaves - 1} nodes")
+    wanted = "consistent tree of " + " and ".join(limits) if limits else "consistent tree"
+    if timed_out:
+        return InfeasibleError(
+            f"no {wanted} was found before the time limit (no consistent tree has depth below "
+            f"{lower_bound:g}); raise time_limit"
+        )
+    if max_leaves is not None:
+        return InfeasibleError(f"no {wanted} exists (proven); relax max_nodes or max_depth")
+    return InfeasibleError(
+        f"no {wanted} exists: every consistent tree has depth at least {lower_bound:g} (proven); "
+        "raise max_depth"
+    )

@@ -410,6 +410,8 @@ class SatdtEstimator:
             self._greedy_start(task)
         try:
             if not self._await_kernels(method, task):
+                if recorder.best is None:  # no admissible greedy tree: as any time-out
+                    raise TimeUp
                 return recorder.snapshot(proven_optimal=False)
             return method.run(task)
         except TimeUp:
@@ -437,7 +439,7 @@ class SatdtEstimator:
 
         background = kernels.request([group for option in options for group in option])
         recorder = task.recorder
-        greedy = recorder.best is None and OBJECTIVES[self.objective].kind != CONSISTENCY
+        greedy = recorder.best is None
         ready = [option for option in options if kernels.ready(option)]
         if ready:  # the others, if any, compile in the background meanwhile
             if task.deadline is None or all(kernels.loaded(g) for g in ready[0]):

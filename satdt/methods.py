@@ -230,10 +230,15 @@ def _run_sat(task: Task) -> SearchResult:
 
 
 def run_pareto(task: Task, method: str = "sat"):
-    """The depth/size Pareto front: ``(points, stop reason)``, by SAT over binary features or
-    (``method="boxes"``) from the box DP's tables over the numeric columns."""
+    """The depth/size Pareto front: ``(points, stop reason)``, by SAT over binary features,
+    (``method="boxes"``) from the box DP's tables over the numeric columns, or by the
+    consistency portfolio (``"hybrid"``) or ConTree alone (``"contree"``)."""
     if method == "boxes":
         return _boxes(task, front=True)
+    if method in ("hybrid", "contree"):
+        from .hybrid import pareto_front as hybrid_front
+
+        return hybrid_front(task, use_sat=method == "hybrid")
     from .sat.search import pareto_front
 
     return pareto_front(
@@ -275,7 +280,8 @@ def _boxes(task: Task, front: bool = False) -> Any:
         raise SatdtError(
             f"method='boxes' would tabulate {boxes.box_count(values):,} boxes here "
             f"(columns with many distinct values), up to {needed:,.0f} MB, over max_memory_mb="
-            f"{data.max_memory_mb:g}: use method='sat' (or 'auto', which picks it)"
+            f"{data.max_memory_mb:g}: use method='hybrid' (what method='auto' runs here) or "
+            "method='sat'"
         )
     common = dict(
         column_values=values,
@@ -440,6 +446,8 @@ _MAX_CACHE_MB = Param(
 
 # ---------------------------------------------------------------------- ConTree
 def _run_contree(task: Task) -> SearchResult:
+    if OBJECTIVES[task.objective].kind == CONSISTENCY:
+        return _run_hybrid(task, use_sat=False)
     from .dp.contree import solve_min_error
 
     data = task.data
@@ -453,9 +461,11 @@ def _run_contree(task: Task) -> SearchResult:
 
 
 def _report_contree(result: SearchResult) -> list[str]:
-    from .result import ConTreeStats
+    from .result import ConTreeStats, HybridStats
 
     stats = result.stats
+    if isinstance(stats, HybridStats):
+        return _report_hybrid(result)
     if not isinstance(stats, ConTreeStats):
         return []
     return [
@@ -463,6 +473,64 @@ def _report_contree(result: SearchResult) -> list[str]:
         f"cache: {stats.cache_entries} subproblems ({stats.cache_mb:.1f} MB"
         f"{', full' if stats.cache_full else ''}), {stats.cache_hits} hits"
     ]
+
+
+# ---------------------------------------------------------------------- SAT and ConTree
+def _run_hybrid(task: Task, use_sat: bool = True) -> SearchResult:
+    from .hybrid import solve
+
+    return solve(task, use_sat=use_sat)
+
+
+def _report_hybrid(result: SearchResult) -> list[str]:
+    """What each search settled (depths, and leaves for the size), which one proved the
+    bound and found the tree, and the time each ran."""
+    from .hybrid import NAMES
+    from .result import HybridStats
+
+    stats = result.stats
+    if not isinstance(stats, HybridStats):
+        return []
+    settled = []
+    for proof in stats.proofs:
+        if proof.by == "greedy":
+            continue
+        what = f"depth {proof.depth}" + (
+            "" if proof.leaves is None else f" under {proof.leaves} leaves"
+        )
+        verdict = "found" if proof.answer == "found" else "none"
+        settled.append(f"{what}: {verdict} ({NAMES[proof.by]}, {proof.seconds:.2f} s)")
+    lines = []
+    if settled:
+        lines.append("settled: " + "; ".join(settled))
+    who = []
+    if stats.found_by:
+        who.append(f"tree found by {NAMES[stats.found_by]}")
+    if result.proven_optimal and stats.lower_bound_by:
+        who.append(f"lower bound proven by {NAMES[stats.lower_bound_by]}")
+    if who:
+        lines.append(", ".join(who))
+    if stats.sat is not None:
+        sat = stats.sat
+        lines.append(
+            f"SAT: {stats.sat_seconds:.2f} s; SAT calls: {sat.sat_calls}; examples used: "
+            f"{sat.examples_used} of {sat.rows} distinct rows; {stats.binary_features} binary "
+            "features"
+        )
+    if stats.contree is not None:
+        tree = stats.contree
+        lines.append(
+            f"ConTree: {stats.contree_seconds:.2f} s; splits evaluated: {tree.expansions}, "
+            f"depth-two solves: {tree.bottom_solves}, cache: {tree.cache_entries} subproblems "
+            f"({tree.cache_mb:.1f} MB{', full' if tree.cache_full else ''})"
+        )
+    return lines
+
+
+def _hybrid_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
+    """ConTree's kernels for a warm-up (``options`` None); none for a fit to wait for: the
+    portfolio starts with SAT and loads them meanwhile."""
+    return (("contree", "contree_d2"),) if options is None else ()
 
 
 # ---------------------------------------------------------------------- the table
@@ -516,6 +584,19 @@ METHODS: dict[str, Method] = {
             "depth and size on columns with few values (what `auto` runs there)",
             run=_boxes,
             report=_report_boxes,
+        ),
+        Method(
+            name="hybrid",
+            objectives=("depth", "size"),
+            input="numeric",
+            summary="SAT (from the first second) and ConTree as a decision procedure (once its "
+            "kernels are loaded) in turns on one core, sharing every bound: proves minimum depth "
+            "and size on numeric tables (what `auto` runs unless the box DP fits or values are "
+            "missing)",
+            run=_run_hybrid,
+            params=(_MAX_CACHE_MB,),
+            kernels=_hybrid_kernels,
+            report=_report_hybrid,
         ),
         Method(
             name="blossom",
@@ -572,10 +653,11 @@ METHODS: dict[str, Method] = {
         ),
         Method(
             name="contree",
-            objectives=("error",),
+            objectives=("error", "depth", "size"),
             input="numeric",
             summary="DP with branch-and-bound over every threshold of the numeric columns, no "
-            "binarisation (ConTree, Brita et al.)",
+            "binarisation (ConTree, Brita et al.); for depth and size, a decision procedure "
+            "(is there a tree of depth k with no error?)",
             run=_run_contree,
             params=(
                 _MAX_CACHE_MB,
@@ -585,6 +667,7 @@ METHODS: dict[str, Method] = {
                     "permitted gap to the optimum (default 0): an error count >= 1, or a fraction "
                     "of the rows' weight below 1 (0.01: one per cent)",
                     non_negative=True,
+                    objectives=("error",),
                 ),
             ),
             kernels=lambda options: (("contree",), ("contree", "contree_d2", "greedy")),
@@ -622,7 +705,8 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
 
     The consistency objectives run the box DP when every column has so few values that the
     grid has at most :data:`satdt.dp.boxes.AUTO_BOXES` boxes (and ``max_thresholds`` does not
-    limit the thresholds), otherwise SAT.
+    limit the thresholds), otherwise the portfolio of SAT and ConTree (``hybrid``); SAT alone
+    when ``max_thresholds`` is set (ConTree searches every threshold) or values are missing.
     The error objective runs ConTree on the numeric columns when their thresholds would give
     more than :data:`CONTREE_CROSSOVER` binary features, ``max_thresholds`` does not limit
     them, and there is no time limit or fewer than :data:`CONTREE_TIMED_ROWS` rows;
@@ -633,14 +717,16 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     if data is not None and data.has_missing:
         return "portfolio" if OBJECTIVES[objective].kind == ERROR else "sat"
     if OBJECTIVES[objective].kind != ERROR:
-        if data is None or data.max_thresholds is not None:
+        if data is None:
+            return "hybrid"
+        if data.max_thresholds is not None:
             return "sat"
         from .dp.boxes import AUTO_BOXES, box_count, box_table_mb  # NumPy only: no numba
 
         values = data.column_values()
         if box_count(values) <= AUTO_BOXES and box_table_mb(values) <= data.max_memory_mb / 2:
             return "boxes"
-        return "sat"
+        return "hybrid"
     if (
         data is not None
         and data.max_thresholds is None
@@ -659,7 +745,7 @@ def candidates(objective: str, method: str = "auto") -> tuple[str, ...]:
         return (method,)
     if OBJECTIVES[objective].kind == ERROR:
         return ("portfolio", "contree")
-    return ("sat", "boxes")
+    return ("hybrid", "sat", "boxes")
 
 
 def methods_for(objectives: tuple[str, ...]) -> list[Method]:
@@ -676,6 +762,20 @@ def method_params() -> dict[str, Param]:
     return params
 
 
+def _auto_for(objective: str, options: dict[str, Any]) -> str:
+    """What ``method="auto"`` runs before it sees the data: the method whose own options the
+    user set (``solver`` means SAT), else :func:`choose_method`'s choice without data."""
+    default = choose_method(objective)
+    for candidate in (default, *(m.name for m in METHODS.values())):
+        method = METHODS[candidate]
+        if objective not in method.objectives:
+            continue
+        own = method.params_for(objective)
+        if any(options.get(p.name, p.default) != p.default for p in own):
+            return candidate
+    return default
+
+
 def resolve_method(
     objective: str, method: str, options: dict[str, Any]
 ) -> tuple[Method, dict[str, Any]]:
@@ -688,7 +788,7 @@ def resolve_method(
         raise SatdtError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
     if method != "auto" and method not in METHODS:
         raise SatdtError(f"method must be 'auto' or one of {list(METHODS)}, got {method!r}")
-    chosen = METHODS[choose_method(objective) if method == "auto" else method]
+    chosen = METHODS[method if method != "auto" else _auto_for(objective, options)]
     if objective not in chosen.objectives:
         solvers = [m.name for m in METHODS.values() if objective in m.objectives]
         raise SatdtError(

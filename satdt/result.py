@@ -223,6 +223,56 @@ class PortfolioStats(DL85Stats):
 
 
 @dataclass
+class Decision:
+    """What one slice of a consistency decision found out: ``status`` is ``"SAT"`` (``tree``
+    holds a consistent tree of at most the depth asked), ``"UNSAT"`` (proven: none exists) or
+    ``"UNKNOWN"`` (the slice ended first; ``tree``, if any, is a consistent tree better than
+    the bound it ran under, not proven the best)."""
+
+    status: str
+    tree: Tree | None = None
+
+
+@dataclass
+class Proof:
+    """One question a consistency search settled: is there a consistent tree of depth at most
+    ``depth`` (and, when ``leaves`` is set, of fewer than ``leaves`` leaves)? ``answer`` is
+    ``"found"`` (a tree) or ``"none"`` (proven: no such tree), ``by`` the search that settled
+    it (``"sat"``, ``"contree"``, ``"greedy"`` for the first tree, ``"classes"`` for the
+    bound one leaf per class gives) and ``seconds`` when, from the start of the fit."""
+
+    depth: int
+    answer: str
+    by: str
+    seconds: float
+    leaves: int | None = None
+
+
+@dataclass
+class HybridStats(Stats):
+    """Counters of the consistency portfolio (:mod:`satdt.hybrid`): SAT over binary features
+    and ConTree's decision procedure over the numeric columns, in slices on one core.
+
+    ``proofs`` lists every question settled, in order (:class:`Proof`); ``lower_bound_by`` and
+    ``found_by`` name the search that proved the final lower bound and the one that found the
+    returned tree; ``sat_seconds`` and ``contree_seconds`` the time each ran (ConTree's
+    includes ranking the columns); ``sat`` and ``contree`` their own counters (None when that
+    search did not run: SAT where the features of every threshold would not fit, ConTree
+    while its kernels were loading).
+    """
+
+    rows: int = 0
+    binary_features: int = 0
+    proofs: list[Proof] = field(default_factory=list)
+    lower_bound_by: str = ""
+    found_by: str = ""
+    sat_seconds: float = 0.0
+    contree_seconds: float = 0.0
+    sat: SatStats | None = None
+    contree: ConTreeStats | None = None
+
+
+@dataclass
 class Preparation:
     """What data preparation did: the features a search saw and how they were chosen."""
 
@@ -553,3 +603,15 @@ class ParetoPoint:
     n_nodes: int
     tree: Tree
     proven: bool
+
+
+def front_ends_after(depth: int, n_leaves: int) -> str | None:
+    """Why a Pareto front stops after ``depth``, whose smallest tree has ``n_leaves`` leaves:
+    a deeper tree has a path of ``depth + 1`` tests, hence at least ``depth + 2`` leaves, so it
+    cannot be smaller once ``n_leaves <= depth + 2``; None while it may."""
+    if n_leaves > depth + 2:
+        return None
+    return (
+        f"stopped after depth {depth}: its {n_leaves} leaves are at most depth + 2, and any "
+        f"deeper tree has at least {depth + 2} leaves"
+    )

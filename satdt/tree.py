@@ -17,6 +17,7 @@ counts are attached; left on a tie or without counts).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -574,3 +575,14 @@ class Tree:
         from .plot import model_svg
 
         return model_svg(self)
+
+
+def depth_lower_bound(n_classes_present: int) -> int:
+    """A tree of depth k has at most 2^k leaves, and each class needs one."""
+    return max(0, math.ceil(math.log2(max(n_classes_present, 1))))
+
+
+def leaf_lower_bound(n_classes_present: int, depth: int) -> int:
+    """A tree of depth at least ``depth`` has at least ``depth + 1`` leaves (a path of
+    ``depth`` tests), and a consistent tree one leaf per class present."""
+    return max(n_classes_present, depth + 1)

@@ -16,7 +16,14 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "satdt"
 
 ESTIMATORS = ("satdt.learner", "satdt.diagrams", "satdt.cli")
-SEARCH = ("satdt.sat", "satdt.dp", "satdt.mip", "satdt.methods", "satdt.diagram_search")
+SEARCH = (
+    "satdt.sat",
+    "satdt.dp",
+    "satdt.mip",
+    "satdt.methods",
+    "satdt.diagram_search",
+    "satdt.hybrid",
+)
 # the tables of searches (trees; diagram routes): the only way into the MILP
 MIP_IMPORTERS = ("satdt.mip", "satdt.methods", "satdt.diagram_search")
 MODELS_AND_DATA = (
@@ -32,8 +39,16 @@ MODELS_AND_DATA = (
 
 # (modules the rule applies to, imports they must not make, why)
 RULES = [
-    (("satdt.sat",), ("numba", *ESTIMATORS), "the SAT side uses PySAT and numpy only"),
-    (("satdt.dp",), ("pysat", *ESTIMATORS), "the DP side uses numpy and numba only"),
+    (
+        ("satdt.sat",),
+        ("numba", "satdt.hybrid", *ESTIMATORS),
+        "the SAT side uses PySAT and numpy only",
+    ),
+    (
+        ("satdt.dp",),
+        ("pysat", "satdt.hybrid", *ESTIMATORS),
+        "the DP side uses numpy and numba only",
+    ),
     (MODELS_AND_DATA, SEARCH, "models and data import no search code"),
 ]
 
@@ -98,6 +113,11 @@ def test_no_module_imports_across_a_boundary(owners, forbidden, why) -> None:
         if _within(name, forbidden)
     ]
     assert not crossings, f"{why}: " + "; ".join(crossings)
+
+
+def test_the_consistency_portfolio_is_reached_only_through_the_table_of_searches() -> None:
+    importers = [m for m, names in MODULES.items() if "satdt.hybrid" in names]
+    assert importers == ["satdt.methods"], importers
 
 
 def test_the_milp_is_reached_only_through_the_tables_of_searches() -> None:

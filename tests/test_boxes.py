@@ -180,9 +180,9 @@ def test_boxes_and_sat_agree_on_harder_files(data_dir, name, objectives):
         assert boxes.result_.objective_value == sat.result_.objective_value
 
 
-def test_auto_keeps_sat_where_the_grid_is_large_or_thresholds_are_limited(data_dir):
+def test_auto_leaves_large_grids_to_the_portfolio_and_limited_thresholds_to_sat(data_dir):
     iris = _prepared(data_dir / "inferdt" / "iris.csv")
-    assert box_count(iris.column_values()) > 2**21 and choose_method("depth", iris) == "sat"
+    assert box_count(iris.column_values()) > 2**21 and choose_method("depth", iris) == "hybrid"
     monk = _prepared(data_dir / "inferdt" / "monk1.csv")
     monk.max_thresholds = 1
     assert choose_method("depth", monk) == "sat"
@@ -217,7 +217,7 @@ def test_a_grid_over_the_memory_budget_is_refused_clearly(data_dir, capsys):
     iris = str(data_dir / "inferdt" / "iris.csv")
     assert main(["infer", iris, "--method", "boxes"]) != 0
     err = capsys.readouterr().err
-    assert "--method boxes would tabulate" in err and "use --method sat" in err
+    assert "--method boxes would tabulate" in err and "use --method hybrid" in err
     assert "Traceback" not in err
 
 

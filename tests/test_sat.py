@@ -243,6 +243,37 @@ def test_ctrl_c_stops_the_solver_cleanly(solver):
         oracle.delete()
 
 
+def test_a_ctrl_c_while_a_finished_call_is_collected_is_not_lost():
+    """A SIGINT that lands while the waiting thread collects a call that has answered (or been
+    stopped) is raised once the call has ended: the search stops, as the user asked."""
+    import threading
+
+    from satdt.sat import solving
+
+    class Call:
+        sliced = True
+
+        def __init__(self):
+            self.finished = threading.Event()
+            self.waits = 0
+
+        def stop(self):
+            pass
+
+    call = Call()
+
+    def wait_interrupted():  # Ctrl-C lands in the first wait
+        call.waits += 1
+        if call.waits == 1:
+            raise KeyboardInterrupt
+        return True
+
+    call.finished.wait = wait_interrupted
+    with pytest.raises(KeyboardInterrupt):
+        solving._stop([call])
+    assert call.waits == 2  # it still waited for the call to end before raising
+
+
 def test_threshold_chains_partition_the_features_into_nested_chains():
     rng = np.random.default_rng(2)
     X = rng.integers(0, 12, size=(40, 3))

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..binarize import threshold_between
 from ..errors import DataError, InfeasibleError, TimeUp
-from ..result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult
+from ..result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult, front_ends_after
 from ..tree import Tree
 
 #: ``label`` of a box holding no row.
@@ -348,11 +348,9 @@ def pareto_front(
         tree = grid.tree(d, n_classes)
         recorder.improve(tree, tree.n_nodes)
         points.append(ParetoPoint(d, tree.n_nodes, tree, True))
-        if tree.n_leaves <= d + 2:
-            reason = (
-                f"stopped after depth {d}: its {tree.n_leaves} leaves are at most depth + 2, "
-                f"and any deeper tree has at least {d + 2} leaves"
-            )
+        ended = front_ends_after(d, tree.n_leaves)
+        if ended:
+            reason = ended
             break
     stats.depths = grid.depth + 1
     return points, reason

@@ -38,7 +38,7 @@ from .perfect import (
     some_feature_clauses,
 )
 from .problem import Problem
-from .solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, new_solver, solve_until
+from .solving import CLAUSE_CHUNK, DEFAULT_SOLVER, SAT_SOLVERS, new_solver, past, solve_until
 
 # "first": add the first misclassified row; "per_leaf": one misclassified row per leaf the
 # tree sends misclassified rows to; "all": every misclassified row; an integer k: the first k
@@ -148,6 +148,8 @@ class CounterexampleLoop:
         m = problem.B.shape[1]
         self.solver = new_solver(solver, n_jobs)
         self.n_clauses = 0
+        self._pending: list[list[list[int]]] = []  # clauses not yet in the solver
+        self._pending_at = 0  # how many of the first pending list are in already
         self.included: list[int] = []
         self._included_set: set[int] = set()
         self.rounds = 0
@@ -207,9 +209,28 @@ class CounterexampleLoop:
         self.close()
 
     def _add(self, clauses: list[list[int]]) -> None:
-        """Hand clauses to the solver (raises :class:`~satdt.sat.solving.TimeUp` at the deadline)."""
-        add_clauses(self.solver, clauses, self.deadline)
+        """Add clauses to the formula and hand them to the solver, as far as the deadline allows.
+
+        Raises :class:`~satdt.errors.TimeUp` at the deadline; the clauses not handed over stay
+        queued and go first at the next :meth:`run`, so the loop's formula is always whole
+        (only the solver may lag behind it) and a loop stopped by a deadline can resume.
+        """
         self.n_clauses += len(clauses)
+        if clauses:
+            self._pending.append(clauses)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Hand the queued clauses to the solver, a chunk at a time (TimeUp at the deadline)."""
+        while self._pending:
+            clauses = self._pending[0]
+            for start in range(self._pending_at, len(clauses), CLAUSE_CHUNK):
+                if past(self.deadline):
+                    self._pending_at = start
+                    raise TimeUp
+                self.solver.append_formula(clauses[start : start + CLAUSE_CHUNK])
+            self._pending.pop(0)
+            self._pending_at = 0
 
     def _some_feature_clauses(self) -> list[list[int]]:
         """Formula (1) over the current slots; under a fresh selector when slots may be added.
@@ -264,20 +285,22 @@ class CounterexampleLoop:
         ]
         if not new_rows:
             return True
+        clauses: list[list[int]] = []
+        created = self._split_slots(new_rows) if self.lazy else []
+        if created:
+            F_new = feature_vars(self.pool, self.depth, self._slot_keys(created))
+            self.vars.F = np.concatenate([self.vars.F, F_new], axis=1)
+            rows_b = p.B[:, self.slot_feature[created]]
+            for i in self.included:
+                clauses += self._routing_clauses(F_new, i, rows_b[i])
+            clauses += self._some_feature_clauses()
+        slot_rows = p.B[:, self.slot_feature]
+        for i in new_rows:
+            clauses += self._example_clauses(i, slot_rows[i])
+            self.included.append(i)
+            self._included_set.add(i)
         try:
-            created = self._split_slots(new_rows) if self.lazy else []
-            if created:
-                F_new = feature_vars(self.pool, self.depth, self._slot_keys(created))
-                self.vars.F = np.concatenate([self.vars.F, F_new], axis=1)
-                rows_b = p.B[:, self.slot_feature[created]]
-                for i in self.included:
-                    self._add(self._routing_clauses(F_new, i, rows_b[i]))
-                self._add(self._some_feature_clauses())
-            slot_rows = p.B[:, self.slot_feature]
-            for i in new_rows:
-                self._add(self._example_clauses(i, slot_rows[i]))
-                self.included.append(i)
-                self._included_set.add(i)
+            self._add(clauses)  # the formula is whole; the solver may lag (see _add)
         except TimeUp:
             return False
         return True
@@ -340,11 +363,7 @@ class CounterexampleLoop:
         """
         U, clauses = labelled_leaf_vars(self.pool, self.vars.C)
         self.counter = leaf_counter(kind, self.pool, U, max_bound)
-        try:
-            self._add(clauses + self.counter.clauses)
-        except TimeUp:
-            self.counter = None
-            raise
+        self._add(clauses + self.counter.clauses)  # on TimeUp, queued for the next run
 
     def _decode(self, model: list[int], strict: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The perfect tree of a model: ``(node_feature, leaf_class, leaf of every row)``.
@@ -417,6 +436,10 @@ class CounterexampleLoop:
         bound += assumptions or []
         p = self.problem
         while True:
+            try:
+                self._flush()
+            except TimeUp:
+                return LoopOutcome("UNKNOWN")
             self.rounds += 1
             started = time.perf_counter()
             status = solve_until(

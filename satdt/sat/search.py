@@ -10,15 +10,14 @@ Size bounds are assumptions on one leaf counter per loop, so nothing is re-encod
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..errors import InfeasibleError, TimeUp
-from ..result import ParetoPoint, Recorder, SatStats, SearchResult
-from ..tree import Tree
+from ..errors import TimeUp, no_consistent_tree
+from ..result import ParetoPoint, Recorder, SatStats, SearchResult, front_ends_after
+from ..tree import Tree, depth_lower_bound
 from .chains import ChainLoop, chain_budget, threshold_chains
 from .counter import DEFAULT_COUNTER
 from .heuristics import greedy_tree, lookahead_tree, root_candidates
@@ -55,11 +54,6 @@ _CHAIN_NODE_FEATURES = 200_000
 _CHAIN_CELLS = 5 * 10**7
 
 
-def depth_lower_bound(n_classes_present: int) -> int:
-    """A tree of depth k has at most 2^k leaves, and each class needs one."""
-    return max(0, math.ceil(math.log2(max(n_classes_present, 1))))
-
-
 def _chains_for(
     problem: Problem, options: dict[str, Any], sized: bool
 ) -> tuple[list[np.ndarray] | None, int]:
@@ -83,7 +77,7 @@ def _chains_for(
     return chains, 0 if sized else _CHAIN_DEPTH
 
 
-class _Search:
+class LoopSearch:
     """The loops of one search, by depth, and every example they used (seeds for new loops)."""
 
     def __init__(
@@ -106,19 +100,32 @@ class _Search:
         self.recorder = recorder
         self.loops: dict[int, CounterexampleLoop] = {}
         self.examples: dict[int, None] = {}  # insertion-ordered set
+        self.begun: set[int] = set()  # depths whose heuristic tree and guesses were tried
         self.stats = SatStats(rows=len(problem.y), binary_features=problem.B.shape[1])
         recorder.stats = self.stats
 
-    def __enter__(self) -> _Search:
+    def __enter__(self) -> LoopSearch:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.finish()
+
+    def finish(self) -> None:
+        """Close every loop and complete the statistics."""
         for k in list(self.loops):
             self.close(k)
         self.stats.examples_used = len(self.examples)
         self.stats.solve_time = sum(call.time for call in self.recorder.trace)
 
+    def set_deadline(self, deadline: float | None) -> None:
+        """Move the deadline of the search and of every live loop (a slice of a portfolio:
+        a loop stopped at one deadline resumes at the next call with what it learnt)."""
+        self.deadline = deadline
+        for loop in self.loops.values():
+            loop.deadline = deadline
+
     def close(self, k: int) -> None:
+        self.begun.discard(k)
         loop = self.loops.pop(k)
         self.examples.update(dict.fromkeys(loop.included))
         self.stats.sat_calls += loop.rounds
@@ -160,11 +167,17 @@ class _Search:
 
         The heuristic is the lookahead tree when there are few features and not few rows
         (:data:`~satdt.sat.loop.SMALL_ROWS`), else the greedy tree; when it cannot be made
-        consistent it becomes the solver's phase hint.
+        consistent it becomes the solver's phase hint. A depth settled again after an
+        ``"UNKNOWN"`` (a slice that ended) goes on with its loop, without the heuristics.
         """
         loop = self.loop_at(k)
         if loop is None:
             return LoopOutcome("UNKNOWN")
+        if k in self.begun:
+            outcome = loop.run(max_leaves=self.bound(k))
+            self.examples.update(dict.fromkeys(loop.included))
+            return outcome
+        self.begun.add(k)
         p = self.problem
         m = p.B.shape[1]
         lookahead_work = 2 ** max(k - 3, 0) * m**3 * (len(p.y) // 64 + 1) * p.n_classes
@@ -240,26 +253,6 @@ class _Search:
         return self.max_leaves is None or tree.n_leaves <= self.max_leaves
 
 
-def _infeasible(
-    max_depth: int | None, max_leaves: int | None, lower_bound: float, timed_out: bool
-) -> InfeasibleError:
-    limits = [f"depth at most {max_depth}"] if max_depth is not None else []
-    if max_leaves is not None:
-        limits.append(f"at most {2 * max_leaves - 1} nodes")
-    wanted = "consistent tree of " + " and ".join(limits) if limits else "consistent tree"
-    if timed_out:
-        return InfeasibleError(
-            f"no {wanted} was found before the time limit (no consistent tree has depth below "
-            f"{lower_bound:g}); raise time_limit"
-        )
-    if max_leaves is not None:
-        return InfeasibleError(f"no {wanted} exists (proven); relax max_nodes or max_depth")
-    return InfeasibleError(
-        f"no {wanted} exists: every consistent tree has depth at least {lower_bound:g} (proven); "
-        "raise max_depth"
-    )
-
-
 def _first_tree(problem: Problem, given: Tree | None) -> Tree:
     """The consistent tree a search starts from: ``given`` (already recorded by the caller,
     possibly over other features: only its shape is used), or a greedy tree over the binary
@@ -305,14 +298,14 @@ def minimum_depth(
     max_leaves = _leaf_cap(max_nodes)
     recorder.lower_bound = depth_lower_bound(int(np.unique(y).size))
     greedy = _first_tree(problem, first_tree)
-    with _Search(problem, options, deadline, recorder, max_leaves) as search:
+    with LoopSearch(problem, options, deadline, recorder, max_leaves) as search:
         if (max_depth is None or greedy.depth <= max_depth) and search.admits(greedy):
             recorder.improve(greedy, greedy.depth)
         depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
     if tree is not None and (recorder.best is None or depth < recorder.best.value):
         recorder.improve(tree, depth)
     if recorder.best is None:
-        raise _infeasible(max_depth, max_leaves, recorder.lower_bound, timed_out)
+        raise no_consistent_tree(max_depth, max_leaves, recorder.lower_bound, timed_out)
     if not timed_out:
         recorder.lower_bound = recorder.best.value
     return recorder.snapshot(proven_optimal=recorder.lower_bound >= recorder.best.value)
@@ -322,8 +315,8 @@ SIZE_STRATEGIES = ("descending", "dichotomic", "galloping")
 DEFAULT_SIZE_STRATEGY = "descending"
 
 
-def _minimise_leaves(
-    search: _Search,
+def minimise_leaves(
+    search: LoopSearch,
     depth: int,
     upper: int,
     lower: int,
@@ -412,7 +405,7 @@ def minimum_size(
 
     greedy = _first_tree(problem, first_tree)
     sat_options = dict(options, counter=counter)
-    with _Search(problem, sat_options, deadline, recorder, max_leaves, sized=True) as search:
+    with LoopSearch(problem, sat_options, deadline, recorder, max_leaves, sized=True) as search:
         depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         depth_lower = recorder.lower_bound
         if max_depth is not None or depth is None:
@@ -422,7 +415,7 @@ def minimum_size(
         if depth is None:
             recorder.lower_bound = 2 * max(n_present, depth_lower + 1) - 1
             if recorder.best is None:
-                raise _infeasible(max_depth, max_leaves, depth_lower, timed_out)
+                raise no_consistent_tree(max_depth, max_leaves, depth_lower, timed_out)
             return recorder.snapshot(proven_optimal=False)
         target = depth if max_depth is None else max_depth
         if target > depth:  # the perfect trees of depth K hold every tree of depth <= K
@@ -430,7 +423,7 @@ def minimum_size(
             if outcome.status == "SAT":
                 on_tree(outcome.tree.simplify(B))
         lower = max(n_present, depth + 1)
-        lower, proven = _minimise_leaves(
+        lower, proven = minimise_leaves(
             search, target, best[-1].n_leaves, lower, counter, strategy, on_tree
         )
     recorder.lower_bound = 2 * lower - 1
@@ -458,10 +451,10 @@ def pareto_front(
     n_present = int(np.unique(y).size)
     greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
     points: list[ParetoPoint] = []
-    with _Search(problem, options, deadline, recorder, sized=True) as search:
+    with LoopSearch(problem, options, deadline, recorder, sized=True) as search:
         depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         if depth is None:
-            raise _infeasible(max_depth, None, recorder.lower_bound, timed_out)
+            raise no_consistent_tree(max_depth, None, recorder.lower_bound, timed_out)
         last = depth + 2 if max_depth is None else max_depth
         best = [tree]
         recorder.improve(tree, tree.n_nodes)
@@ -481,7 +474,7 @@ def pareto_front(
                 ):
                     on_tree(outcome.tree.simplify(B))
             upper = min([best[-1].n_leaves] + [t.n_leaves for t in found])
-            _, proven = _minimise_leaves(
+            _, proven = minimise_leaves(
                 search, d, upper, max(n_present, depth + 1), counter, strategy, on_tree
             )
             best.extend(found)
@@ -492,10 +485,8 @@ def pareto_front(
             if not proven:
                 reason = "time limit: the last point is not proven"
                 break
-            if smallest.n_leaves <= d + 2:
-                reason = (
-                    f"stopped after depth {d}: its {smallest.n_leaves} leaves are at most depth + 2, "
-                    f"and any deeper tree has at least {d + 2} leaves"
-                )
+            ended = front_ends_after(d, smallest.n_leaves)
+            if ended:
+                reason = ended
                 break
     return points, reason

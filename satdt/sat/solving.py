@@ -111,7 +111,10 @@ def _winner(calls: list[_SolveCall]) -> int | None:
 def _stop(calls: list[_SolveCall]) -> None:
     """Stop the calls and wait for them to end, through further Ctrl-C: a solver must not be
     freed while its thread still runs in it (a stopped call ends within a fraction of a
-    second); then clear the solvers' interrupt flags for their next call."""
+    second); then clear the solvers' interrupt flags for their next call. A Ctrl-C that lands
+    while it waits is raised once they have ended, never lost (also after a call that
+    answered: the search must still stop)."""
+    interrupted = False
     for call in calls:
         call.stop()
     for call in calls:
@@ -120,9 +123,11 @@ def _stop(calls: list[_SolveCall]) -> None:
                 call.finished.wait()
                 break
             except KeyboardInterrupt:
-                continue
+                interrupted = True
         if not call.sliced:
             call.solver.clear_interrupt()
+    if interrupted:
+        raise KeyboardInterrupt
 
 
 def _wait(deadline: float | None) -> float | None:

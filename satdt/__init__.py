@@ -8,16 +8,48 @@ are listed in one table of searches, :data:`satdt.methods.METHODS`.
 
 from __future__ import annotations
 
-from .binarize import Binarizer
-from .data import read_csv
-from .diagram import Diagram
-from .diagrams import OptimalDiagramClassifier
-from .errors import SatdtError
-from .learner import OptimalTreeClassifier, pareto_front
-from .result import SearchResult
-from .tree import Tree
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .binarize import Binarizer
+    from .data import read_csv
+    from .diagram import Diagram
+    from .diagrams import OptimalDiagramClassifier
+    from .errors import SatdtError
+    from .learner import OptimalTreeClassifier, pareto_front
+    from .result import SearchResult
+    from .tree import Tree
 
 __version__ = "0.1.0"
+
+# The public names and their modules, imported on first use: ``import satdt.cli`` stays light,
+# so the command line installs its Ctrl-C handling before NumPy and PySAT load.
+_PUBLIC = {
+    "Binarizer": "binarize",
+    "read_csv": "data",
+    "Diagram": "diagram",
+    "OptimalDiagramClassifier": "diagrams",
+    "SatdtError": "errors",
+    "OptimalTreeClassifier": "learner",
+    "pareto_front": "learner",
+    "SearchResult": "result",
+    "Tree": "tree",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'satdt' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
 
 __all__ = [
     "Binarizer",

@@ -68,6 +68,35 @@ class TimeUp(Exception):
     search (never reaches the user: the estimator returns the best model found so far)."""
 
 
+# A Ctrl-C noted by the command line's SIGINT handler and not yet seen by a handler of ours.
+_interrupt_pending = False
+
+
+def on_sigint(signum: int, frame: object) -> None:
+    """The command line's SIGINT handler: raises KeyboardInterrupt as Python's own does, and
+    notes it, because Python drops an exception raised where it cannot propagate (inside an
+    import's lock callback it prints "Exception ignored" and goes on): a noted Ctrl-C that
+    nobody handled is raised again at the next checkpoint (:func:`honour_interrupt`)."""
+    global _interrupt_pending
+    _interrupt_pending = True
+    raise KeyboardInterrupt
+
+
+def honour_interrupt() -> None:
+    """A checkpoint: raise KeyboardInterrupt for a Ctrl-C that was noted but never handled."""
+    global _interrupt_pending
+    if _interrupt_pending:
+        _interrupt_pending = False
+        raise KeyboardInterrupt
+
+
+def interrupt_handled() -> None:
+    """Called where a KeyboardInterrupt is handled (the best model returned, the command
+    ended): the noted Ctrl-C is dealt with."""
+    global _interrupt_pending
+    _interrupt_pending = False
+
+
 class NotProvenWarning(UserWarning):
     """A search stopped (time limit, interruption) before proving its tree optimal."""
 

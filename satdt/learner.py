@@ -30,6 +30,8 @@ from .errors import (
     NotProvenWarning,
     SatdtError,
     TimeUp,
+    honour_interrupt,
+    interrupt_handled,
     not_fitted_error,
     user_stacklevel,
 )
@@ -339,10 +341,12 @@ class SatdtEstimator:
         recorder = data.recorder
         self._set_error_options(task)
         try:
+            honour_interrupt()  # a Ctrl-C dropped while the data was read and prepared
             result = self._search(method, task)
         except KeyboardInterrupt:
             if recorder.best is None:
                 raise
+            interrupt_handled()
             recorder.stats.interrupted = True
             recorder.stop_reason = "interrupted"
             result = recorder.snapshot(proven_optimal=False)
@@ -439,44 +443,43 @@ class SatdtEstimator:
 
         background = kernels.request([group for option in options for group in option])
         recorder = task.recorder
-        greedy = recorder.best is None
-        ready = [option for option in options if kernels.ready(option)]
-        if ready:  # the others, if any, compile in the background meanwhile
-            if task.deadline is None or all(kernels.loaded(g) for g in ready[0]):
-                return True
-            # in the cache but not in this process: loading takes about a second, so the
-            # greedy tree first, and the time limit holds while they load
-            if greedy:
+        if not any(kernels.ready(option) for option in options):
+            if not background:
+                return True  # no background compilation here: the method compiles them itself
+            if recorder.best is None:
                 self._greedy_start(task)
-            loader = threading.Thread(target=kernels.load, args=(ready[0],), daemon=True)
-            loader.start()
-            loader.join(max(task.deadline - time.perf_counter(), 0.0))
-            if not loader.is_alive():
-                return True
-            recorder.stop_reason = (
-                "time limit while the search kernels were loading from the cache, so this is "
-                "the greedy tree"
-            )
-            return False
-        if not background:
-            return True  # no background compilation here: the method compiles them itself
-        if greedy:
-            self._greedy_start(task)
-        step = "compiling the search kernels (first run only)"
-        recorder.event(Progress(step))
+            step = "compiling the search kernels (first run only)"
+            recorder.event(Progress(step))
 
-        def tell(seconds: float) -> None:
-            if seconds >= 1:
-                recorder.event(Progress(f"{step}: {seconds:.0f} s"))
+            def tell(seconds: float) -> None:
+                if seconds >= 1:
+                    recorder.event(Progress(f"{step}: {seconds:.0f} s"))
 
-        if kernels.wait(options, task.deadline, tell):
+            if not kernels.wait(options, task.deadline, tell):
+                left = task.data.time_left()
+                if left is None or left > 0:
+                    return True  # the background compilation failed: the method compiles here
+                recorder.stop_reason = (
+                    "time limit while the search kernels were compiling (a first run), so this "
+                    "is the greedy tree; later runs load the kernels from the cache"
+                )
+                return False
+        # the most the method can use (the others, if any, compile in the background meanwhile)
+        chosen = max((option for option in options if kernels.ready(option)), key=len)
+        if task.deadline is None or all(kernels.loaded(g) for g in chosen):
             return True
-        left = task.data.time_left()
-        if left is None or left > 0:
-            return True  # the background compilation failed: the method compiles them here
+        # in the cache but not in this process: loading takes about a second, so the greedy
+        # tree first, and the time limit holds while they load
+        if recorder.best is None:
+            self._greedy_start(task)
+        loader = threading.Thread(target=kernels.load, args=(chosen,), daemon=True)
+        loader.start()
+        loader.join(max(task.deadline - time.perf_counter(), 0.0))
+        if not loader.is_alive():
+            return True
         recorder.stop_reason = (
-            "time limit while the search kernels were compiling (a first run), so this is the "
-            "greedy tree; later runs load the kernels from the cache"
+            "time limit while the search kernels were loading from the cache, so this is the "
+            "greedy tree"
         )
         return False
 

@@ -384,12 +384,15 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
 
 
 def _dl85_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
-    """DL8.5's kernels: the shared counts, its three-level nodes, and the support rule's when
-    ``min_support`` > 1
-    (the estimator adds the shared ``min_support`` to the options it asks about)."""
-    if options is None or options.get("min_support", 1) > 1:
-        return (("counts", "dl85", "support"),)
-    return (("counts", "dl85"),)
+    """DL8.5's kernels: the shared counts (and the support rule's when ``min_support`` > 1;
+    the estimator adds the shared ``min_support`` to the options it asks about) to start,
+    then its three-level nodes, which the search takes in once compiled."""
+    start = (
+        ("counts", "support")
+        if options is None or options.get("min_support", 1) > 1
+        else ("counts",)
+    )
+    return (start, (*start, "dl85"))
 
 
 def _run_cadl85(task: Task) -> SearchResult:
@@ -684,7 +687,7 @@ METHODS: dict[str, Method] = {
             "Blossom and DL8.5 on two processes instead; on a first run it starts with whichever "
             "search's kernels are compiled",
             run=_run_portfolio,
-            kernels=lambda options: (("blossom",), ("counts", "dl85")),
+            kernels=lambda options: (*_dl85_kernels(options), ("blossom",)),
             report=_report_portfolio,
         ),
     )

@@ -72,8 +72,9 @@ def test_first_fits_keep_their_time_limit_and_the_next_run_loads_the_kernels(tmp
         assert elapsed <= LIMIT + max(0.5, 0.05 * LIMIT), f"{elapsed:.2f} s"
         document = json.loads(done.stdout)
         assert accuracy(document) >= cart
-        if not document["proven_optimal"]:  # the kernels were still compiling: it says so
-            assert "compiling" in document["stop_reason"]
+        if not document["proven_optimal"]:  # the kernels were compiling (or, just compiled,
+            # loading) when the limit passed: it says so
+            assert any(word in document["stop_reason"] for word in ("compiling", "loading"))
     # the compilation they started goes on in the background after they end, each group
     # under its lock: a warm-up waits for a group being compiled and loads it (the first
     # group, counts, was taken up within a second of their start); a group nobody had taken

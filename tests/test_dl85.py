@@ -399,3 +399,60 @@ def test_three_level_kernel_matches_brute_force_deeper(problem, rule, penalty):
     tree = result.model
     cost = float(w[tree.predict(B.astype(float)) != y].sum()) + penalty * tree.n_leaves
     assert cost == pytest.approx(result.objective_value, abs=1e-9)
+
+
+class _FirstRun:
+    """The three-level kernel's group as on a first run: compiling in a background process,
+    ready after ``after`` looks (never with ``None``); counts the kernel's uses."""
+
+    def __init__(self, monkeypatch, after: int | None):
+        from satdt.dp import _dl85_search, kernels
+
+        self.looks = 0
+        self.uses = 0
+        self.after = after
+        load_soon, take = kernels.load_soon, _dl85_search._three
+
+        def fake_load_soon(names, deadline):
+            if list(names) != ["dl85"]:
+                return load_soon(names, deadline)
+            self.looks += 1
+            return self.after is not None and self.looks > self.after
+
+        def counted():
+            self.uses += 1
+            return take()
+
+        monkeypatch.setattr(kernels, "load_soon", fake_load_soon)
+        monkeypatch.setattr(kernels, "request", lambda names: True)
+        monkeypatch.setattr(_dl85_search, "_three", counted)
+        monkeypatch.setattr(_dl85_search, "_THREE_LOOK", 0.0)
+
+
+@settings(deadline=None, max_examples=100)
+@given(tiny_problems(), st.sampled_from([None, 0, 2]))
+def test_dl85_is_exact_while_its_three_level_kernel_compiles(problem, after):
+    """On a first run DL8.5 starts before its three-level kernel is compiled: those nodes are
+    searched like the others, the kernel is taken in once ready, and the optimum is exact."""
+    B, y, w, n_classes, depth = problem
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        first_run = _FirstRun(monkeypatch, after)
+        result, _ = solve(B, y, n_classes, depth + 1, weight=w)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(_brute(B, y, w, n_classes, depth + 1), abs=1e-9)
+    check_tree(result, B, y, w, depth + 1)
+    if after is None:
+        assert first_run.uses == 0
+
+
+@pytest.mark.parametrize("after", [None, 3])
+def test_dl85_takes_its_three_level_kernel_in_when_it_is_compiled(monkeypatch, after):
+    """The proven optimum of a cp4im file at depth 4 is the same with the kernel never ready
+    (the first run's path) and with it arriving mid-search, which then uses it."""
+    B, y = load_cp4im("heart-cleveland")
+    first_run = _FirstRun(monkeypatch, after)
+    result, _ = solve(B, y, 2, 4)
+    assert result.proven_optimal
+    assert result.objective_value == OPTIMA[("heart-cleveland", 4)]
+    assert first_run.looks > (0 if after is None else after)
+    assert (first_run.uses > 0) == (after is not None)

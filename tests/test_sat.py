@@ -252,6 +252,8 @@ def test_a_ctrl_c_while_a_finished_call_is_collected_is_not_lost():
 
     class Call:
         sliced = True
+        go = None
+        entered = True  # it went into its solver
 
         def __init__(self):
             self.finished = threading.Event()
@@ -272,6 +274,37 @@ def test_a_ctrl_c_while_a_finished_call_is_collected_is_not_lost():
     with pytest.raises(KeyboardInterrupt):
         solving._stop([call])
     assert call.waits == 2  # it still waited for the call to end before raising
+
+
+def test_a_ctrl_c_while_the_solve_threads_start_leaves_no_solver_running():
+    """Ctrl-C can land while the solve threads start (Thread.start waits for each): a thread
+    that has not gone into its solver then never does, and stopping does not wait for it,
+    so no solver is left running (and freed under its thread) after the search stopped."""
+    import threading
+
+    from satdt.sat import solving
+
+    class Solver:
+        solves = 0
+
+        def solve_limited(self, assumptions, expect_interrupt):
+            Solver.solves += 1
+            return True
+
+        def interrupt(self):
+            pass
+
+        def clear_interrupt(self):
+            pass
+
+    call = solving._SolveCall(Solver(), "glucose4", [], None)
+    call.go = threading.Event()  # the main thread was interrupted before it set go
+    thread = threading.Thread(target=call.run, daemon=True)
+    thread.start()
+    solving._stop([call])
+    thread.join(5)
+    assert not thread.is_alive() and call.finished.is_set()
+    assert Solver.solves == 0 and not call.entered and call.status is None
 
 
 def test_threshold_chains_partition_the_features_into_nested_chains():

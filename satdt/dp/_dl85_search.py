@@ -14,8 +14,10 @@ depth-two solver of :mod:`satdt.dp._counts` (with a larger ``min_support``, by i
 under the support rule in :mod:`satdt.dp._dl85_kernels`, whose kernels load only then; one
 level left is then solved in NumPy). The depth-two children of a node with three levels left
 are counted in the parent's feature space, the smaller child directly and the larger by
-subtraction (Blossom's and MurTree's scheme). Lower bounds: the irreducible error of a node's
-rows (rows that agree on every feature but differ in class; Blossom's bound), raised by any
+subtraction (Blossom's and MurTree's scheme), in one kernel (:mod:`satdt.dp._dl85_three`); on
+a first run, until that kernel is compiled, such a node is searched like the others. Lower
+bounds: the irreducible error of a node's rows (rows that agree on every feature but differ in
+class; Blossom's bound), raised by any
 lower bound the cache (:mod:`satdt.dp._dl85_cache`) holds for the node and, for depth-two
 children, by MurTree's similarity bound from the child solved under the previous feature; a
 node whose bound reaches its upper bound is not searched, and a node stops once its tree
@@ -29,6 +31,7 @@ a child whose leaf is not optimal is bounded below by ``min(leaf + P, irreducibl
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,18 +39,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import TimeUp
+from . import kernels
 from ._counts import make_space, node_totals, single_counts, solve_depth1, solve_depth2
 from ._dl85_anytime import LEAF, Companion, CompanionProved, path_tree
 from ._dl85_cache import BranchCache
-from ._dl85_three import (
-    S_CHILD_UB,
-    S_LOWER,
-    T_CUTS,
-    T_NODES,
-    T_SIM_CUTS,
-    T_SOLVES,
-    depth3_splits,
-)
 from .common import (
     CHILD_ENTRY_BYTES,
     Data,
@@ -61,6 +56,15 @@ from .rules import Rule
 # Work units (rows and pair cells visited) per call of the three-level kernel: a few
 # milliseconds, so the deadline and a companion's turn are never far.
 _THREE_WORK = 2_000_000
+# Seconds between two looks at the three-level kernel's group while it compiles (a first run).
+_THREE_LOOK = 0.25
+
+
+def _three():
+    """The three-level kernel's module (importing it loads, or compiles, group ``dl85``)."""
+    from . import _dl85_three
+
+    return _dl85_three
 
 
 def _entropy(counts: np.ndarray) -> np.ndarray:
@@ -104,11 +108,13 @@ class Search(BranchCache):
         C = self.data.W.shape[1]
         self.scr = new_scratch(M, C)
         self.space = new_space(M, C, pairs=depth >= 2)
-        # the work arrays of the nodes with three levels left (one kernel solves their splits)
+        # the work arrays of the nodes with three levels left (one kernel solves their splits);
+        # on a first run its group may still be compiling: those nodes are then searched like
+        # the others (exact all the same) until it is ready
         self.three = None
-        if depth >= 3:
-            N = self.data.Bd.shape[0]
-            self.three = new_three_level(N, M, C, max_cache_mb * 2**20 / 4)
+        self._three_size = (self.data.Bd.shape[0], M, C, max_cache_mb * 2**20 / 4)
+        self._three_look = 0.0 if depth >= 3 else math.inf
+        self._take_three()
         if min_support > 1 and depth >= 2:  # supports counted like a one-class weight
             d = self.data
             self.sup_data = Data(
@@ -129,6 +135,21 @@ class Search(BranchCache):
         self.bottom = 0
         self.cuts = 0
         self.restarts = 0  # CA-DL8.5's restarts completed
+
+    def _take_three(self) -> None:
+        """Start using the three-level kernel once its group is loaded: at once when it is
+        compiled (or cannot compile in the background: then here, now); else, while a
+        background process compiles it (or a thread loads it near the deadline), the next
+        look is in ``_THREE_LOOK`` seconds."""
+        now = time.perf_counter()
+        if now < self._three_look:
+            return
+        if kernels.load_soon(["dl85"], self.deadline) or not kernels.request(["dl85"]):
+            _three()
+            self.three = new_three_level(*self._three_size)
+            self._three_look = math.inf
+        else:
+            self._three_look = now + _THREE_LOOK
 
     def _next_wake(self) -> float | None:
         """When ``node`` must next look up: the deadline, or the companion's next slice."""
@@ -323,7 +344,14 @@ class Search(BranchCache):
         order = range(cand.size) if allowed is None else np.flatnonzero(allowed & ~exact).tolist()
         terminal = True
         bounded = False
-        if rem == 3 and self.min_support <= 1 and (rule is None or rule.name != "purity"):
+        if rem == 3 and self.three is None:
+            self._take_three()
+        if (
+            rem == 3
+            and self.three is not None
+            and self.min_support <= 1
+            and (rule is None or rule.name != "purity")
+        ):
             order = np.arange(cand.size) if allowed is None else np.asarray(order, dtype=np.int64)
             child_ub, best_tree, bounded = self._three_levels(
                 rows, record, order, child_ub, best_tree, lb, frame, kept
@@ -407,17 +435,18 @@ class Search(BranchCache):
         (and its trees when kept); returns ``(child_ub, best_tree, bounded)``."""
         cand, _, _, val, _, _ = record
         three = self.three
+        kernel = _three()
         feats = np.ascontiguousarray(cand[order], dtype=np.int64)
         flb = val[order]
-        three.state[S_CHILD_UB] = child_ub
-        three.state[S_LOWER] = lb
+        three.state[kernel.S_CHILD_UB] = child_ub
+        three.state[kernel.S_LOWER] = lb
         start, bounded = 0, False
         while start < feats.size and not bounded:
-            start, bounded = depth3_splits(
+            start, bounded = kernel.depth3_splits(
                 rows, self.data, feats, flb, start, _THREE_WORK, self.P, self.tol, self.scr, three
             )
-            if three.state[S_CHILD_UB] < child_ub:
-                child_ub = float(three.state[S_CHILD_UB])
+            if three.state[kernel.S_CHILD_UB] < child_ub:
+                child_ub = float(three.state[kernel.S_CHILD_UB])
                 best_tree = _three_tree(three.best)
                 frame[1], frame[2], frame[4] = child_ub, best_tree, -1
                 self._compose()
@@ -433,11 +462,12 @@ class Search(BranchCache):
     def three_stats(self) -> None:
         """Fold the three-level kernel's counters into the search's."""
         if self.three is not None:
+            kernel = _three()
             counts = self.three.stats
-            self.nodes += int(counts[T_NODES])
-            self.bottom += int(counts[T_SOLVES])
-            self.cuts += int(counts[T_CUTS])
-            self.similarity_cuts += int(counts[T_SIM_CUTS])
+            self.nodes += int(counts[kernel.T_NODES])
+            self.bottom += int(counts[kernel.T_SOLVES])
+            self.cuts += int(counts[kernel.T_CUTS])
+            self.similarity_cuts += int(counts[kernel.T_SIM_CUTS])
             counts[:] = 0
             fill = self.three.fill
             self.hits += int(fill[2])

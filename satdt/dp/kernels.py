@@ -40,6 +40,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -183,6 +184,33 @@ def load(names: Iterable[str]) -> None:
             importlib.import_module(f"{_PACKAGE}.{module}")
 
 
+# Seconds left before a deadline under which a search loads a group that became ready in a
+# background thread (loading from the cache takes up to about a second), not in its own.
+LOAD_SECONDS = 2.0
+_loaders: dict[tuple[str, ...], threading.Thread] = {}
+
+
+def load_soon(names: Iterable[str], deadline: float | None) -> bool:
+    """Whether the groups are loaded, loading ready ones: in the calling thread when the
+    ``deadline`` (a ``time.perf_counter()`` value) is ``None`` or more than
+    :data:`LOAD_SECONDS` away, else in a background thread, so that a search taking in a
+    kernel that arrived mid-run keeps its time limit (it looks again later). False while
+    they are not ready or still loading."""
+    ordered = tuple(in_order(names))
+    loader = _loaders.get(ordered)
+    if loader is not None:
+        return not loader.is_alive()
+    if not ready(ordered):
+        return False
+    if deadline is None or deadline - time.perf_counter() > LOAD_SECONDS:
+        load(ordered)
+        return True
+    loader = threading.Thread(target=load, args=(ordered,), name="satdt-load", daemon=True)
+    _loaders[ordered] = loader
+    loader.start()
+    return False
+
+
 # ---------------------------------------------------------------------- compiling
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
@@ -249,10 +277,15 @@ def compile_groups(
     each group.
     """
     ordered = in_order(names)
-    elsewhere = _spread([g for g in ordered if not (loaded(g) or cached(g))], jobs)
+    elsewhere: set[str] = set()
+    helpers: list[subprocess.Popen] = []
     done: list[Compiled] = []
     folder = cache_dir()
-    for name in ordered:
+    for at, name in enumerate(ordered):
+        # before each group, idle helpers take the groups that need nothing still to compile
+        # but this one (after the shared counting kernels, DL8.5's and Blossom's part ways)
+        later = [g for g in ordered[at:] if g not in elsewhere and not (loaded(g) or cached(g))]
+        elsewhere |= _spread(later, jobs - sum(h.poll() is None for h in helpers), helpers)
         group = GROUPS[name]
         lock = (
             contextlib.nullcontext() if folder is None else _locked(folder / f"satdt-{name}.lock")
@@ -285,12 +318,14 @@ def compile_groups(
     return done
 
 
-def _spread(todo: list[str], jobs: int) -> set[str]:
-    """Start background processes for the groups of ``todo`` that need nothing of the first
-    chain of groups (up to ``jobs - 1`` processes); returns the groups given to them."""
-    chains: list[list[str]] = []  # groups linked by what they need, in order
+def _spread(todo: list[str], jobs: int, helpers: list[subprocess.Popen]) -> set[str]:
+    """Start background processes for the groups of ``todo`` that need nothing of its first
+    chain of groups (up to ``jobs - 1`` processes, appended to ``helpers``); returns the
+    groups given to them. Groups already compiled link nothing."""
+    todo_set = set(todo)
+    chains: list[list[str]] = []  # groups linked by what they still need, in order
     for name in todo:
-        linked = [c for c in chains if set(in_order([name])) & set(c)]
+        linked = [c for c in chains if set(in_order([name])) & todo_set & set(c)]
         for chain in linked[1:]:
             linked[0].extend(chain)
             chains.remove(chain)
@@ -306,6 +341,9 @@ def _spread(todo: list[str], jobs: int) -> set[str]:
         share = [g for chain in rest[k :: jobs - 1] for g in chain]
         if request(share):
             given.update(share)
+            helper = _workers.get(tuple(in_order(share)))
+            if helper is not None:
+                helpers.append(helper)
     return given
 
 

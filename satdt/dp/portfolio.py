@@ -118,7 +118,9 @@ def solve_min_error(
     On a fresh install the two searches' kernels may still be compiling in the background
     (:mod:`satdt.dp.kernels`): the portfolio starts with whichever search is ready (Blossom
     alone until DL8.5's kernels are, or DL8.5 alone until Blossom's are) and takes the
-    other in as soon as it is ready. With both ready it runs as described above.
+    other in as soon as it is ready. DL8.5 needs only the shared counting kernels to start;
+    its three-level kernel (the slowest to compile) it takes in when compiled. With both
+    ready it runs as described above.
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
@@ -141,7 +143,8 @@ def solve_min_error(
         irreducible_error=prep.floor,
     )
     source = (B, y, w, n_classes)
-    ca_groups = ["counts", "dl85", "support"] if s > 1 else ["counts", "dl85"]  # DL8.5's
+    # what DL8.5 needs to start (its three-level kernel, group "dl85", it takes in when ready)
+    ca_groups = ["counts", "support"] if s > 1 else ["counts"]
     if not kernels.ready(ca_groups) and not kernels.ready(["blossom"]):
         kernels.load(ca_groups)  # nothing ready: compile here (the caller did not wait)
     leaf = {"leaf_penalty": P, "min_support": s}
@@ -157,7 +160,7 @@ def solve_min_error(
             B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
             upper_bound=upper_bound, rule=rule, prep=prep, **leaf,
         )  # fmt: skip
-    both = ["blossom", *ca_groups]
+    both = ["blossom", "dl85", *ca_groups]  # the child inherits every kernel loaded here
     if n_jobs >= 2 and parallel.available() and kernels.ready(both):
         kernels.load(both)
         return parallel.solve_min_error(
@@ -167,7 +170,9 @@ def solve_min_error(
     run = None
     proven = False
     blossom_seconds = 0.0
-    if kernels.ready(["blossom"]) and (first_slice > 0 or not kernels.ready(ca_groups)):
+    if (first_slice > 0 or not kernels.ready(ca_groups)) and kernels.load_soon(
+        ["blossom"], deadline
+    ):
         run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats, **leaf)
         first = time.perf_counter() + first_slice
         proven = run.advance(first if deadline is None else min(first, deadline))
@@ -185,8 +190,9 @@ def solve_min_error(
         return recorder.snapshot(proven_optimal=result.proven_optimal)
 
     def start_blossom():
-        """Blossom's search, from the incumbent, once its kernels are ready."""
-        if not kernels.ready(["blossom"]):
+        """Blossom's search, from the incumbent, once its kernels are loaded (near the
+        deadline, loaded in a background thread first)."""
+        if not kernels.load_soon(["blossom"], deadline):
             return None
         best = recorder.best
         now = bound if best is None else min(bound, best.value - tol)

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from pysat.solvers import Solver
 
-from ..errors import TimeUp
+from ..errors import TimeUp, honour_interrupt
 
 # Solvers that accept clauses between calls and can be stopped at a deadline.
 SAT_SOLVERS = ("cadical195", "glucose4", "glucose3", "minisat22", "maplechrono")
@@ -69,6 +69,7 @@ def solve_until(
     A race runs each of its solvers in its own thread; the first answer wins and stops the
     others.
     """
+    honour_interrupt()  # a Ctrl-C that Python dropped since the last call
     if past(deadline):
         return None
     if isinstance(solver, SolverRace):
@@ -76,12 +77,15 @@ def solve_until(
     else:
         calls = [_SolveCall(solver, name, assumptions, deadline)]
     answered = threading.Event()
-    for call in calls:
-        call.answered = answered
-        threading.Thread(target=call.run, name="satdt-solve", daemon=True).start()
+    go = threading.Event()  # the threads touch their solver only after this, unless stopped
     # waits on an Event, not Thread.join: a join that Ctrl-C interrupts can leave the thread
-    # looking finished while it still runs, and the solver would be freed under it
+    # looking finished while it still runs, and the solver would be freed under it; a Ctrl-C
+    # while the threads start (Thread.start waits for them) stops those that started
     try:
+        for call in calls:
+            call.answered, call.go = answered, go
+            threading.Thread(target=call.run, name="satdt-solve", daemon=True).start()
+        go.set()
         while _winner(calls) is None and not past(deadline):
             answered.wait(_wait(deadline))
             answered.clear()
@@ -117,7 +121,11 @@ def _stop(calls: list[_SolveCall]) -> None:
     interrupted = False
     for call in calls:
         call.stop()
+        if call.go is not None:
+            call.go.set()  # a thread still waiting to begin ends without touching its solver
     for call in calls:
+        if not call.entered:  # final once stopped: it never ran, or never will, its solver
+            continue
         while True:
             try:
                 call.finished.wait()
@@ -211,11 +219,20 @@ class _SolveCall:
         self.error: BaseException | None = None
         self.finished = threading.Event()
         self.answered: threading.Event | None = None  # shared by the calls of a race
+        self.go: threading.Event | None = None  # set once every thread of the call started
+        self.entered = False  # whether the thread went into its solver (under ``lock``)
+        self.lock = threading.Lock()
 
     def run(self) -> None:
         if hasattr(signal, "pthread_sigmask"):  # Ctrl-C goes to the waiting thread
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
+            if self.go is not None:
+                self.go.wait()
+            with self.lock:
+                if self.stopped.is_set():
+                    return
+                self.entered = True
             self.status = self._sliced() if self.sliced else self._whole()
         except BaseException as exc:  # handed to the waiting thread
             self.error = exc
@@ -243,9 +260,12 @@ class _SolveCall:
         return None
 
     def stop(self) -> None:
-        """Ask the solve to end now (harmless once it has ended)."""
-        self.stopped.set()
-        if not self.sliced:
+        """Ask the solve to end now (harmless once it has ended); a thread that has not gone
+        into its solver yet never will."""
+        with self.lock:
+            self.stopped.set()
+            entered = self.entered
+        if entered and not self.sliced:
             self.solver.interrupt()
 
     def result(self) -> bool | None:

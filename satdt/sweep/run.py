@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..errors import interrupt_handled
 from .local import _run_local
 from .on_dask import _run_dask
 from .results import ResultsFile, _job_record, _now, read_results
@@ -165,6 +166,7 @@ def run_sweep(
         elif todo:
             _run_local(todo, run, jobs or os.cpu_count() or 1, retries, margin)
     except KeyboardInterrupt:
+        interrupt_handled()
         interrupted = True
     finally:
         results.close()

@@ -165,14 +165,25 @@ def test_label_first_format(capsys, tmp_path):
 
 def test_ctrl_c_returns_best_tree(data_dir):
     """SIGINT during the search: exit 0 with the best tree known, marked interrupted."""
+    import os
     import signal
     import subprocess
     import sys
 
     car = str(data_dir / "inferdt" / "car.csv")
-    command = [sys.executable, "-m", "satdt.cli", "infer", car, "--method", "sat"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)
+    command = [sys.executable, "-m", "satdt.cli", "infer", car, "--method", "sat", "--trace"]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    # the signal goes once the search has made its tenth SAT call (however loaded the machine:
+    # a Ctrl-C before the search starts is test_interrupts.py's), far from its end (~15 s)
+    calls = 0
+    while calls < 11 and process.stdout.readline():
+        calls += 1
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err

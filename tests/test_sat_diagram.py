@@ -546,7 +546,8 @@ def test_a_stopped_maxsat_search_keeps_a_valid_bound_and_its_time_limit(data_dir
         stopped = minimum_error_diagram(
             B, y, 2, (1, 2, 2), alpha=0.01, deadline=time.perf_counter() + cap
         )
-        assert time.perf_counter() - began < cap + 1.5
+        # the old fault went 4.7 s past a 5 s limit; 3 s leaves room for a loaded machine
+        assert time.perf_counter() - began < cap + 3.0
         assert stopped.lower_bound <= SOYBEAN_OPTIMUM + 1e-12 <= stopped.objective + 1e-12
 
 

@@ -13,7 +13,8 @@ A change that costs effort on purpose re-records in the same commit, saying why:
 
     SATDT_RECORD_EFFORT="why the effort changed" python -m pytest tests/test_effort.py
 
-which rewrites the records of the instances run (each with that reason).
+which rewrites the records of the instances run whose optimum, proof or effort changed (each
+with that reason).
 """
 
 from __future__ import annotations
@@ -109,7 +110,11 @@ def _check(key: str, optimum: float, proven: bool, effort: dict[str, int]) -> No
     """Compare with the record (or rewrite it when re-recording)."""
     if REASON:
         records = _records()
-        records[key] = {"optimum": optimum, "proven": proven, "effort": effort, "why": REASON}
+        record = {"optimum": optimum, "proven": proven, "effort": effort}
+        old = records.get(key, {})
+        if {k: old.get(k) for k in record} == record:
+            return  # unchanged: it keeps the reason it was recorded with
+        records[key] = {**record, "why": REASON}
         RECORDS.parent.mkdir(exist_ok=True)
         text = json.dumps(dict(sorted(records.items())), indent=1, sort_keys=True)
         RECORDS.write_text(text + "\n", encoding="utf-8")

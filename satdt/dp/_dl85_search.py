@@ -329,7 +329,17 @@ class Search(BranchCache):
         to beat its result.
         """
         rule = self.rule
-        record, kept = self._features(rows, tot, key)
+        if rem == 3 and self.three is None:
+            self._take_three()
+        # the splits of a node with three levels left are tried in one kernel, which bounds
+        # them itself; the others are bounded all at once before any is tried
+        in_kernel = (
+            rem == 3
+            and self.three is not None
+            and self.min_support <= 1
+            and (rule is None or rule.name != "purity")
+        )
+        record, kept = self._features(rows, tot, key, bound_splits=not in_kernel)
         cand, gaps, single, val, exact, _ = record
         best_tree: Any = LEAF if leaf < ub else None
         child_ub = min(ub, leaf)
@@ -344,14 +354,7 @@ class Search(BranchCache):
         order = range(cand.size) if allowed is None else np.flatnonzero(allowed & ~exact).tolist()
         terminal = True
         bounded = False
-        if rem == 3 and self.three is None:
-            self._take_three()
-        if (
-            rem == 3
-            and self.three is not None
-            and self.min_support <= 1
-            and (rule is None or rule.name != "purity")
-        ):
+        if in_kernel:
             order = np.arange(cand.size) if allowed is None else np.asarray(order, dtype=np.int64)
             child_ub, best_tree, bounded = self._three_levels(
                 rows, record, order, child_ub, best_tree, lb, frame, kept
@@ -365,7 +368,8 @@ class Search(BranchCache):
             if lb >= child_ub - self.tol:
                 bounded = True
                 break
-            if val[i] >= child_ub:
+            if val[i] >= child_ub:  # cut by its bound, not tried (counted once per record)
+                self.cuts += not kept
                 continue
             f = int(cand[i])
             gap = 0.0 if gaps is None else float(gaps[i])
@@ -392,13 +396,15 @@ class Search(BranchCache):
             return child_ub, best_tree, terminal
         return max(ub, lb), None, terminal
 
-    def _features(self, rows, tot, key) -> tuple[tuple[Any, ...], bool]:
+    def _features(self, rows, tot, key, bound_splits: bool) -> tuple[tuple[Any, ...], bool]:
         """The node's record of features ``(cand, gaps, single, val, exact, trees)`` and
         whether it is kept across restarts: the kept one if any, else a new one.
 
         ``cand``: the features in heuristic order (line 15), ``gaps`` their information-gain
         gaps under the ``gain`` rule, ``single`` their class weights on the 1-side, ``val`` a
-        lower bound per feature (exact where ``exact``, with its tree in ``trees``).
+        lower bound per feature (exact where ``exact``, with its tree in ``trees``): in a new
+        record, with ``bound_splits``, what each split costs at least (:meth:`_split_bounds`),
+        else 0.
         """
         rule = self.rule
         if rule is not None:
@@ -410,7 +416,8 @@ class Search(BranchCache):
         if rule is not None and rule.name == "gain" and cand.size:
             gaps = _gain_gaps(tot, single)
         trees: dict[int, Any] = {}
-        record = (cand, gaps, single, np.zeros(cand.size), np.zeros(cand.size, dtype=bool), trees)
+        val = self._split_bounds(rows, tot, cand, single) if bound_splits else np.zeros(cand.size)
+        record = (cand, gaps, single, val, np.zeros(cand.size, dtype=bool), trees)
         return record, rule is not None and self._keep_record(key, record)
 
     def _best_known(self, record: tuple[Any, ...], frame: list[Any]) -> tuple[float, Any]:
@@ -480,6 +487,29 @@ class Search(BranchCache):
             return 0.0
         fill = self.three.fill
         return (float(fill[0]) * CHILD_ENTRY_BYTES + 4.0 * float(fill[1])) / 2**20
+
+    def _split_bounds(
+        self, rows: np.ndarray, tot: np.ndarray, cand: np.ndarray, single: np.ndarray
+    ) -> np.ndarray:
+        """What each candidate's split costs at least, all at once: the bound :meth:`_branch`
+        cuts a split by (each child its irreducible error and a leaf; with a penalty, two
+        leaves unless its leaf is optimal), so that the splits it would cut are skipped
+        without a call each (with a leaf penalty most splits of the upper levels are)."""
+        if cand.size == 0:
+            return np.zeros(0)
+        rirr, P = self.data.rirr[rows], self.P
+        irr_r = np.zeros(cand.size)
+        if rirr.any():
+            irr_r = rirr @ self.data.Bd[np.ix_(rows, cand)]
+        irr_l = float(rirr.sum()) - irr_r
+        lb_l, lb_r = irr_l + P, irr_r + P
+        if P > 0:
+            other = tot[None, :] - single
+            leaf_l = other.sum(axis=1) - other.max(axis=1, initial=0.0)
+            leaf_r = single.sum(axis=1) - single.max(axis=1, initial=0.0)
+            lb_l = np.maximum(lb_l, np.minimum(leaf_l + P, irr_l + 2 * P))
+            lb_r = np.maximum(lb_r, np.minimum(leaf_r + P, irr_r + 2 * P))
+        return lb_l + lb_r
 
     def _branch(self, rows, column, f, tot, single, rem, depth, child_ub, child_state, frame):
         """Lines 14-23 for feature ``f`` (class weights ``single`` on its 1-side): the split's

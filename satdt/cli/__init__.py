@@ -59,9 +59,13 @@ def _run(argv: Sequence[str] | None) -> int:
         signal.signal(signal.SIGINT, on_sigint)
     unraisable = sys.unraisablehook
 
-    def quiet_ctrl_c(dropped: Any) -> None:  # noted by on_sigint, raised at a checkpoint
+    def quiet_ctrl_c(dropped: Any) -> None:
+        """Python dropped an exception; a Ctrl-C it dropped is signalled again, to be raised
+        where it can propagate (and a checkpoint would raise it, see on_sigint)."""
         if not isinstance(dropped.exc_value, KeyboardInterrupt):
             unraisable(dropped)
+        elif install:
+            signal.raise_signal(signal.SIGINT)
 
     sys.unraisablehook = quiet_ctrl_c
     try:

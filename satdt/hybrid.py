@@ -50,7 +50,6 @@ Every tree is re-checked against every row by the estimator; the statistics
 
 from __future__ import annotations
 
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -73,6 +72,7 @@ from .tree import Tree, depth_lower_bound, leaf_lower_bound
 
 if TYPE_CHECKING:
     from .dp.consistent import ConsistencyDP, QuantilePrimal
+    from .dp.kernels import Loading
     from .methods import Task
     from .sat.search import LoopSearch
 
@@ -123,20 +123,8 @@ class _Kernels:
     first :meth:`ready` (finding Numba's cache imports Numba, a fifth of a second)."""
 
     def __init__(self) -> None:
-        self.thread: threading.Thread | None = None
-        self.error: BaseException | None = None
+        self.loading: Loading | None = None
         self.compiles_here: bool | None = None  # None: not asked yet
-
-    def _load(self) -> None:
-        from .dp import kernels
-
-        try:
-            kernels.load(_DP_GROUPS)
-            for group in _LATER_GROUPS:
-                if kernels.ready([group]):
-                    kernels.load([group])
-        except BaseException as error:  # re-raised in the caller's thread
-            self.error = error
 
     def ready(self) -> bool:
         """Whether ConTree can run now; starts loading the kernels once they are compiled
@@ -145,16 +133,11 @@ class _Kernels:
 
         if self.compiles_here is None:
             self.compiles_here = not kernels.request(_DP_GROUPS + _LATER_GROUPS)
-        if self.thread is None and not self.compiles_here and kernels.failed(_DP_GROUPS):
+        if self.loading is None and not self.compiles_here and kernels.failed(_DP_GROUPS):
             self.compiles_here = True
-        if self.thread is None and (self.compiles_here or kernels.ready(_DP_GROUPS)):
-            self.thread = threading.Thread(target=self._load, name="satdt-load", daemon=True)
-            self.thread.start()
-        if self.thread is None or self.thread.is_alive():
-            return False
-        if self.error is not None:
-            raise self.error
-        return True
+        if self.loading is None and (self.compiles_here or kernels.ready(_DP_GROUPS)):
+            self.loading = kernels.load_in_background(_DP_GROUPS, then=_LATER_GROUPS)
+        return self.loading is not None and self.loading.done()
 
 
 class _Sat:
@@ -330,7 +313,7 @@ class ConsistencyPortfolio:
         """The end of the arm's next turn: as long as the arm has run so far, and for SAT
         alone no further than the moment ConTree's kernels start loading."""
         turn = max(FIRST_SLICE, self.spent[arm])
-        if _search_of(arm) == "sat" and self.kernels is not None and self.kernels.thread is None:
+        if _search_of(arm) == "sat" and self.kernels is not None and self.kernels.loading is None:
             turn = min(turn, max(FIRST_SLICE, self.alone - self.stats.sat_seconds))
         until = time.perf_counter() + turn
         return until if self.deadline is None else min(until, self.deadline)
@@ -368,7 +351,7 @@ class ConsistencyPortfolio:
         """While ConTree's kernels load, its turns are waits that leave the core (and the
         GIL, which loading holds for long stretches) to the loading thread; SAT keeps its
         share meanwhile (running SAT beside the loading delays both: measured)."""
-        if self.dp is None and self.kernels is not None and self.kernels.thread is not None:
+        if self.dp is None and self.kernels is not None and self.kernels.loading is not None:
             arms.append(("contree-load", self._wait))
 
     def _wait(self, until: float | None) -> None:

@@ -14,7 +14,6 @@ import contextlib
 import inspect
 import os
 import textwrap
-import threading
 import time
 import warnings
 from collections.abc import Callable
@@ -472,10 +471,7 @@ class SatdtEstimator:
         # tree first, and the time limit holds while they load
         if recorder.best is None:
             self._greedy_start(task)
-        loader = threading.Thread(target=kernels.load, args=(chosen,), daemon=True)
-        loader.start()
-        loader.join(max(task.deadline - time.perf_counter(), 0.0))
-        if not loader.is_alive():
+        if kernels.load_in_background(chosen).done(max(task.deadline - time.perf_counter(), 0.0)):
             return True
         recorder.stop_reason = (
             "time limit while the search kernels were loading from the cache, so this is the "

@@ -187,7 +187,56 @@ def load(names: Iterable[str]) -> None:
 # Seconds left before a deadline under which a search loads a group that became ready in a
 # background thread (loading from the cache takes up to about a second), not in its own.
 LOAD_SECONDS = 2.0
-_loaders: dict[tuple[str, ...], threading.Thread] = {}
+
+
+class Loading:
+    """Kernel groups being imported in a background thread, so that the thread that waits
+    for them keeps its time limit (loading from the cache takes up to about a second, and
+    compiling, where no background process can, much longer).
+
+    ``then``: groups loaded afterwards if they are ready by then (compiled meanwhile by the
+    background process). One per set of groups and process (:func:`load_in_background`).
+    """
+
+    def __init__(self, names: tuple[str, ...], then: tuple[str, ...]) -> None:
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(
+            target=self._load, args=(names, then), name="satdt-load", daemon=True
+        )
+        self._thread.start()
+
+    def _load(self, names: tuple[str, ...], then: tuple[str, ...]) -> None:
+        try:
+            load(names)
+            for name in then:
+                if ready([name]):
+                    load([name])
+        except BaseException as error:  # raised again in the thread that asks (done)
+            self.error = error
+
+    def done(self, wait: float = 0.0) -> bool:
+        """Whether the groups are loaded, waiting at most ``wait`` seconds; an error met
+        while loading is raised here."""
+        if wait > 0:
+            self._thread.join(wait)
+        if self._thread.is_alive():
+            return False
+        if self.error is not None:
+            raise self.error
+        return True
+
+
+_loading: dict[tuple[tuple[str, ...], tuple[str, ...]], Loading] = {}
+
+
+def load_in_background(names: Iterable[str], then: Iterable[str] = ()) -> Loading:
+    """Start loading the groups in a background thread (once per process: a later call for
+    the same groups gets the same :class:`Loading`)."""
+    key = (tuple(in_order(names)), tuple(then))
+    loading = _loading.get(key)
+    if loading is None:
+        loading = _loading[key] = Loading(*key)
+    return loading
 
 
 def load_soon(names: Iterable[str], deadline: float | None) -> bool:
@@ -197,18 +246,15 @@ def load_soon(names: Iterable[str], deadline: float | None) -> bool:
     kernel that arrived mid-run keeps its time limit (it looks again later). False while
     they are not ready or still loading."""
     ordered = tuple(in_order(names))
-    loader = _loaders.get(ordered)
-    if loader is not None:
-        return not loader.is_alive()
+    loading = _loading.get((ordered, ()))
+    if loading is not None:
+        return loading.done()
     if not ready(ordered):
         return False
     if deadline is None or deadline - time.perf_counter() > LOAD_SECONDS:
         load(ordered)
         return True
-    loader = threading.Thread(target=load, args=(ordered,), name="satdt-load", daemon=True)
-    _loaders[ordered] = loader
-    loader.start()
-    return False
+    return load_in_background(ordered).done()
 
 
 # ---------------------------------------------------------------------- compiling

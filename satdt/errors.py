@@ -90,6 +90,11 @@ def honour_interrupt() -> None:
         raise KeyboardInterrupt
 
 
+def interrupt_pending() -> bool:
+    """Whether a noted Ctrl-C has not been raised at a checkpoint nor handled yet."""
+    return _interrupt_pending
+
+
 def interrupt_handled() -> None:
     """Called where a KeyboardInterrupt is handled (the best model returned, the command
     ended): the noted Ctrl-C is dealt with."""

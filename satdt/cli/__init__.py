@@ -14,16 +14,22 @@ read and write), ``messages`` (library messages in flag words, exit codes).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import honour_interrupt, interrupt_handled, on_sigint
+from ..errors import honour_interrupt, interrupt_handled, interrupt_pending, on_sigint
 
 __all__ = ["EXIT_INFEASIBLE", "EXIT_OK", "EXIT_USAGE", "build_parser", "cli_message", "main"]
+
+# Seconds after a dropped Ctrl-C at which it is signalled again (the code that dropped it
+# has returned by then; if not, it is dropped and signalled again once more).
+_SIGNAL_AGAIN = 0.05
 
 _LATER = {
     "EXIT_INFEASIBLE": "messages",
@@ -51,6 +57,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    with ctrl_c_kept():
+        commands = importlib.import_module(".commands", __name__)
+        honour_interrupt()
+        return commands.main(argv)
+
+
+@contextlib.contextmanager
+def ctrl_c_kept() -> Iterator[None]:
+    """Within the block, a Ctrl-C is never lost: :func:`satdt.errors.on_sigint` handles
+    SIGINT (installed from the main thread, over Python's default handler only), and a
+    KeyboardInterrupt that Python drops (raised inside a ctypes callback, a ``__del__``, an
+    import's lock callback: it reaches ``sys.unraisablehook``) is signalled again a moment
+    later, while it is still pending, to be raised where it can propagate. Not at once: the
+    hook runs inside the code that dropped it (a callback of LLVM's while Numba loads a
+    kernel, say), which would drop it again."""
     install = (
         threading.current_thread() is threading.main_thread()
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -59,19 +80,21 @@ def _run(argv: Sequence[str] | None) -> int:
         signal.signal(signal.SIGINT, on_sigint)
     unraisable = sys.unraisablehook
 
+    def signal_again() -> None:
+        if interrupt_pending():  # not raised at a checkpoint meanwhile
+            os.kill(os.getpid(), signal.SIGINT)
+
     def quiet_ctrl_c(dropped: Any) -> None:
-        """Python dropped an exception; a Ctrl-C it dropped is signalled again, to be raised
-        where it can propagate (and a checkpoint would raise it, see on_sigint)."""
         if not isinstance(dropped.exc_value, KeyboardInterrupt):
             unraisable(dropped)
         elif install:
-            signal.raise_signal(signal.SIGINT)
+            again = threading.Timer(_SIGNAL_AGAIN, signal_again)
+            again.daemon = True
+            again.start()
 
     sys.unraisablehook = quiet_ctrl_c
     try:
-        commands = importlib.import_module(".commands", __name__)
-        honour_interrupt()
-        return commands.main(argv)
+        yield
     finally:
         interrupt_handled()
         sys.unraisablehook = unraisable

@@ -689,6 +689,34 @@ class OptimalTreeClassifier(SatdtEstimator):
     )
     _fitted_attribute: ClassVar[str] = "tree_"
 
+    def to_sklearn(self) -> Any:
+        """The fitted tree as a fitted ``sklearn.tree.DecisionTreeClassifier``.
+
+        Its ``predict``, ``predict_proba`` and ``apply`` equal this estimator's on every row
+        (missing values included), so scikit-learn's ``plot_tree``, ``export_graphviz`` and
+        ``export_text`` (pass ``feature_names=list(est.feature_names_in_)``), SHAP's tree
+        explainer and skl2onnx take it. Needs scikit-learn (the ``export`` extra).
+        """
+        return self._fitted_model().to_sklearn(self._export_columns())
+
+    def to_onnx(self) -> Any:
+        """The fitted tree as an ONNX model (``onnx.ModelProto``: input ``X`` float32 rows,
+        outputs ``label`` and ``probabilities``), for onnxruntime and other ONNX runtimes.
+        Needs skl2onnx (the ``export`` extra)."""
+        return self._fitted_model().to_onnx(self._export_columns())
+
+    def _export_columns(self) -> int:
+        """The columns an exported model reads: the user's, which must be its design matrix."""
+        self._fitted_model()
+        if len(self.schema_.columns) != self.n_features_in_:
+            raise ValueError(
+                f"the tree reads {self.n_features_in_} encoded columns, not the "
+                f"{len(self.schema_.columns)} columns given to fit (categorical columns are "
+                "one-hot encoded inside satdt); export tree_ instead and give it "
+                "schema_.encode(X) rows: est.tree_.to_sklearn(est.n_features_in_)"
+            )
+        return int(self.n_features_in_)
+
     def pareto_dataset(
         self, dataset: Dataset, *, on_event: Callable[[Event], None] | None = None
     ) -> ParetoFront:

@@ -501,6 +501,22 @@ class Tree:
         lines.append("}")
         return "\n".join(lines)
 
+    def to_sklearn(self, n_features: int | None = None) -> Any:
+        """A fitted ``sklearn.tree.DecisionTreeClassifier`` that predicts as this tree does
+        (``predict``, ``predict_proba``, ``apply``, missing values routed the same), so that
+        scikit-learn's ``plot_tree``, ``export_graphviz``, ``export_text`` and converters
+        read it; see :func:`satdt.export.to_sklearn` (``n_features``: design columns)."""
+        from .export import to_sklearn
+
+        return to_sklearn(self, n_features)
+
+    def to_onnx(self, n_features: int | None = None) -> Any:
+        """The tree as an ONNX model (input ``X`` float32; outputs ``label`` and
+        ``probabilities``); see :func:`satdt.export.to_onnx`."""
+        from .export import to_onnx
+
+        return to_onnx(self, n_features)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; :meth:`from_dict` restores an equal tree."""
         return {

@@ -48,7 +48,9 @@ def main() -> None:
     # Step 1: the data as binary features (x[col] > t), as the estimator does it.
     data = read_csv(DATA)
     classes, y = np.unique(data.y, return_inverse=True)
-    binarizer = Binarizer().fit(data.X, data.feature_names, data.schema.indicator)
+    binarizer = Binarizer().fit(
+        data.X, feature_names=data.feature_names, indicator=data.schema.indicator
+    )
     B_all = binarizer.transform(data.X)
     keep = distinct_features(B_all)  # drop constant, duplicate and complementary features
     B = B_all[:, keep]

@@ -13,10 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .binarize import Binarizer
-    from .data import read_csv
+    from .data import Dataset, read_csv
     from .diagram import Diagram
     from .diagrams import OptimalDiagramClassifier
-    from .errors import SatdtError
+    from .errors import (
+        ContradictionError,
+        DataError,
+        InfeasibleError,
+        NotFittedError,
+        NotProvenWarning,
+        ParameterError,
+        SatdtError,
+    )
     from .learner import OptimalTreeClassifier, pareto_front
     from .result import SearchResult
     from .tree import Tree
@@ -28,9 +36,16 @@ __version__ = "0.1.0"
 _PUBLIC = {
     "Binarizer": "binarize",
     "read_csv": "data",
+    "Dataset": "data",
     "Diagram": "diagram",
     "OptimalDiagramClassifier": "diagrams",
     "SatdtError": "errors",
+    "ContradictionError": "errors",
+    "DataError": "errors",
+    "InfeasibleError": "errors",
+    "NotFittedError": "errors",
+    "NotProvenWarning": "errors",
+    "ParameterError": "errors",
     "OptimalTreeClassifier": "learner",
     "pareto_front": "learner",
     "SearchResult": "result",
@@ -53,9 +68,16 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Binarizer",
+    "ContradictionError",
+    "DataError",
+    "Dataset",
     "Diagram",
+    "InfeasibleError",
+    "NotFittedError",
+    "NotProvenWarning",
     "OptimalDiagramClassifier",
     "OptimalTreeClassifier",
+    "ParameterError",
     "SatdtError",
     "SearchResult",
     "Tree",

@@ -14,11 +14,13 @@ side its missing rows take (so the searches over binary features optimise that c
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from .errors import DataError, SatdtError
+from .errors import DataError, ParameterError, SatdtError
 from .tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
 
 
@@ -112,18 +114,30 @@ class Binarizer:
     def fit(
         self,
         X: np.ndarray,
+        y: Any = None,
+        *,
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] = (),
-        *,
         on_column: Callable[[int, int], None] | None = None,
         column_values: Sequence[np.ndarray] | None = None,
     ) -> Binarizer:
         """Choose the thresholds of every column of ``X``, ordered by column then value.
 
+        ``y`` is ignored (the thresholds depend on ``X`` only; a scikit-learn ``Pipeline``
+        passes the labels). ``feature_names``: the columns' names (default ``x[0]``, ...);
+        ``indicator``: the columns that are 0/1 indicators of a category.
         ``on_column(done, total)`` is called after each column is read and after each column's
         thresholds are chosen (progress reports; it may raise to stop early).
         ``column_values``: the sorted distinct values of each column, when the caller has them.
         """
+        if feature_names is None and _looks_like_names(y, X):
+            warnings.warn(
+                "Binarizer.fit(X, feature_names) is deprecated and stops working in satdt 0.3: "
+                "the second argument is y, as in scikit-learn; pass feature_names=...",
+                FutureWarning,
+                stacklevel=2,
+            )
+            feature_names = list(y)
         q = self.max_thresholds
         for name, value in (("max_thresholds", q), ("max_features", self.max_features)):
             _check_limit(name, value)
@@ -215,11 +229,13 @@ class Binarizer:
     def fit_transform(
         self,
         X: np.ndarray,
+        y: Any = None,
+        *,
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] = (),
     ) -> np.ndarray:
         """:meth:`fit`, then :meth:`transform` the same rows."""
-        return self.fit(X, feature_names, indicator).transform(X)
+        return self.fit(X, y, feature_names=feature_names, indicator=indicator).transform(X)
 
     def transform_bits(
         self, X: np.ndarray, on_column: Callable[[], None] | None = None
@@ -281,7 +297,7 @@ def _check_limit(name: str, value: object) -> None:
     if value is not None and (
         isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
     ):
-        raise SatdtError(
+        raise ParameterError(
             f"{name} must be a positive integer or None, got {value!r}; use None for no limit"
         )
 
@@ -358,3 +374,12 @@ def _as_matrix(X: np.ndarray) -> np.ndarray:
 
 
 _CHUNK_CELLS = 1 << 22  # cells compared at a time by transform_bits
+
+
+def _looks_like_names(y: Any, X: Any) -> bool:
+    """Whether a second argument of :meth:`Binarizer.fit` is feature names (the old call),
+    not labels: strings, one per column."""
+    if y is None or isinstance(y, str) or not isinstance(y, Sequence | np.ndarray):
+        return False
+    columns = np.shape(X)[1] if np.ndim(X) == 2 else -1
+    return len(y) == columns and all(isinstance(name, str) for name in y)

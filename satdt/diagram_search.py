@@ -23,7 +23,7 @@ import numpy as np
 
 from .diagram import Diagram
 from .diagram_checks import Fairness, objective, violation
-from .errors import InfeasibleError, SatdtError, TooLargeForSat
+from .errors import InfeasibleError, ParameterError, SatdtError, TooLargeForSat
 from .prepare import Prepared
 from .result import Recorder, Stats
 
@@ -493,40 +493,40 @@ def check_route(
         method = choose_route(objective, split, widths, alpha, extensions)
         if method == "sat" and any(v is not None for v in extensions.values()):
             used = [k for k, v in extensions.items() if v is not None]
-            raise SatdtError(
+            raise ParameterError(
                 f"objective='size' (method 'sat') takes none of {used}; they belong to "
                 "objective='error'"
             )
     if method not in DIAGRAM_METHODS:
-        raise SatdtError(f"method must be one of {list(ROUTES)}, got {method!r}")
+        raise ParameterError(f"method must be one of {list(ROUTES)}, got {method!r}")
     route = DIAGRAM_METHODS[method]
     if objective not in route.objectives:
         able = [m.name for m in DIAGRAM_METHODS.values() if objective in m.objectives]
-        raise SatdtError(
+        raise ParameterError(
             f"method {method!r} does not solve objective {objective!r}; use one of {able} "
             "(or method='auto')"
         )
     if split not in route.splits:
-        raise SatdtError(
+        raise ParameterError(
             f"method {method!r} learns {' / '.join(route.splits)} splits, not {split!r}; "
             "use method 'milp' (or 'auto')"
         )
     for name, value in extensions.items():
         if value is not None and name not in route.extensions:
             able = [m.name for m in DIAGRAM_METHODS.values() if name in m.extensions]
-            raise SatdtError(
+            raise ParameterError(
                 f"{name} is an extension of method {' / '.join(map(repr, able))}, not of "
                 f"{method!r}; leave it at None"
             )
     for name in own if explicit else ():  # auto: an option of a route it did not pick is idle
         if name not in route.params:
             owners = [m.name for m in DIAGRAM_METHODS.values() if name in m.params]
-            raise SatdtError(
+            raise ParameterError(
                 f"{name} is an option of method {' / '.join(map(repr, owners))}, not of "
                 f"{method!r}; leave it at 'auto'"
             )
     if method == "tree" and (alpha != 0 or not is_complete(widths)):
-        raise SatdtError(
+        raise ParameterError(
             "method 'tree' is exact only for a complete-tree skeleton (widths 1, 2, 4, ..) with "
             f"alpha = 0, got widths {widths} and alpha {alpha}; use 'maxsat' or 'auto'"
         )

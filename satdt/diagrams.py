@@ -37,7 +37,14 @@ from .diagram_search import (
     step1_start,
     tree_start,
 )
-from .errors import NotProvenWarning, SatdtError, TimeUp, TooLargeForSat, user_stacklevel
+from .errors import (
+    NotProvenWarning,
+    ParameterError,
+    SatdtError,
+    TimeUp,
+    TooLargeForSat,
+    user_stacklevel,
+)
 from .learner import SatdtEstimator, _check_count, _check_positive, check_class_weight
 from .prepare import Prepared, validate
 from .result import Event
@@ -137,17 +144,19 @@ class OptimalDiagramClassifier(SatdtEstimator):
         try:
             widths = check_widths(self.widths)
         except SatdtError as error:
-            raise SatdtError(f"widths: {error}") from None
+            raise ParameterError(f"widths: {error}") from None
         if (
             isinstance(self.alpha, bool)
             or not isinstance(self.alpha, int | float)
             or not (self.alpha >= 0)
         ):
-            raise SatdtError(f"alpha must be a number >= 0, got {self.alpha!r}")
+            raise ParameterError(f"alpha must be a number >= 0, got {self.alpha!r}")
         if self.split not in SPLITS:
-            raise SatdtError(f"split must be one of {list(SPLITS)}, got {self.split!r}")
+            raise ParameterError(f"split must be one of {list(SPLITS)}, got {self.split!r}")
         if self.solver not in SOLVER_CHOICES:
-            raise SatdtError(f"solver must be one of {list(SOLVER_CHOICES)}, got {self.solver!r}")
+            raise ParameterError(
+                f"solver must be one of {list(SOLVER_CHOICES)}, got {self.solver!r}"
+            )
         _check_positive("time_limit", self.time_limit, "seconds")
         _check_positive("heuristic_time", self.heuristic_time, "seconds")
         _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
@@ -157,25 +166,25 @@ class OptimalDiagramClassifier(SatdtEstimator):
             _check_positive("min_flow", self.min_flow, "rows (weight)")
         if self.fairness is not None:
             if not isinstance(self.fairness, dict) or "column" not in self.fairness:
-                raise SatdtError(
+                raise ParameterError(
                     "fairness must be a dict with at least 'column' (and 'ratio', 'kind', "
                     f"'positive'), got {self.fairness!r}"
                 )
             unknown = set(self.fairness) - {"column", "ratio", "kind", "positive"}
             if unknown:
-                raise SatdtError(f"fairness has unknown keys {sorted(unknown)}")
+                raise ParameterError(f"fairness has unknown keys {sorted(unknown)}")
             kind = self.fairness.get("kind", "parity")
             if kind not in FAIRNESS_KINDS:
-                raise SatdtError(
+                raise ParameterError(
                     f"fairness kind must be one of {list(FAIRNESS_KINDS)}, got {kind!r}"
                 )
             ratio = self.fairness.get("ratio", 0.8)
             if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
-                raise SatdtError(f"fairness ratio must be in (0, 1], got {ratio!r}")
+                raise ParameterError(f"fairness ratio must be in (0, 1], got {ratio!r}")
         if self.objective not in ("error", "size"):
-            raise SatdtError(f"objective must be 'error' or 'size', got {self.objective!r}")
+            raise ParameterError(f"objective must be 'error' or 'size', got {self.objective!r}")
         if self.method not in ROUTES:
-            raise SatdtError(f"method must be one of {list(ROUTES)}, got {self.method!r}")
+            raise ParameterError(f"method must be one of {list(ROUTES)}, got {self.method!r}")
         own = {} if self.solver == "auto" else {"solver": self.solver}
         check_route(
             self.method,
@@ -291,20 +300,20 @@ class OptimalDiagramClassifier(SatdtEstimator):
         column = spec["column"]
         names = data.feature_names
         if column not in names:
-            raise SatdtError(
+            raise ParameterError(
                 f"fairness column {column!r} is not a column of the design matrix; columns: {names}"
             )
         values = data.X[:, names.index(column)]
         distinct = np.unique(values)
         if len(distinct) != 2:
-            raise SatdtError(
+            raise ParameterError(
                 f"fairness column {column!r} must take exactly two values (two groups), it "
                 f"takes {len(distinct)}"
             )
         positive = spec.get("positive", data.classes[-1])
         labels = [str(c) for c in data.classes]
         if str(positive) not in labels:
-            raise SatdtError(f"fairness positive label {positive!r} is not a class: {labels}")
+            raise ParameterError(f"fairness positive label {positive!r} is not a class: {labels}")
         return Fairness(
             kind=spec.get("kind", "parity"),
             group1=values == distinct[0],

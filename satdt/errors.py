@@ -14,6 +14,12 @@ class DataError(SatdtError, ValueError):
     """The data cannot be read or used as given (missing file, ragged rows, missing values, ...)."""
 
 
+class ParameterError(SatdtError, ValueError, TypeError):
+    """A parameter of an estimator or a search is outside its rule (a value or a type):
+    like scikit-learn's ``InvalidParameterError``, both a ``ValueError`` and a
+    ``TypeError``, so that code written for scikit-learn's estimators catches it."""
+
+
 class ContradictionError(DataError):
     """Rows with identical features carry different labels, so no consistent tree exists."""
 

@@ -27,7 +27,7 @@ from .data import Dataset, check_complete, check_missing
 from .errors import (
     InfeasibleError,
     NotProvenWarning,
-    SatdtError,
+    ParameterError,
     TimeUp,
     honour_interrupt,
     interrupt_handled,
@@ -66,7 +66,7 @@ def _check_count(name: str, value: Any) -> None:
     if value is not None and (
         isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0
     ):
-        raise SatdtError(f"{name} must be a non-negative integer or None, got {value!r}")
+        raise ParameterError(f"{name} must be a non-negative integer or None, got {value!r}")
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
@@ -76,7 +76,7 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     if n_jobs is None:
         return 1
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or n_jobs == 0:
-        raise SatdtError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
+        raise ParameterError(f"n_jobs must be a non-zero integer or None, got {n_jobs!r}")
     wanted = int(n_jobs) if n_jobs > 0 else cores + 1 + int(n_jobs)
     return max(1, min(wanted, cores))
 
@@ -85,7 +85,7 @@ def _check_positive(name: str, value: Any, unit: str, allow_none: bool = True) -
     if value is None and allow_none:
         return
     if isinstance(value, bool) or not isinstance(value, int | float | np.number) or value <= 0:
-        raise SatdtError(f"{name} must be a positive number of {unit}, got {value!r}")
+        raise ParameterError(f"{name} must be a positive number of {unit}, got {value!r}")
 
 
 class SatdtEstimator:
@@ -98,6 +98,8 @@ class SatdtEstimator:
 
     _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = ()
     _fitted_attribute: ClassVar[str] = "model_"
+    # what scikit-learn before 1.6 reads (is_classifier, its checks); 1.6 on: __sklearn_tags__
+    _estimator_type: ClassVar[str] = "classifier"
 
     @classmethod
     def _method_params(cls) -> dict[str, methods.Param]:
@@ -114,6 +116,8 @@ class SatdtEstimator:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            return  # a subclass's own __init__ is kept (it stores its parameters itself)
         defaults = cls._defaults()
 
         def __init__(self: SatdtEstimator, **params: Any) -> None:
@@ -150,7 +154,17 @@ class SatdtEstimator:
     # ------------------------------------------------------------------ scikit-learn protocol
     @classmethod
     def _param_names(cls) -> list[str]:
-        return list(cls._defaults())
+        """The table's parameters, and those a subclass's own ``__init__`` adds."""
+        names = list(cls._defaults())
+        own = inspect.signature(cls.__init__).parameters.values()
+        names += [
+            p.name
+            for p in own
+            if p.name != "self"
+            and p.name not in names
+            and p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        ]
+        return names
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self._param_names()}
@@ -187,6 +201,9 @@ class SatdtEstimator:
                 bundle["image/svg+xml"] = svg
         return bundle
 
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn before 1.6
+        return {"requires_y": True, "allow_nan": getattr(self, "missing", None) == "split"}
+
     def __sklearn_tags__(self):  # only scikit-learn calls this, so it may import it
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
@@ -203,13 +220,13 @@ class SatdtEstimator:
         for name in ("max_depth", "max_nodes", "max_thresholds"):
             _check_count(name, getattr(self, name))
         if self.max_thresholds is not None and self.max_thresholds < 1:
-            raise SatdtError(
+            raise ParameterError(
                 f"max_thresholds must be a positive integer or None, got {self.max_thresholds!r}"
             )
         _check_positive("time_limit", self.time_limit, "seconds")
         _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
         if self.resolve not in (None, "majority"):
-            raise SatdtError(f"resolve must be None or 'majority', got {self.resolve!r}")
+            raise ParameterError(f"resolve must be None or 'majority', got {self.resolve!r}")
         check_missing(self.missing)
         resolve_n_jobs(getattr(self, "n_jobs", 1))
         options = {name: getattr(self, name) for name in methods.method_params()}
@@ -217,11 +234,11 @@ class SatdtEstimator:
         self._check_error_options()
         kind = OBJECTIVES[self.objective].kind
         if kind != CONSISTENCY and self.max_depth is None:
-            raise SatdtError(
+            raise ParameterError(
                 f"objective={self.objective!r} needs max_depth (the depth of the trees compared)"
             )
         if self.max_nodes is not None and kind != CONSISTENCY:
-            raise SatdtError(
+            raise ParameterError(
                 "max_nodes caps the consistency objectives ('depth', 'size'), not "
                 f"{self.objective!r}"
             )
@@ -231,17 +248,17 @@ class SatdtEstimator:
         """Check the options of the error objective: leaf_penalty, min_support, class_weight."""
         penalty, support = self.leaf_penalty, self.min_support
         if not is_non_negative_number(penalty):
-            raise SatdtError(
+            raise ParameterError(
                 f"leaf_penalty must be a finite number >= 0 (the cost of a leaf, as a fraction "
                 f"of the total weight), got {penalty!r}"
             )
         if isinstance(support, bool) or not isinstance(support, int | np.integer) or support < 1:
-            raise SatdtError(f"min_support must be a positive integer, got {support!r}")
+            raise ParameterError(f"min_support must be a positive integer, got {support!r}")
         check_class_weight(self.class_weight)
         consistency = OBJECTIVES[self.objective].kind == CONSISTENCY
         if consistency and (penalty > 0 or support > 1):
             name = "leaf_penalty" if penalty > 0 else "min_support"
-            raise SatdtError(
+            raise ParameterError(
                 f"{name} applies to objective='error' (a consistent tree has pure leaves "
                 f"and no error to trade), not {self.objective!r}; leave it at its default"
             )
@@ -275,7 +292,7 @@ class SatdtEstimator:
             return methods.METHODS[methods.choose_method(self.objective, data)]
         if method.input == "numeric" and data.has_missing:
             other = methods.choose_method(self.objective, data)
-            raise SatdtError(
+            raise ParameterError(
                 f"method={method.name!r} searches the numeric columns and cannot take missing "
                 f"values; use method={other!r} (what method='auto' runs on these data), or "
                 "impute the missing values"
@@ -725,7 +742,7 @@ class OptimalTreeClassifier(SatdtEstimator):
         The fitted ``tree_`` is the smallest tree of the front.
         """
         if self.objective != "size" or self.max_nodes is not None:
-            raise SatdtError(
+            raise ParameterError(
                 "the Pareto front is a size objective without max_nodes: use objective='size'"
             )
         method, options = self._resolve()

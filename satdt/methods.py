@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SatdtError
+from .errors import ParameterError
 from .prepare import Prepared
 from .result import Recorder, SatStats, SearchResult
 
@@ -99,7 +99,9 @@ class Param:
             if self.non_negative
             else ""
         )
-        raise SatdtError(f"{self.name} must be one of {list(self.allowed())}{extra}, got {value!r}")
+        raise ParameterError(
+            f"{self.name} must be one of {list(self.allowed())}{extra}, got {value!r}"
+        )
 
     def parse(self, text: str) -> Any:
         """A command-line word as a value (numbers where allowed)."""
@@ -277,7 +279,7 @@ def _boxes(task: Task, front: bool = False) -> Any:
     values = data.column_values()
     needed = boxes.box_table_mb(values)
     if needed > data.max_memory_mb:
-        raise SatdtError(
+        raise ParameterError(
             f"method='boxes' would tabulate {boxes.box_count(values):,} boxes here "
             f"(columns with many distinct values), up to {needed:,.0f} MB, over max_memory_mb="
             f"{data.max_memory_mb:g}: use method='hybrid' (what method='auto' runs here) or "
@@ -788,13 +790,13 @@ def resolve_method(
     must keep their defaults. Returns the method and its options, ``"auto"`` values left out.
     """
     if objective not in OBJECTIVES:
-        raise SatdtError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
+        raise ParameterError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
     if method != "auto" and method not in METHODS:
-        raise SatdtError(f"method must be 'auto' or one of {list(METHODS)}, got {method!r}")
+        raise ParameterError(f"method must be 'auto' or one of {list(METHODS)}, got {method!r}")
     chosen = METHODS[method if method != "auto" else _auto_for(objective, options)]
     if objective not in chosen.objectives:
         solvers = [m.name for m in METHODS.values() if objective in m.objectives]
-        raise SatdtError(
+        raise ParameterError(
             f"method {chosen.name!r} does not solve objective {objective!r}; "
             f"use one of {solvers} (or method='auto')"
         )
@@ -805,7 +807,7 @@ def resolve_method(
             param.check(value)
         elif value != param.default:
             users = [m.name for m in METHODS.values() if any(p.name == name for p in m.params)]
-            raise SatdtError(
+            raise ParameterError(
                 f"{name} is an option of method {' / '.join(map(repr, users))}, not of "
                 f"{chosen.name!r} with objective {objective!r}; leave it at {param.default!r}"
             )

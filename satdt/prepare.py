@@ -20,7 +20,14 @@ import numpy as np
 
 from .binarize import Binarizer
 from .data import Dataset, Schema, check_missing, from_arrays
-from .errors import ContradictionError, DataError, SatdtError, TimeUp, data_conversion_warning
+from .errors import (
+    ContradictionError,
+    DataError,
+    ParameterError,
+    SatdtError,
+    TimeUp,
+    data_conversion_warning,
+)
 from .result import Progress, Recorder
 from .tree import Tree
 
@@ -391,13 +398,13 @@ def check_class_weight(class_weight: Any) -> None:
     if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
         return
     if not isinstance(class_weight, dict):
-        raise SatdtError(
+        raise ParameterError(
             "class_weight must be None, 'balanced' or a dict {label: weight}, "
             f"got {class_weight!r}"
         )
     for label, weight in class_weight.items():
         if not is_non_negative_number(weight):
-            raise SatdtError(
+            raise ParameterError(
                 f"class_weight[{label!r}] must be a finite number >= 0, got {weight!r}"
             )
 
@@ -614,8 +621,8 @@ class Prepared:
         binarizer = Binarizer(max_thresholds=self.max_thresholds, max_features=max_features)
         binarizer.fit(
             X,
-            self.feature_names,
-            self.schema.indicator,
+            feature_names=self.feature_names,
+            indicator=self.schema.indicator,
             on_column=lambda done, total: self.check_time("choosing thresholds", done, total),
             column_values=self.column_values(),
         )

@@ -32,7 +32,9 @@ from satdt.prepare import column_bitsets, distinct_features, group_rows, unpack_
 )
 def test_counts_on_inferdt_files(data_dir: Path, name: str, count: int) -> None:
     data = read_csv(data_dir / "inferdt" / f"{name}.csv")
-    binarizer = Binarizer().fit(data.X, data.feature_names, data.schema.indicator)
+    binarizer = Binarizer().fit(
+        data.X, feature_names=data.feature_names, indicator=data.schema.indicator
+    )
     assert binarizer.n_features_ == count
     assert binarizer.describe() == f"full thresholds: {count} binary features"
     B = binarizer.transform(data.X)
@@ -41,7 +43,7 @@ def test_counts_on_inferdt_files(data_dir: Path, name: str, count: int) -> None:
 
 def test_thresholds_are_midpoints_ordered_by_column() -> None:
     X = np.array([[4.0, 7, 0], [1, 7, 1], [2, 7, 1], [4, 7, 0]])
-    binarizer = Binarizer().fit(X, ["a", "b", "c"])
+    binarizer = Binarizer().fit(X, feature_names=["a", "b", "c"])
     np.testing.assert_array_equal(binarizer.column_, [0, 0, 2])
     np.testing.assert_array_equal(binarizer.threshold_, [1.5, 3.0, 0.5])
     assert binarizer.names_ == ["a > 1.5", "a > 3", "c > 0.5"]
@@ -66,7 +68,7 @@ def test_transform_semantics() -> None:
 def test_indicator_names() -> None:
     raw = np.array([[1.5, "red"], [2.5, "blue"], [2.5, "red"]], dtype=object)
     X, schema, _ = from_arrays(raw, feature_names=["size", "colour"])
-    binarizer = Binarizer().fit(X, schema.feature_names, schema.indicator)
+    binarizer = Binarizer().fit(X, feature_names=schema.feature_names, indicator=schema.indicator)
     assert binarizer.names_ == ["size > 2", "colour == blue", "colour == red"]
     np.testing.assert_array_equal(binarizer.threshold_, [2.0, 0.5, 0.5])
 
@@ -224,3 +226,20 @@ def test_max_features_lowers_the_threshold_count() -> None:
     assert capped.n_features_ <= 60 and capped.reduced_to_ is not None
     assert "quantile" in capped.describe() and str(full.n_features_) in capped.describe()
     assert Binarizer(max_features=10**6).fit(X).reduced_to_ is None
+
+
+def test_binarizer_in_a_pipeline_takes_y_as_labels_not_names():
+    pipeline = pytest.importorskip("sklearn.pipeline")
+    linear = pytest.importorskip("sklearn.linear_model")
+    X = np.array([[0.0, 5.0], [1.0, 3.0], [2.0, 4.0], [3.0, 1.0]])
+    y = np.array(["no", "no", "yes", "yes"])
+    model = pipeline.make_pipeline(Binarizer(), linear.LogisticRegression()).fit(X, y)
+    assert model[0].names_[0] == "x[0] > 0.5"  # not named after the labels
+    assert model.score(X, y) == 1.0
+
+
+def test_the_old_positional_feature_names_still_work_with_a_future_warning():
+    X = np.array([[0.0, 1.0], [1.0, 0.0]])
+    with pytest.warns(FutureWarning, match="feature_names="):
+        binarizer = Binarizer().fit(X, ["a", "b"])
+    assert binarizer.names_ == ["a > 0.5", "b > 0.5"]

@@ -15,7 +15,7 @@ from naive import min_error, threshold_features
 from satdt.binarize import Binarizer
 from satdt.dp import blossom, contree
 from satdt.dp.greedy import greedy_numeric_tree
-from satdt.errors import DataError
+from satdt.errors import DataError, ParameterError
 from satdt.result import Recorder
 
 REPO = Path(__file__).resolve().parents[1]
@@ -314,9 +314,9 @@ def test_blossom_trees_carry_the_penalty_and_the_support():
 def test_rejects_bad_leaf_options():
     X = np.zeros((3, 2))
     y = np.array([0, 1, 0])
-    with pytest.raises(DataError, match="leaf_penalty"):
+    with pytest.raises(ParameterError, match="leaf_penalty"):
         run(X, y, 2, 2, leaf_penalty=-1.0)
-    with pytest.raises(DataError, match="min_support"):
+    with pytest.raises(ParameterError, match="min_support"):
         run(X, y, 2, 2, min_support=0)
 
 
@@ -471,13 +471,13 @@ def test_duplicates_zero_weights_and_trivial_data():
 def test_rejects_bad_inputs():
     X = np.zeros((3, 2))
     y = np.array([0, 1, 0])
-    with pytest.raises(DataError, match="unknown pruning"):
+    with pytest.raises(ParameterError, match="unknown pruning"):
         run(X, y, 2, 2, prune={"fast"})
     with pytest.raises(DataError, match="finite"):
         run(np.array([[np.nan], [1.0], [2.0]]), y, 2, 2)
     with pytest.raises(DataError, match="class indices"):
         run(X, np.array([0, 2, 0]), 2, 2)
-    with pytest.raises(DataError, match="max_gap"):
+    with pytest.raises(ParameterError, match="max_gap"):
         run(X, y, 2, 2, max_gap=-1.0)
 
 

@@ -17,7 +17,7 @@ from naive import min_error
 from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85
 from satdt.dp.rules import luby, relaxation
-from satdt.errors import DataError
+from satdt.errors import DataError, ParameterError
 from satdt.result import DL85Stats, Recorder, Restart
 
 DEPTH3 = sorted({name for name, depth in OPTIMA if depth == 3}) or ["missing"]
@@ -324,7 +324,7 @@ def test_bad_options_are_refused():
         ({"rule": "topk", "relax": "fast"}, "relax"),
         ({"rule": "gain", "relax_step": 0}, "relax_step"),
     ]:
-        with pytest.raises(DataError, match=word):
+        with pytest.raises((DataError, ParameterError), match=word):
             solve(B, y, 2, 1, **options)
 
 

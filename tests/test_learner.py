@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from naive import min_consistent_depth, min_error
 
+import satdt
 from satdt import OptimalTreeClassifier, SatdtError
 from satdt.errors import ContradictionError, InfeasibleError, NotFittedError, NotProvenWarning
 
@@ -258,3 +259,51 @@ def test_n_jobs_2_gives_the_same_minimum_depth_and_size():
             assert two.result_.proven_optimal
             assert two.result_.objective_value == one.result_.objective_value
             assert (two.predict(X) == y).all()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: OptimalTreeClassifier(objective="nope"),
+        lambda: OptimalTreeClassifier(objective="error"),  # no max_depth
+        lambda: OptimalTreeClassifier(time_limit=-1),
+        lambda: OptimalTreeClassifier(objective="error", max_depth=2, leaf_penalty="x"),
+        lambda: OptimalTreeClassifier(n_jobs=0),
+        lambda: satdt.OptimalDiagramClassifier(alpha=-1),
+        lambda: satdt.OptimalDiagramClassifier(method="nope"),
+    ],
+)
+def test_a_bad_parameter_is_a_value_error_and_a_type_error_as_in_sklearn(make):
+    X, y = np.array([[0.0], [1.0]]), np.array([0, 1])
+    with pytest.raises(satdt.ParameterError) as caught:
+        make().fit(X, y)
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, TypeError)
+    assert isinstance(caught.value, satdt.SatdtError)
+
+
+def test_sklearn_sees_a_classifier_on_every_version():
+    base = pytest.importorskip("sklearn.base")
+    assert base.is_classifier(OptimalTreeClassifier())
+    assert base.is_classifier(satdt.OptimalDiagramClassifier())
+    assert OptimalTreeClassifier._estimator_type == "classifier"  # what sklearn < 1.6 reads
+
+
+def test_a_subclass_keeps_its_own_init_and_its_parameters():
+    class Shallow(OptimalTreeClassifier):
+        def __init__(self, depth_cap=2, **params):
+            super().__init__(**params)
+            self.depth_cap = depth_cap
+
+        def fit(self, X, y, sample_weight=None):
+            self.max_depth = self.depth_cap
+            return super().fit(X, y, sample_weight)
+
+    model = Shallow(depth_cap=3, time_limit=5)
+    assert model.depth_cap == 3 and model.time_limit == 5
+    assert model.get_params()["depth_cap"] == 3
+    assert model.set_params(depth_cap=1).depth_cap == 1
+
+
+def test_the_names_users_meet_are_public():
+    for name in ("Dataset", "NotProvenWarning", "DataError", "InfeasibleError", "ParameterError"):
+        assert name in satdt.__all__ and getattr(satdt, name).__module__.startswith("satdt.")

@@ -25,7 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, ParameterError
 from ..prepare import distinct_features, group_rows
 from ..result import DPStats, Recorder
 
@@ -298,9 +298,11 @@ def check_inputs(
             "encode the labels as 0 .. n_classes - 1"
         )
     if not np.all(np.isfinite(w)) or (w < 0).any():
-        raise DataError("sample weights must be finite and >= 0: drop or fix the offending rows")
+        raise ParameterError(
+            "sample weights must be finite and >= 0: drop or fix the offending rows"
+        )
     if depth < 0:
-        raise DataError(f"max_depth must be >= 0; got {depth}")
+        raise ParameterError(f"max_depth must be >= 0; got {depth}")
 
 
 def check_leaf_options(leaf_penalty: float, min_support: int) -> tuple[float, int]:
@@ -312,14 +314,14 @@ def check_leaf_options(leaf_penalty: float, min_support: int) -> tuple[float, in
         or not math.isfinite(leaf_penalty)
         or leaf_penalty < 0
     ):
-        raise DataError(
+        raise ParameterError(
             f"leaf_penalty must be a finite number >= 0 (in units of the weights), "
             f"got {leaf_penalty!r}"
         )
     if isinstance(min_support, bool) or not isinstance(min_support, int | np.integer):
-        raise DataError(f"min_support must be a positive integer, got {min_support!r}")
+        raise ParameterError(f"min_support must be a positive integer, got {min_support!r}")
     if min_support < 1:
-        raise DataError(f"min_support must be >= 1, got {min_support}")
+        raise ParameterError(f"min_support must be >= 1, got {min_support}")
     return float(leaf_penalty), int(min_support)
 
 

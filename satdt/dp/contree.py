@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 
 from ..binarize import threshold_between
-from ..errors import DataError, TimeUp
+from ..errors import DataError, ParameterError, TimeUp
 from ..prepare import group_rows
 from ..result import ConTreeStats, Recorder, SearchResult
 from ..tree import Tree
@@ -560,7 +560,7 @@ def _flags(prune: Iterable[str]) -> tuple[int, bool]:
     switches = frozenset(prune)
     unknown = switches - PRUNING
     if unknown:
-        raise DataError(
+        raise ParameterError(
             f"unknown pruning switches {sorted(unknown)}: choose among {sorted(PRUNING)}"
         )
     flags = 0
@@ -634,7 +634,7 @@ def solve_min_error(
     check_inputs(X, y, w, n_classes, max_depth, binary=False)
     pen, s = check_leaf_options(leaf_penalty, min_support)
     if not (max_gap >= 0):
-        raise DataError(f"max_gap must be >= 0; got {max_gap}")
+        raise ParameterError(f"max_gap must be >= 0; got {max_gap}")
     flags, d2 = _flags(prune)
     if d2 and not kernels.request(["contree_d2"]):  # no background compilation: here, now
         kernels.load(["contree_d2"])

@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, TimeUp
+from ..errors import ParameterError, TimeUp
 from ..result import DL85Stats, Recorder, Restart, SearchResult
 from ..tree import Tree
 from ._dl85_anytime import LEAF, Companion, CompanionProved
@@ -107,9 +107,9 @@ def _positive(name: str, value: Any, default: float) -> float:
     if value is None or value == "auto":
         return default
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise DataError(f"{name} must be a positive number or 'auto', got {value!r}")
+        raise ParameterError(f"{name} must be a positive number or 'auto', got {value!r}")
     if not value > 0:
-        raise DataError(f"{name} must be positive, got {value!r}")
+        raise ParameterError(f"{name} must be positive, got {value!r}")
     return float(value)
 
 
@@ -177,7 +177,7 @@ def solve_min_error(
     P, min_support = check_leaf_options(leaf_penalty, min_support)
     max_cache_mb = _positive("max_cache_mb", max_cache_mb, DEFAULT_CACHE_MB)
     if rule is not None and rule not in RULES:
-        raise DataError(f"rule must be one of {list(RULES)}, got {rule!r}")
+        raise ParameterError(f"rule must be one of {list(RULES)}, got {rule!r}")
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
@@ -231,9 +231,9 @@ def _search_options(
     """Check the cache cap and CA-DL8.5's rule and schedule: ``(max_cache_mb, relax_step)``."""
     max_cache_mb = _positive("max_cache_mb", max_cache_mb, DEFAULT_CACHE_MB)
     if rule is not None and rule not in RULES:
-        raise DataError(f"rule must be one of {list(RULES)}, got {rule!r}")
+        raise ParameterError(f"rule must be one of {list(RULES)}, got {rule!r}")
     if relax not in SCHEDULES:
-        raise DataError(f"relax must be one of {list(SCHEDULES)}, got {relax!r}")
+        raise ParameterError(f"relax must be one of {list(SCHEDULES)}, got {relax!r}")
     fractional = rule in ("purity", "gain")
     step = _positive("relax_step", relax_step, 0.05 if fractional else 1.0)
     return max_cache_mb, step

@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 from ..binarize import readable_thresholds
-from ..errors import DataError, SatdtError
+from ..errors import DataError, ParameterError
 from ..tree import LEAF, Tree
 from . import kernels
 from ._greedy_numpy import grow_numpy
@@ -208,7 +208,7 @@ def _check_inputs(
             )
     n = X.shape[0]
     if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)) or n_classes < 1:
-        raise SatdtError(f"n_classes must be a positive integer, got {n_classes!r}")
+        raise ParameterError(f"n_classes must be a positive integer, got {n_classes!r}")
     y = np.asarray(y)
     if y.shape != (n,):
         raise DataError(f"y must hold one class index per row of X ({n}), got shape {y.shape}")
@@ -231,7 +231,7 @@ def _check_inputs(
     if max_depth is not None and (
         isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0
     ):
-        raise SatdtError(
+        raise ParameterError(
             f"max_depth must be a non-negative integer or None, got {max_depth!r}; "
             f"use None to grow until the leaves are pure"
         )

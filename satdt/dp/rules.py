@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import ParameterError
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
 SCHEDULES = ("monotonic", "exponential", "luby")
@@ -42,7 +42,7 @@ def relaxation(schedule: str, step: float, restart: int) -> float:
         return step * ((1 << restart) - 1)
     if schedule == "luby":
         return step * sum(luby(r + 1) for r in range(restart))
-    raise DataError(f"relax must be one of {list(SCHEDULES)}, got {schedule!r}")
+    raise ParameterError(f"relax must be one of {list(SCHEDULES)}, got {schedule!r}")
 
 
 class Rule:

@@ -256,18 +256,30 @@ class Diagram:
         return _reach(self.low, self.high, self.root)
 
     @property
-    def n_nodes(self) -> int:
-        """Internal nodes reachable from the root (terminals not counted)."""
+    def n_splits(self) -> int:
+        """Decision (internal) nodes reachable from the root, as ``Tree.n_splits``."""
         return int(self.reachable().sum())
 
     @property
     def n_terminals(self) -> int:
-        """Class terminals reachable from the root."""
+        """Class terminals reachable from the root: a diagram's leaves, one per class at
+        most (a tree seen as a diagram shares one terminal among its leaves of a class)."""
         if not len(self.layer):
             return 1
         seen = self.reachable()
         succ = np.concatenate([self.low[seen], self.high[seen]])
         return len(np.unique(succ[succ < 0]))
+
+    @property
+    def n_leaves(self) -> int:
+        """The nodes that predict: :attr:`n_terminals` (the word trees use)."""
+        return self.n_terminals
+
+    @property
+    def n_nodes(self) -> int:
+        """All nodes reachable from the root: decision nodes and terminals, as
+        ``Tree.n_nodes`` counts decision nodes and leaves."""
+        return self.n_splits + self.n_terminals
 
     @property
     def depth(self) -> int:
@@ -684,7 +696,7 @@ class Diagram:
     def __repr__(self) -> str:
         kind = "multivariate" if self.multivariate else "univariate"
         return (
-            f"Diagram(depth={self.depth}, n_nodes={self.n_nodes}, widths={self.widths}, "
+            f"Diagram(depth={self.depth}, n_splits={self.n_splits}, widths={self.widths}, "
             f"n_classes={self.n_classes}, {kind})"
         )
 

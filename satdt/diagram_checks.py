@@ -207,8 +207,8 @@ def objective(
 ) -> float:
     """Objective (18) of Florio et al.: error rate plus ``alpha`` times the node share.
 
-    ``(weight of misclassified rows) / (total weight) + alpha * (n_nodes - 1) / (|V_I| - 1)``
-    where ``n_nodes`` counts the diagram's reachable internal nodes (the root is always active
+    ``(weight of misclassified rows) / (total weight) + alpha * (n_splits - 1) / (|V_I| - 1)``
+    where ``n_splits`` counts the diagram's reachable internal nodes (the root is always active
     in the MILP, so it is not counted; a single terminal counts 0) and ``|V_I| = sum(widths)``
     is the skeleton's number of internal nodes (the node term is 0 when ``|V_I| = 1``). Binary
     features work as they are (threshold 0.5: low = feature false).
@@ -219,7 +219,7 @@ def objective(
     wrong = float(weight[diagram.terminal(X) != y].sum())
     error = wrong / total if total > 0 else 0.0
     size = int(sum(widths))
-    nodes = max(diagram.n_nodes - 1, 0)
+    nodes = max(diagram.n_splits - 1, 0)
     return error + (alpha * nodes / (size - 1) if size > 1 else 0.0)
 
 
@@ -288,20 +288,20 @@ def violation(
     y: np.ndarray,
     weight: np.ndarray,
     *,
-    max_nodes: int | None = None,
+    max_splits: int | None = None,
     min_flow: float | None = None,
     fairness: Fairness | None = None,
 ) -> str | None:
     """Which extension of the paper the diagram breaks on these rows (None: it meets them all).
 
-    ``max_nodes`` bounds the internal nodes (root included; parsimony), ``min_flow`` the weight
+    ``max_splits`` bounds the internal nodes (root included; parsimony), ``min_flow`` the weight
     through every internal node ((20): stability), ``fairness`` is (19) or a variant.
     """
-    if max_nodes is not None and diagram.n_nodes > max_nodes:
-        return f"{diagram.n_nodes} internal nodes, more than max_nodes={max_nodes}"
-    if min_flow is not None and diagram.n_nodes:
+    if max_splits is not None and diagram.n_splits > max_splits:
+        return f"{diagram.n_splits} decision nodes, more than max_splits={max_splits}"
+    if min_flow is not None and diagram.n_splits:
         path = diagram.apply(X)
-        flow = np.zeros(diagram.n_nodes)
+        flow = np.zeros(diagram.n_splits)
         for step in range(path.shape[1]):
             inner = path[:, step] >= 0
             np.add.at(flow, path[inner, step], weight[inner])

@@ -2,7 +2,7 @@
 
 Each :class:`DiagramMethod` says which objectives it solves (``error``: objective (18) of
 Florio et al.; ``size``: the fewest nodes of a consistent diagram), which splits, which of the
-paper's extensions (``max_nodes``, ``min_flow``, ``fairness``), which estimator options are
+paper's extensions (``max_splits``, ``min_flow``, ``fairness``), which estimator options are
 its own, and the function that runs it. :class:`~satdt.diagrams.OptimalDiagramClassifier`,
 ``satdt diagram --method`` and the README's table of diagram searches read this table.
 
@@ -27,7 +27,7 @@ from .errors import InfeasibleError, ParameterError, SatdtError, TooLargeForSat
 from .prepare import Prepared
 from .result import Recorder, Stats
 
-EXTENSIONS = ("max_nodes", "min_flow", "fairness")
+EXTENSIONS = ("max_splits", "min_flow", "fairness")
 # The starts' share of the time limit each, and their budget without one (seconds).
 START_SHARE = 0.1
 START_SECONDS = 5.0
@@ -75,7 +75,7 @@ class DiagramTask:
     objective: str
     alpha: float
     split: str
-    max_nodes: int | None = None
+    max_splits: int | None = None
     min_flow: float | None = None
     fairness: Fairness | None = None
     solver: str = "highs"
@@ -96,7 +96,7 @@ class DiagramTask:
 
     @property
     def extensions(self) -> dict[str, Any]:
-        return {"max_nodes": self.max_nodes, "min_flow": self.min_flow, "fairness": self.fairness}
+        return {"max_splits": self.max_splits, "min_flow": self.min_flow, "fairness": self.fairness}
 
     def value(self, diagram: Diagram) -> float | None:
         """Objective (18) of a diagram in the user's units; None if it breaks an extension."""
@@ -323,7 +323,7 @@ def _run_milp(task: DiagramTask) -> None:
         alpha=task.alpha,
         split=task.split,
         solver=task.solver,
-        max_nodes=task.max_nodes,
+        max_splits=task.max_splits,
         min_flow=task.min_flow,
         fairness=task.fairness,
     )
@@ -351,7 +351,7 @@ def _run_milp(task: DiagramTask) -> None:
     if outcome.status == "infeasible" and task.recorder.best is None:
         raise InfeasibleError(
             "no diagram of this skeleton satisfies the constraints (fairness, min_flow, "
-            "max_nodes): relax them or widen the skeleton"
+            "max_splits): relax them or widen the skeleton"
         )
 
 
@@ -411,7 +411,7 @@ DIAGRAM_METHODS: dict[str, DiagramMethod] = {
             summary="the MILP (1)-(20) of Florio et al. with HiGHS or SCIP, from the best start; "
             "the only route for multivariate splits",
             run=_run_milp,
-            params=("solver",),
+            params=("milp_solver",),
             report=_report_milp,
         ),
         DiagramMethod(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -99,13 +100,18 @@ class OptimalDiagramClassifier(SatdtEstimator):
         ),
         ("time_limit", None, "Wall-clock seconds from the call of fit, preparation included."),
         (
-            "solver",
+            "milp_solver",
             "auto",
             "MILP solver (method 'milp'): 'scip' (pyscipopt), 'highs' (highspy); 'auto': SCIP "
             "when installed.",
         ),
         ("min_flow", None, "Stability (20): every used node carries at least this weight."),
-        ("max_nodes", None, "Parsimony: at most this many used internal nodes (root included)."),
+        (
+            "max_splits",
+            None,
+            "Parsimony: at most this many used decision nodes (root included; terminals not "
+            "counted), as n_splits counts them.",
+        ),
         (
             "fairness",
             None,
@@ -120,7 +126,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             "Seconds for each start (the Step-1 heuristic, the best tree of the skeleton; "
             "default: 10 % of the time limit, at most 5 s).",
         ),
-        ("seed", 0, "Seed of the heuristic's feature subsampling."),
+        ("random_state", 0, "Seed of the heuristic's feature subsampling."),
         ("max_memory_mb", 1024, "Memory budget of the data preparation."),
         (
             "class_weight",
@@ -129,6 +135,11 @@ class OptimalDiagramClassifier(SatdtEstimator):
             "multiplies sample_weight, as in scikit-learn.",
         ),
     )
+    _RENAMED: ClassVar[dict[str, str]] = {
+        "max_nodes": "max_splits",
+        "seed": "random_state",
+        "solver": "milp_solver",
+    }
     _fitted_attribute: ClassVar[str] = "diagram_"
     # the shared preparation's settings that diagrams do not vary: every threshold, no relabelling
     max_thresholds = None
@@ -153,14 +164,15 @@ class OptimalDiagramClassifier(SatdtEstimator):
             raise ParameterError(f"alpha must be a number >= 0, got {self.alpha!r}")
         if self.split not in SPLITS:
             raise ParameterError(f"split must be one of {list(SPLITS)}, got {self.split!r}")
-        if self.solver not in SOLVER_CHOICES:
+        solver = self._param("milp_solver")
+        if solver not in SOLVER_CHOICES:
             raise ParameterError(
-                f"solver must be one of {list(SOLVER_CHOICES)}, got {self.solver!r}"
+                f"milp_solver must be one of {list(SOLVER_CHOICES)}, got {solver!r}"
             )
         _check_positive("time_limit", self.time_limit, "seconds")
         _check_positive("heuristic_time", self.heuristic_time, "seconds")
         _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
-        _check_count("max_nodes", self.max_nodes)
+        _check_count("max_splits", self._param("max_splits"))
         check_class_weight(self.class_weight)
         if self.min_flow is not None:
             _check_positive("min_flow", self.min_flow, "rows (weight)")
@@ -185,7 +197,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             raise ParameterError(f"objective must be 'error' or 'size', got {self.objective!r}")
         if self.method not in ROUTES:
             raise ParameterError(f"method must be one of {list(ROUTES)}, got {self.method!r}")
-        own = {} if self.solver == "auto" else {"solver": self.solver}
+        own = {} if solver == "auto" else {"milp_solver": solver}
         check_route(
             self.method,
             self.objective,
@@ -198,7 +210,11 @@ class OptimalDiagramClassifier(SatdtEstimator):
         return widths
 
     def _extensions(self) -> dict[str, Any]:
-        return {"max_nodes": self.max_nodes, "min_flow": self.min_flow, "fairness": self.fairness}
+        return {
+            "max_splits": self._param("max_splits"),
+            "min_flow": self.min_flow,
+            "fairness": self.fairness,
+        }
 
     # ------------------------------------------------------------------ fitting
     def fit(
@@ -234,6 +250,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
     ) -> OptimalDiagramClassifier:
         """Fit on a table read by :func:`satdt.read_csv` (keeps its schema)."""
         widths = self._check()
+        solver = self._param("milp_solver")
         data = self._prepare(dataset, sample_weight, on_event, started)
         task = DiagramTask(
             data,
@@ -241,12 +258,12 @@ class OptimalDiagramClassifier(SatdtEstimator):
             self.objective,
             float(self.alpha),
             self.split,
-            max_nodes=self.max_nodes,
+            max_splits=self._param("max_splits"),
             min_flow=self.min_flow,
             fairness=self._fairness(data),
-            solver=_default_solver() if self.solver == "auto" else self.solver,
+            solver=_default_solver() if solver == "auto" else solver,
             heuristic_time=self.heuristic_time,
-            seed=int(self.seed),
+            seed=int(self._param("random_state")),
         )
         data.recorder.stats = task.stats
         name = self.method
@@ -279,6 +296,9 @@ class OptimalDiagramClassifier(SatdtEstimator):
         data.recorder.lower_bound = task.lower_bound
         result = data.recorder.snapshot(proven_optimal=task.proven)
         diagram = result.model
+        if diagram.terminal_counts is None:  # the SAT routes: predict_proba from the training rows
+            diagram = diagram.with_counts(data.X, data.y, data.weight)
+            result = replace(result, model=diagram)
         self._check_diagram(diagram, data, widths, result.objective_value, task)
         self.result_ = result
         self.diagram_ = diagram
@@ -335,7 +355,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
         if not fits(diagram, widths):
             raise RuntimeError(f"internal error: the diagram {diagram.widths} breaks the skeleton")
         if self.objective == "size":
-            if (diagram.predict_index(data.X) != data.y).any() or diagram.n_nodes != value:
+            if (diagram.predict_index(data.X) != data.y).any() or diagram.n_splits != value:
                 raise RuntimeError("internal error: the smallest diagram misclassifies rows")
             return
         broken = violation(diagram, data.X, data.y, data.weight, **task.extensions)

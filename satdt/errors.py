@@ -108,6 +108,22 @@ def interrupt_handled() -> None:
     _interrupt_pending = False
 
 
+# The release that removes what is deprecated now (renamed parameters and attributes).
+REMOVED_IN = "0.3"
+
+
+def renamed(old: str, new: str, owner: str) -> None:
+    """Warn that ``owner``'s ``old`` is now ``new`` (a FutureWarning, shown to users)."""
+    import warnings
+
+    warnings.warn(
+        f"{owner}'s {old!r} is renamed {new!r} (same meaning) and stops working in satdt "
+        f"{REMOVED_IN}: use {new}=...",
+        FutureWarning,
+        stacklevel=user_stacklevel(),
+    )
+
+
 class NotProvenWarning(UserWarning):
     """A search stopped (time limit, interruption) before proving its tree optimal."""
 

@@ -32,6 +32,7 @@ from .errors import (
     honour_interrupt,
     interrupt_handled,
     not_fitted_error,
+    renamed,
     user_stacklevel,
 )
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
@@ -88,6 +89,14 @@ def _check_positive(name: str, value: Any, unit: str, allow_none: bool = True) -
         raise ParameterError(f"{name} must be a positive number of {unit}, got {value!r}")
 
 
+# The default of a renamed parameter's old name: not set.
+DEPRECATED = "deprecated"
+
+
+def _is_deprecated_default(value: Any) -> bool:
+    return isinstance(value, str) and value == DEPRECATED
+
+
 class SatdtEstimator:
     """What every satdt estimator shares: parameters from a table, checks, data preparation.
 
@@ -97,6 +106,9 @@ class SatdtEstimator:
     """
 
     _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = ()
+    # parameters renamed: old name -> new name; the old one is still taken (its default is
+    # DEPRECATED) with a FutureWarning until satdt errors.REMOVED_IN
+    _RENAMED: ClassVar[dict[str, str]] = {}
     _fitted_attribute: ClassVar[str] = "model_"
     # what scikit-learn before 1.6 reads (is_classifier, its checks); 1.6 on: __sklearn_tags__
     _estimator_type: ClassVar[str] = "classifier"
@@ -112,7 +124,18 @@ class SatdtEstimator:
         for name, param in cls._method_params().items():
             defaults.setdefault(name, param.default)
         defaults["on_improve"] = None
+        for old in cls._RENAMED:
+            defaults[old] = DEPRECATED
         return defaults
+
+    def _param(self, name: str) -> Any:
+        """The value of parameter ``name``, or of the old name it replaces when that was set
+        (with a FutureWarning)."""
+        for old, new in self._RENAMED.items():
+            if new == name and not _is_deprecated_default(getattr(self, old, DEPRECATED)):
+                renamed(old, new, type(self).__name__)
+                return getattr(self, old)
+        return getattr(self, name)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -144,6 +167,8 @@ class SatdtEstimator:
             users = [m.name for m in methods.METHODS.values() if param in m.params]
             documented.append((name, f"Method {', '.join(users)}: {param.help}."))
         documented.append(("on_improve", "Called with the SearchResult on every new incumbent."))
+        for old, new in cls._RENAMED.items():
+            documented.append((old, f"Deprecated: renamed {new} (same meaning); removed in 0.3."))
         lines = [
             f"    {name}\n"
             + textwrap.fill(text, 92, initial_indent=" " * 8, subsequent_indent=" " * 8)
@@ -604,7 +629,9 @@ class SatdtEstimator:
         return self._fitted_model().predict_proba(self._design(X))
 
     def apply(self, X: Any) -> np.ndarray:
-        """The leaf each row reaches."""
+        """Where each row ends: a tree's leaf (its node index, as scikit-learn's ``apply``);
+        a diagram's path, the nodes it visits then its terminal (:meth:`Diagram.apply`,
+        whose last column is the terminal ``-1 - class index``)."""
         return self._fitted_model().apply(self._design(X))
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

@@ -34,7 +34,13 @@ class Model(Protocol):
     classes: np.ndarray
 
     @property
-    def n_nodes(self) -> int: ...
+    def n_nodes(self) -> int: ...  # all nodes: n_splits + n_leaves
+
+    @property
+    def n_splits(self) -> int: ...  # decision nodes
+
+    @property
+    def n_leaves(self) -> int: ...  # the nodes that predict (a diagram's terminals)
 
     @property
     def depth(self) -> int: ...

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from .errors import SatdtError
+from .errors import REMOVED_IN, SatdtError
 from .tree import Tree
 
 if TYPE_CHECKING:
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 def _deprecated_tree(owner: str) -> None:
     warnings.warn(
-        f"{owner}.tree is deprecated (it may hold a diagram): use {owner}.model",
-        DeprecationWarning,
+        f"{owner}.tree is deprecated (it may hold a diagram) and stops working in satdt "
+        f"{REMOVED_IN}: use {owner}.model",
+        FutureWarning,
         stacklevel=3,
     )
 
@@ -353,7 +354,13 @@ class SearchResult:
 
     @property
     def n_leaves(self) -> int:
+        """The model's leaves (a diagram's terminals)."""
         return self.model.n_leaves
+
+    @property
+    def n_splits(self) -> int:
+        """The model's decision nodes."""
+        return self.model.n_splits
 
     @property
     def tree(self) -> Model:

@@ -200,12 +200,18 @@ class Tree:
     # ------------------------------------------------------------------ shape
     @property
     def n_nodes(self) -> int:
-        """Internal nodes plus leaves."""
+        """All nodes: decision nodes (:attr:`n_splits`) and leaves (:attr:`n_leaves`)."""
         return len(self.feature)
 
     @property
     def n_leaves(self) -> int:
+        """The nodes that predict."""
         return int(np.sum(self.feature == LEAF))
+
+    @property
+    def n_splits(self) -> int:
+        """Decision (internal) nodes: ``n_nodes - n_leaves``."""
+        return int(np.sum(self.feature != LEAF))
 
     @property
     def depth(self) -> int:

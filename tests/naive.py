@@ -205,7 +205,7 @@ def _best_diagram(
     score,
     sample_weight=None,
     *,
-    max_nodes=None,
+    max_splits=None,
     min_flow=None,
     fairness=None,
 ) -> float:
@@ -217,7 +217,7 @@ def _best_diagram(
     any successors in the next layer or among the terminals (both sides may share one successor).
     When one side of the partition is empty, both arcs go to one successor: an empty arc into
     another node only adds a node with no rows, so it never gives a better feasible diagram.
-    Extensions, checked on each complete diagram: at most ``max_nodes`` internal nodes, every
+    Extensions, checked on each complete diagram: at most ``max_splits`` internal nodes, every
     node reached by a weight of at least ``min_flow``, and ``fairness = (kind, group1, group2,
     positive, ratio)``: the groups' rates (of positive predictions; of false positives; of
     false negatives) within the ratio both ways.
@@ -251,7 +251,7 @@ def _best_diagram(
         return sum(w[i] for i in range(n) if rows >> i & 1)
 
     def meets() -> bool:
-        if max_nodes is not None and sum(reached) > max_nodes:
+        if max_splits is not None and sum(reached) > max_splits:
             return False
         if min_flow is not None and any(
             weight_of(rows_at[v]) < min_flow - 1e-9 for v in range(n_nodes) if reached[v]
@@ -316,7 +316,7 @@ def min_diagram_objective(
     alpha: float,
     sample_weight=None,
     *,
-    max_nodes=None,
+    max_splits=None,
     min_flow=None,
     fairness=None,
 ) -> float:
@@ -337,7 +337,7 @@ def min_diagram_objective(
         widths,
         objective,
         sample_weight,
-        max_nodes=max_nodes,
+        max_splits=max_splits,
         min_flow=min_flow,
         fairness=fairness,
     )

@@ -14,7 +14,7 @@ from naive import min_error
 
 from satdt import prepare
 from satdt.dp import common, solve_min_error
-from satdt.errors import DataError
+from satdt.errors import DataError, ParameterError
 from satdt.result import DPStats, Recorder
 
 # Depth-4 and depth-5 optima that this implementation proves in about a second or less.
@@ -395,7 +395,7 @@ def test_default_rules_change_nothing():
 def test_bad_rules_are_refused():
     B = np.eye(3, dtype=np.uint8)
     y = np.array([0, 1, 1])
-    with pytest.raises(DataError, match="leaf_penalty"):
+    with pytest.raises(ParameterError, match="leaf_penalty"):
         solve_min_error(B, y, 2, 2, recorder=Recorder("error"), leaf_penalty=-1.0)
-    with pytest.raises(DataError, match="min_support"):
+    with pytest.raises(ParameterError, match="min_support"):
         solve_min_error(B, y, 2, 2, recorder=Recorder("error"), min_support=0)

@@ -76,7 +76,7 @@ def test_from_tree_agrees_with_tree(seed: int) -> None:
     diagram = Diagram.from_tree(tree, n_features=3)
     assert np.array_equal(diagram.predict(X), tree.predict(X))
     assert diagram.depth == tree.depth
-    assert diagram.n_nodes == tree.n_nodes - tree.n_leaves
+    assert diagram.n_splits == tree.n_splits
 
 
 def test_from_tree_carries_counts_and_probabilities() -> None:
@@ -97,7 +97,7 @@ def test_from_tree_carries_counts_and_probabilities() -> None:
 
 def test_single_leaf_tree_is_single_terminal() -> None:
     diagram = Diagram.from_tree(Tree.single_leaf(1, ["no", "yes"]), n_features=2)
-    assert diagram.n_nodes == 0 and diagram.depth == 0
+    assert diagram.n_splits == 0 and diagram.depth == 0
     assert diagram.export_text() == "class: yes"
     X = np.zeros((4, 2))
     assert list(diagram.predict(X)) == ["yes"] * 4
@@ -217,13 +217,13 @@ def test_simplify_never_changes_a_prediction(case: tuple[Diagram, np.ndarray]) -
     grid = np.array([[a, b] for a in np.arange(-1, 10) / 8 for b in np.arange(-1, 10) / 8])
     simple = diagram.simplify()
     assert np.array_equal(simple.terminal(grid), diagram.terminal(grid))
-    assert simple.n_nodes <= diagram.n_nodes and simple.depth <= diagram.depth
+    assert simple.n_splits <= diagram.n_splits and simple.depth <= diagram.depth
     assert simple.simplify() == simple  # a fixed point
     assert np.all(simple.low != simple.high)
     on_data = diagram.simplify(X)
     assert np.array_equal(on_data.terminal(X), diagram.terminal(X))
-    assert on_data.n_nodes <= diagram.n_nodes
-    assert on_data.n_nodes == len(on_data.layer)  # nothing unreachable is kept
+    assert on_data.n_splits <= diagram.n_splits
+    assert on_data.n_splits == len(on_data.layer)  # nothing unreachable is kept
 
 
 def test_simplify_merges_duplicates_and_collapses() -> None:
@@ -238,7 +238,7 @@ def test_simplify_merges_duplicates_and_collapses() -> None:
         classes=["a", "b"],
     )
     simple = diagram.simplify()
-    assert diagram.n_nodes == 4 and simple.n_nodes == 1
+    assert diagram.n_splits == 4 and simple.n_splits == 1
     assert simple.export_text() == "n0.0: x[1] <= 0.25\n    yes -> class a\n    no  -> class b"
     X = np.random.default_rng(0).random((100, 2))
     assert np.array_equal(simple.predict(X), diagram.predict(X))
@@ -257,7 +257,7 @@ def test_simplify_adds_counts_of_merged_nodes() -> None:
     X = np.random.default_rng(1).random((50, 2))
     counted = diagram.with_counts(X, (X[:, 1] > 0.5).astype(int))
     simple = counted.simplify()
-    assert simple.n_nodes == 1
+    assert simple.n_splits == 1
     assert np.array_equal(simple.counts[0], counted.counts[0])
     assert np.array_equal(simple.terminal_counts, counted.terminal_counts)
 
@@ -267,14 +267,14 @@ def test_simplify_with_data_drops_unused_arcs() -> None:
     diagram = Diagram.from_tree(tree)
     X = np.array([[0.2, 0.2], [0.2, 0.8], [0.8, 0.1], [0.7, 0.3]])
     simple = diagram.simplify(X)
-    assert simple.n_nodes == 2 and simple.widths == (1, 1)
+    assert simple.n_splits == 2 and simple.widths == (1, 1)
     assert np.array_equal(simple.predict(X), diagram.predict(X))
 
 
 def test_simplify_to_single_terminal() -> None:
     diagram = Diagram([0, 1], [0, 1], [0.5, 0.5], [1, -2], [-2, -2], n_features=2, classes=[0, 1])
     simple = diagram.simplify()
-    assert simple.n_nodes == 0 and simple.root == -2
+    assert simple.n_splits == 0 and simple.root == -2
     assert simple.predict(np.zeros((3, 2))).tolist() == [1, 1, 1]
 
 
@@ -288,7 +288,7 @@ def test_export_text_names_every_reachable_node_once(seed: int) -> None:
     reachable = [diagram.node_name(i) for i in np.flatnonzero(diagram.reachable())]
     assert defined == reachable
     targets = re.findall(r"-> (n\d+\.\d+|class \S+)", text)
-    assert len(targets) == 2 * diagram.n_nodes
+    assert len(targets) == 2 * diagram.n_splits
     assert {t for t in targets if t.startswith("n")} <= set(defined)
 
 

@@ -34,9 +34,9 @@ def test_optimum_equals_brute_force_on_tiny_data(seed, solver):
     X = rng.integers(0, 3, size=(7, 2)).astype(float) * 10 + 5  # not in [0, 1]: scaled inside
     y = rng.integers(0, 2, size=7)
     alpha = 0.2 if seed % 2 else 0.0
-    model = OptimalDiagramClassifier(method="milp", widths=(1, 2), alpha=alpha, solver=solver).fit(
-        X, y
-    )
+    model = OptimalDiagramClassifier(
+        method="milp", widths=(1, 2), alpha=alpha, milp_solver=solver
+    ).fit(X, y)
     assert model.result_.proven_optimal
     best = min_diagram_objective(X, y, 2, (1, 2), alpha)
     assert model.result_.objective_value == pytest.approx(best, abs=1e-6)
@@ -76,8 +76,8 @@ def test_parsimony_and_stability_hold_on_the_returned_diagram():
     data = read_csv(IRIS)
     rows = np.random.default_rng(2).choice(len(data.y), 30, replace=False)
     X, y = np.asarray(data.X, dtype=float)[rows], np.asarray(data.y)[rows]
-    small = _fit(X, y, widths=(1, 2, 2), alpha=0.0, max_nodes=1, time_limit=60)
-    assert small.diagram_.n_nodes <= 1
+    small = _fit(X, y, widths=(1, 2, 2), alpha=0.0, max_splits=1, time_limit=60)
+    assert small.diagram_.n_splits <= 1
     stable = _fit(X, y, widths=(1, 2, 2), alpha=0.0, min_flow=8, time_limit=60)
     paths = stable.diagram_.apply(X)
     for node in range(len(stable.diagram_.layer)):
@@ -125,7 +125,7 @@ def test_a_saved_diagram_loads_and_predicts_the_same(tmp_path):
         {"widths": "124"},
         {"alpha": -1},
         {"split": "oblique"},
-        {"solver": "gurobi"},
+        {"milp_solver": "gurobi"},
         {"fairness": {"column": "x0", "kind": "equalised"}},
         {"fairness": {"ratio": 0.8}},
     ],
@@ -153,7 +153,7 @@ def test_sat_smallest_consistent_diagram_beats_the_smallest_tree_on_parity():
     assert diagram.result_.proven_optimal
     assert (diagram.predict(X) == y).all()
     tree_internal = (tree.tree_.n_nodes - 1) // 2
-    assert diagram.diagram_.n_nodes == diagram.result_.objective_value == 5 < tree_internal
+    assert diagram.diagram_.n_splits == diagram.result_.objective_value == 5 < tree_internal
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -175,10 +175,10 @@ def test_maxsat_and_the_milp_reach_the_same_optimum_on_binary_data(seed):
 @pytest.mark.parametrize(
     "params",
     [
-        {"method": "sat", "max_nodes": 3},
+        {"method": "sat", "max_splits": 3},
         {"method": "sat", "split": "multivariate"},
-        {"objective": "size", "max_nodes": 3},
-        {"method": "maxsat", "solver": "scip"},
+        {"objective": "size", "max_splits": 3},
+        {"method": "maxsat", "milp_solver": "scip"},
         {"objective": "depth"},
         {"method": "cart"},
     ],

@@ -52,7 +52,7 @@ def _data(seed: int, n: int = 8, values: int = 3, features: int = 2):
         ({"objective": "size"}, "sat"),
         ({"split": "multivariate"}, "milp"),
         ({"widths": (1, 2, 4), "alpha": 0.0}, "tree"),
-        ({"widths": (1, 2, 4), "alpha": 0.0, "max_nodes": 3}, "maxsat"),
+        ({"widths": (1, 2, 4), "alpha": 0.0, "max_splits": 3}, "maxsat"),
         ({"widths": (1, 2, 3), "alpha": 0.0}, "maxsat"),
         ({"widths": (1, 2, 4), "alpha": 0.01}, "maxsat"),
     ],
@@ -80,10 +80,10 @@ def test_auto_sends_a_formula_too_large_for_maxsat_to_the_milp(monkeypatch) -> N
     ("kwargs", "words"),
     [
         ({"method": "maxsat", "split": "multivariate"}, "use method 'milp'"),
-        ({"method": "maxsat", "solver": "highs"}, "solver is an option of method 'milp'"),
+        ({"method": "maxsat", "milp_solver": "highs"}, "milp_solver is an option of method 'milp'"),
         ({"method": "tree", "alpha": 0.1, "widths": (1, 2)}, "alpha = 0"),
         ({"method": "tree", "alpha": 0.0, "widths": (1, 2, 2)}, "complete-tree"),
-        ({"method": "tree", "alpha": 0.0, "widths": (1, 2), "max_nodes": 2}, "max_nodes is an"),
+        ({"method": "tree", "alpha": 0.0, "widths": (1, 2), "max_splits": 2}, "max_splits is an"),
         ({"method": "sat"}, "does not solve objective 'error'"),
         ({"objective": "size", "min_flow": 2}, "objective='size'"),
         ({"method": "nope"}, "method must be one of"),
@@ -103,7 +103,7 @@ def test_the_readme_holds_the_table_of_diagram_searches() -> None:
 # ---------------------------------------------------------------------- brute force
 EXTENSION_CASES = [
     {},
-    {"max_nodes": 2},
+    {"max_splits": 2},
     {"min_flow": 3.0},
     {"fairness": ("parity", 0.8)},
     {"fairness": ("false_positive", 0.5)},
@@ -127,8 +127,8 @@ def test_every_route_agrees_with_brute_force(extensions, alpha, seed) -> None:
     widths = (1, 2)
     params = {"widths": widths, "alpha": alpha}
     naive = {}
-    if "max_nodes" in extensions:
-        params["max_nodes"] = naive["max_nodes"] = extensions["max_nodes"]
+    if "max_splits" in extensions:
+        params["max_splits"] = naive["max_splits"] = extensions["max_splits"]
     if "min_flow" in extensions:
         params["min_flow"] = naive["min_flow"] = extensions["min_flow"]
     if "fairness" in extensions:
@@ -255,7 +255,7 @@ def test_cli_diagram_takes_the_routes_and_refuses_a_foreign_option(capsys) -> No
     code = main(["diagram", str(iris), "--method", "maxsat", "--solver", "scip"])
     err = capsys.readouterr().err
     assert code != EXIT_OK
-    assert "--solver is an option of --method 'milp'" in err and "Traceback" not in err
+    assert "--milp-solver is an option of --method 'milp'" in err and "Traceback" not in err
 
 
 def test_maxsat_never_returns_worse_than_its_starts() -> None:
@@ -268,7 +268,7 @@ def test_maxsat_never_returns_worse_than_its_starts() -> None:
     found = minimum_error_diagram(
         B, y, 3, (1, 2), alpha=0.0, deadline=time.perf_counter(), starts=[]
     )
-    assert found.diagram.n_nodes == 0  # no time: the majority terminal
+    assert found.diagram.n_splits == 0  # no time: the majority terminal
     best = start.result_.objective_value
     diagram = start.diagram_.replace(classes=np.arange(3))
     again = minimum_error_diagram(

@@ -181,4 +181,4 @@ def test_sat_diagram_effort_stays_within_its_record():
     model.fit_dataset(data, on_event=events.append)
     result = model.result_
     effort = _effort(result.stats.as_dict(), events)
-    _check("diagram-sat-size-mouse", float(result.model.n_nodes), result.proven_optimal, effort)
+    _check("diagram-sat-size-mouse", float(result.model.n_splits), result.proven_optimal, effort)

@@ -148,10 +148,10 @@ LINE_Y = np.array([0, 0, 0, 0, 1, 0, 0, 0, 0, 0])
 def test_parsimony_caps_active_nodes(solver: str) -> None:
     free = solve_diagram(LINE_X, LINE_Y, 2, (1, 1), MilpOptions(alpha=0.0, solver=solver))
     capped = solve_diagram(
-        LINE_X, LINE_Y, 2, (1, 1), MilpOptions(alpha=0.0, max_nodes=1, solver=solver)
+        LINE_X, LINE_Y, 2, (1, 1), MilpOptions(alpha=0.0, max_splits=1, solver=solver)
     )
-    assert free.objective == pytest.approx(0.0, abs=1e-9) and free.diagram.n_nodes == 2
-    assert capped.diagram.n_nodes <= 1
+    assert free.objective == pytest.approx(0.0, abs=1e-9) and free.diagram.n_splits == 2
+    assert capped.diagram.n_splits <= 1
     assert capped.objective == pytest.approx(min_diagram_objective(LINE_X, LINE_Y, 2, (1,), 0.0))
 
 
@@ -422,7 +422,7 @@ def test_deadline_holds_while_the_model_is_passed_to_the_solver(data_dir) -> Non
         y,
         2,
         widths,
-        MilpOptions(split="multivariate", max_nodes=3),
+        MilpOptions(split="multivariate", max_splits=3),
         start=start,
         deadline=time.perf_counter() + 0.05,
     )
@@ -446,7 +446,7 @@ def test_missing_solver_says_how_to_install(monkeypatch, solver: str, module: st
         ({"widths": (2, 2)}, "widths"),
         ({"split": "oblique"}, "split"),
         ({"solver": "gurobi"}, "solver"),
-        ({"max_nodes": 0}, "max_nodes"),
+        ({"max_splits": 0}, "max_splits"),
         ({"n_classes": 1}, "n_classes"),
     ],
 )

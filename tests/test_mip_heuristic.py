@@ -24,14 +24,14 @@ SKELETONS = [(1,), (1, 2), (1, 2, 4, 8), (1, 2, 4, 4, 4), (1, 2, 3, 3, 3, 3, 3),
 def fits_skeleton(diagram: Diagram, widths: tuple[int, ...]) -> None:
     """What the MILP warm start needs: layers within the widths, arcs to the next layer or
     a terminal, no node sending both sides to the same place."""
-    assert diagram.n_nodes == len(diagram.layer)  # nothing unreachable
-    if not diagram.n_nodes:
+    assert diagram.n_splits == len(diagram.layer)  # nothing unreachable
+    if not diagram.n_splits:
         assert diagram.root < 0
         return
     counts = np.bincount(diagram.layer)
     assert len(counts) <= len(widths)
     assert np.all(counts <= np.asarray(widths)[: len(counts)])
-    for i in range(diagram.n_nodes):
+    for i in range(diagram.n_splits):
         assert diagram.low[i] != diagram.high[i]
         for s in (diagram.low[i], diagram.high[i]):
             assert s < 0 or diagram.layer[s] == diagram.layer[i] + 1
@@ -141,7 +141,7 @@ def test_fits_the_skeleton_on_benchmark_files(name: str, widths: tuple[int, ...]
     value = objective(diagram, X, y, 0.01, widths)
     assert value < 1 - np.bincount(y).max() / len(y)  # better than the majority class
     assert diagram.n_features == X.shape[1]
-    for i in range(diagram.n_nodes):  # thresholds are midpoints of distinct values
+    for i in range(diagram.n_splits):  # thresholds are midpoints of distinct values
         column = X[:, diagram.feature[i]]
         assert not np.any(column == diagram.threshold[i])
 
@@ -184,7 +184,7 @@ def test_split_sides_are_min_gap_apart(min_gap: float) -> None:
     diagram = construct(X, y, 2, (1, 2, 2, 2), alpha=0.0, max_starts=10, min_gap=min_gap)
     fits_skeleton(diagram, (1, 2, 2, 2))
     path = diagram.apply(X)
-    for node in range(diagram.n_nodes):
+    for node in range(diagram.n_splits):
         here = np.any(path == node, axis=1)
         column = X[here, diagram.feature[node]]
         low = column <= diagram.threshold[node]
@@ -195,13 +195,13 @@ def test_split_sides_are_min_gap_apart(min_gap: float) -> None:
 def test_pure_data_gives_a_single_terminal() -> None:
     X = np.random.default_rng(2).random((30, 2))
     diagram = construct(X, np.full(30, 2), 3, (1, 2), alpha=0.0)
-    assert diagram.n_nodes == 0 and diagram.root == -3
+    assert diagram.n_splits == 0 and diagram.root == -3
 
 
 def test_large_alpha_prunes_to_few_nodes() -> None:
     X, y = random_data(3)
     diagram = construct(X, y, 3, (1, 2, 4, 8), alpha=10.0, max_starts=10)
-    assert diagram.n_nodes <= 1
+    assert diagram.n_splits <= 1
 
 
 def test_deterministic_for_a_seed() -> None:
@@ -223,7 +223,7 @@ def test_deadline_is_respected() -> None:
     fits_skeleton(diagram, (1, 2, 4, 8, 8, 8))
     began = time.perf_counter()
     late = construct(X, y, 4, (1, 2), alpha=0.01, deadline=began - 1)
-    assert late.n_nodes == 0 and time.perf_counter() - began < 1.0
+    assert late.n_splits == 0 and time.perf_counter() - began < 1.0
 
 
 def test_time_budget_limits_restarts() -> None:

@@ -73,7 +73,7 @@ def test_minimum_size_equals_brute_force(seed: int) -> None:
         return
     result = minimum_size_diagram(B, y, 3, widths)
     assert result.proven and result.objective == result.lower_bound == expected
-    assert result.diagram.n_nodes == expected
+    assert result.diagram.n_splits == expected
     _check_consistent(result.diagram, B, y)
 
 
@@ -121,13 +121,13 @@ def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
 
 def _smallest_without_symmetry_breaking(B, y, c, widths, upto):
     """The fewest nodes of a consistent diagram by the CNF without (D4)-(D5), None if > upto."""
-    for max_nodes in range(1, upto + 1):
-        cnf = diagram_cnf(B, y, c, widths, max_nodes=max_nodes)
+    for max_splits in range(1, upto + 1):
+        cnf = diagram_cnf(B, y, c, widths, max_splits=max_splits)
         clauses = [cl for name, cs in cnf.sections if name not in ("(D4)", "(D5)") for cl in cs]
         with Solver(name="glucose4", bootstrap_with=clauses) as solver:
             if solver.solve():
                 _check_consistent(cnf.formula.decode(solver.get_model()), B, y)
-                return max_nodes
+                return max_splits
     return None
 
 
@@ -187,15 +187,15 @@ def test_compact_keeps_the_diagram_consistent_and_never_larger(seed: int) -> Non
     B, y = _random(400 + seed, 40, 6, c=2 + seed % 2)
     tree = OptimalTreeClassifier(objective="error", max_depth=6).fit(B.astype(float), y)
     start = _tree_start(B, y, 2 + seed % 2, 6)
-    assert start is not None and start.n_nodes == (tree.tree_.n_nodes - 1) // 2
+    assert start is not None and start.n_splits == (tree.tree_.n_nodes - 1) // 2
     small = compact(start, B, y, 2 + seed % 2)
     _check_consistent(small, B, y)
-    assert 1 <= small.n_nodes <= start.n_nodes
+    assert 1 <= small.n_splits <= start.n_splits
     assert len(small.widths) <= len(start.widths)
     assert all(a <= b for a, b in zip(small.widths, start.widths, strict=False))
     B3, y3 = _parity(3)  # the tree of 3-bit parity shares its subtrees: 7 nodes become 5
     tree3 = _tree_start(B3, y3, 2, 3)
-    assert tree3.n_nodes == 7 and compact(tree3, B3, y3, 2).n_nodes == 5
+    assert tree3.n_splits == 7 and compact(tree3, B3, y3, 2).n_splits == 5
 
 
 # ---------------------------------------------------------------------------- against trees
@@ -236,8 +236,8 @@ def test_examples_join_the_same_solver() -> None:
         assert loop.n_clauses > clauses and loop.calls > 1
         _check_consistent(diagram, B, y)
         loop.add_counter(6)
-        assert loop.run(max_nodes=6)[0] == "UNSAT"  # 4-bit parity needs 7 nodes
-        assert loop.run(max_nodes=7)[0] == "SAT"
+        assert loop.run(max_splits=6)[0] == "UNSAT"  # 4-bit parity needs 7 nodes
+        assert loop.run(max_splits=7)[0] == "SAT"
 
 
 def test_time_limit_returns_the_best_diagram_not_proven(monkeypatch) -> None:
@@ -275,9 +275,9 @@ def test_the_last_share_of_the_time_raises_the_lower_bound(monkeypatch) -> None:
     asked = []
     real = sd.DiagramLoop.run
 
-    def spy(self, max_nodes=None):
-        asked.append(max_nodes)
-        return real(self, max_nodes)
+    def spy(self, max_splits=None):
+        asked.append(max_splits)
+        return real(self, max_splits)
 
     monkeypatch.setattr(sd.DiagramLoop, "run", spy)
     monkeypatch.setattr(sd, "LOWER_SHARE", 1.0)  # the descent gets no time
@@ -311,7 +311,7 @@ def test_maxsat_time_limit_interrupts_rc2() -> None:
 def test_single_class_and_bad_input() -> None:
     B, _ = _parity(2)
     result = minimum_size_diagram(B, np.zeros(4, int), 2, (1, 2))
-    assert result.objective == 0 and result.diagram.n_nodes == 0 and result.proven
+    assert result.objective == 0 and result.diagram.n_splits == 0 and result.proven
     with pytest.raises(DataError):
         minimum_size_diagram(B, np.zeros(4, int), 2, (2, 2))
     with pytest.raises(DataError):
@@ -382,7 +382,7 @@ def test_page_size_formulas_equal_the_cnf_counts() -> None:
 
 
 def test_dimacs_header_counts_the_formula() -> None:
-    text = _xor_text(max_nodes=4)
+    text = _xor_text(max_splits=4)
     counts = _header_counts(text)
     assert counts["(D9)"] > 0 and counts["H"] > 0
     legend = [line for line in text.splitlines() if re.match(r"c \d+ ", line)]
@@ -391,14 +391,14 @@ def test_dimacs_header_counts_the_formula() -> None:
 
 def test_cnf_models_decode_to_consistent_diagrams_and_bounds_hold() -> None:
     B, y = _parity(3)
-    for max_nodes, expected in ((4, False), (5, True), (None, True)):
-        cnf = diagram_cnf(B, y, 2, (1, 2, 2), max_nodes=max_nodes)
+    for max_splits, expected in ((4, False), (5, True), (None, True)):
+        cnf = diagram_cnf(B, y, 2, (1, 2, 2), max_splits=max_splits)
         with Solver(name="glucose4", bootstrap_with=cnf.clauses()) as solver:
             assert solver.solve() == expected
             if expected:
                 diagram = cnf.formula.decode(solver.get_model())
                 _check_consistent(diagram, B, y)
-                assert max_nodes is None or diagram.n_nodes <= max_nodes
+                assert max_splits is None or diagram.n_splits <= max_splits
         assert set(cnf.legend) == set(range(1, cnf.n_vars + 1))
 
 
@@ -411,9 +411,9 @@ def block_xor_data() -> str:
     return "```text\n" + "\n".join(lines) + "\n```\n"
 
 
-def _xor_text(max_nodes: int | None = None) -> str:
+def _xor_text(max_splits: int | None = None) -> str:
     B, y = _parity(3)
-    return encode_diagram_dimacs(_dataset(B, y), (1, 2, 2), max_nodes=max_nodes)
+    return encode_diagram_dimacs(_dataset(B, y), (1, 2, 2), max_splits=max_splits)
 
 
 def block_xor_header() -> str:
@@ -441,19 +441,19 @@ def block_xor_row() -> str:
 
 def block_xor_answers() -> str:
     rows = [
-        "| max_nodes | variables | clauses | glucose 4 | decoded diagram |",
+        "| max_splits | variables | clauses | glucose 4 | decoded diagram |",
         "|---|---|---|---|---|",
     ]
     B, y = _parity(3)
-    for max_nodes in (4, 5):
-        cnf = diagram_cnf(B, y, 2, (1, 2, 2), max_nodes=max_nodes)
+    for max_splits in (4, 5):
+        cnf = diagram_cnf(B, y, 2, (1, 2, 2), max_splits=max_splits)
         with Solver(name="glucose4", bootstrap_with=cnf.clauses()) as solver:
             if solver.solve():
                 d = cnf.formula.decode(solver.get_model())
-                answer, shape = "SAT", f"{d.n_nodes} nodes, widths {list(d.widths)}"
+                answer, shape = "SAT", f"{d.n_splits} nodes, widths {list(d.widths)}"
             else:
                 answer, shape = "UNSAT", "none"
-        rows.append(f"| {max_nodes} | {cnf.n_vars} | {cnf.n_clauses} | {answer} | {shape} |")
+        rows.append(f"| {max_splits} | {cnf.n_vars} | {cnf.n_clauses} | {answer} | {shape} |")
     return "\n".join(rows) + "\n"
 
 
@@ -478,7 +478,7 @@ def block_xor_maxsat() -> str:
         r = minimum_error_diagram(B, y, 2, widths, alpha=alpha)
         errors = int((r.diagram.predict_index(B.astype(float)) != y).sum())
         rows.append(
-            f"| {list(widths)} | {alpha} | {r.objective:.4f} | {errors} of 8 | {r.diagram.n_nodes} |"
+            f"| {list(widths)} | {alpha} | {r.objective:.4f} | {errors} of 8 | {r.diagram.n_splits} |"
         )
     return "\n".join(rows) + "\n"
 

@@ -38,9 +38,9 @@ def _diagram_estimator(args: argparse.Namespace) -> Any:
         split="multivariate" if args.multivariate else "univariate",
         time_limit=args.time_limit,
         min_flow=args.min_flow,
-        max_nodes=args.max_nodes,
+        max_splits=args.max_splits,
         fairness=fairness,
-        solver=args.solver,
+        milp_solver=args.milp_solver,
         class_weight=args.class_weight,
     )
 

@@ -25,13 +25,20 @@ def encode_command(args: argparse.Namespace) -> int:
             raise SatdtError(
                 f"--diagram takes integers separated by commas, got {args.diagram!r}"
             ) from None
-        text = encode_diagram_dimacs(read_training(args), widths, max_nodes=args.max_nodes)
+        if args.max_nodes is not None:
+            raise SatdtError(
+                "--max-nodes counts a tree's nodes, leaves included; a diagram's decision "
+                "nodes are capped by --max-splits"
+            )
+        text = encode_diagram_dimacs(read_training(args), widths, max_splits=args.max_splits)
         write_output(text, args.output)
         return EXIT_OK
     from ..sat.dimacs import encode_dimacs
 
     if args.depth is None:
         raise SatdtError("give --depth K (a tree) or --diagram W0,W1,... (a diagram)")
+    if args.max_splits is not None:
+        raise SatdtError("--max-splits caps a diagram (--diagram); a tree's size is --max-nodes")
     write_output(
         encode_dimacs(read_training(args), args.depth, max_nodes=args.max_nodes), args.output
     )

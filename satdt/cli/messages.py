@@ -14,6 +14,8 @@ EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
 _FLAGS = {
     "max_depth": "--max-depth",
     "max_nodes": "--max-nodes",
+    "max_splits": "--max-splits",
+    "milp_solver": "--milp-solver",
     "time_limit": "--time-limit",
     "max_thresholds": "--max-thresholds",
     "max_memory_mb": "--max-memory-mb",

@@ -281,7 +281,10 @@ def _add_encode_command(commands: Any) -> None:
         "with the data (encodings/diagram.md)",
     )
     encode.add_argument(
-        "--max-nodes", type=int, metavar="N", help="at most N nodes (internal + leaves)"
+        "--max-nodes", type=int, metavar="N", help="a tree of at most N nodes (internal + leaves)"
+    )
+    encode.add_argument(
+        "--max-splits", type=int, metavar="N", help="a diagram of at most N decision nodes"
     )
     encode.add_argument(
         "-o", "--output", metavar="FILE", help="write the CNF here instead of stdout"
@@ -394,7 +397,14 @@ def _add_diagram_command(commands: Any) -> None:
     )
     diagram.add_argument("--multivariate", action="store_true", help="hyperplane splits a.x <= b")
     diagram.add_argument("--min-flow", type=float, metavar="S", help="stability (20)")
-    diagram.add_argument("--max-nodes", type=int, metavar="N", help="parsimony: at most N nodes")
+    diagram.add_argument(
+        "--max-splits",
+        "--max-nodes",
+        dest="max_splits",
+        type=int,
+        metavar="N",
+        help="parsimony: at most N decision nodes (--max-nodes: its old name)",
+    )
     diagram.add_argument("--fair-column", metavar="COL", help="two-valued column of the groups")
     diagram.add_argument("--fair-ratio", type=float, default=0.8, help="fairness ratio (19)")
     diagram.add_argument(
@@ -405,7 +415,12 @@ def _add_diagram_command(commands: Any) -> None:
     )
     diagram.add_argument("--fair-positive", metavar="LABEL", help="the positive class")
     diagram.add_argument(
-        "--solver", choices=("auto", "scip", "highs"), default="auto", help="MILP solver (milp)"
+        "--milp-solver",
+        "--solver",
+        dest="milp_solver",
+        choices=("auto", "scip", "highs"),
+        default="auto",
+        help="MILP solver (milp; --solver: its old name)",
     )
     _add_class_weight(diagram)
     _add_output_options(diagram)

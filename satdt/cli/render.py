@@ -133,7 +133,8 @@ def render_tree(model: OptimalTreeClassifier, fmt: str) -> str:
             "method": model.method_,
             "depth": fitted.depth,
             "n_nodes": fitted.n_nodes,
-            "n_leaves": getattr(fitted, "n_leaves", None),
+            "n_splits": fitted.n_splits,
+            "n_leaves": fitted.n_leaves,
             "proven_optimal": result.proven_optimal,
             "lower_bound": result.lower_bound,
             "stop_reason": result.stop_reason,
@@ -187,6 +188,8 @@ def render_diagram(model: Any, fmt: str) -> str:
             "objective_value": result.objective_value,
             "method": model.method_,
             "n_nodes": fitted.n_nodes,
+            "n_splits": fitted.n_splits,
+            "n_leaves": fitted.n_leaves,
             "depth": fitted.depth,
             "proven_optimal": result.proven_optimal,
             "lower_bound": result.lower_bound,
@@ -206,10 +209,11 @@ def diagram_summary(model: Any, dataset: Dataset) -> list[str]:
         if result.proven_optimal
         else f"not proven; lower bound {result.lower_bound:.6g}"
     )
-    what = "nodes" if model.objective == "size" else "objective (18)"
+    what = "decision nodes" if model.objective == "size" else "objective (18)"
     return [
         f"{what}: {result.objective_value:.6g} ({proof})",
-        f"nodes: {fitted.n_nodes}, depth: {fitted.depth}, training errors: {errors} of {n} rows",
+        f"decision nodes: {fitted.n_splits} (and {fitted.n_terminals} terminals), depth: "
+        f"{fitted.depth}, training errors: {errors} of {n} rows",
         f"method: {model.method_}",
         *_diagram_report(model.method_, result.stats),
         f"time: {result.runtime:.3g} s",

@@ -48,7 +48,7 @@ class MilpOptions:
         HiGHS (``highspy``, big-M rows) or SCIP (``pyscipopt``, big-M rows or indicators).
     cutoff : float, optional
         Only diagrams of objective at most ``cutoff`` are sought (status "infeasible" if none).
-    max_nodes : int, optional
+    max_splits : int, optional
         Parsimony: at most this many active internal nodes, the root included.
     min_flow : float, optional
         Stability (20): every active internal node is reached by a weight of at least ``min_flow``.
@@ -70,7 +70,7 @@ class MilpOptions:
     split: str = "univariate"
     solver: str = "highs"
     cutoff: float | None = None
-    max_nodes: int | None = None
+    max_splits: int | None = None
     min_flow: float | None = None
     fairness: Fairness | None = None
     epsilon: float = 1e-4
@@ -442,9 +442,9 @@ def _add_univariate(R: _RowBuilder, sk: _Skeleton, lay: _Layout, d: int) -> None
         )
 
 
-def _add_parsimony(R: _RowBuilder, sk: _Skeleton, lay: _Layout, max_nodes: int) -> None:
-    """Parsimony: ``sum_v d_v <= max_nodes`` active internal nodes, the root included."""
-    R.add(1, np.zeros(sk.n_nodes), lay["d"], 1.0, -np.inf, float(max_nodes))
+def _add_parsimony(R: _RowBuilder, sk: _Skeleton, lay: _Layout, max_splits: int) -> None:
+    """Parsimony: ``sum_v d_v <= max_splits`` active internal nodes, the root included."""
+    R.add(1, np.zeros(sk.n_nodes), lay["d"], 1.0, -np.inf, float(max_splits))
 
 
 def _add_min_flow(
@@ -579,8 +579,8 @@ def _build(rows: _Rows, sk: _Skeleton, options: MilpOptions, deadline: float = n
     _add_symmetry(R, sk, lay)
     if univariate:
         _add_univariate(R, sk, lay, d)
-    if options.max_nodes is not None:
-        _add_parsimony(R, sk, lay, options.max_nodes)
+    if options.max_splits is not None:
+        _add_parsimony(R, sk, lay, options.max_splits)
     if options.min_flow is not None and options.min_flow > 0:
         _add_min_flow(R, rows, sk, lay, options.min_flow)
     if options.fairness is not None:

@@ -99,9 +99,9 @@ def _check(
     )
     if weight.shape != y.shape or np.any(weight < 0) or weight.sum() <= 0:
         raise SatdtError("sample_weight must hold one non-negative weight per row, not all zero")
-    if options.max_nodes is not None and options.max_nodes < 1:
+    if options.max_splits is not None and options.max_splits < 1:
         raise SatdtError(
-            f"max_nodes counts active internal nodes including the root, so it must be >= 1; got {options.max_nodes}"
+            f"max_splits counts active internal nodes including the root, so it must be >= 1; got {options.max_splits}"
         )
     if options.min_flow is not None and options.min_flow < 0:
         raise SatdtError(f"min_flow must be >= 0; got {options.min_flow}")
@@ -205,7 +205,7 @@ def solve_diagram(
         prob = _build(rows, sk, options, end)
     except TimeUp:
         # the start is unchecked against the model: usable only without extra constraints
-        plain = options.max_nodes is None and options.min_flow is None and options.fairness is None
+        plain = options.max_splits is None and options.min_flow is None and options.fairness is None
         if start is None or not plain:
             return out_of_time(None, np.inf)
         return out_of_time(start, objective_18(start, X, y, options.alpha, widths, weight))

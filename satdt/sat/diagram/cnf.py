@@ -56,12 +56,12 @@ def diagram_cnf(
     n_classes: int,
     widths: Sequence[int],
     *,
-    max_nodes: int | None = None,
+    max_splits: int | None = None,
     feature_names: Sequence[str] | None = None,
     classes: Sequence[Any] | None = None,
     row_names: Sequence[str] | None = None,
 ) -> DiagramCNF:
-    """The CNF of the consistent diagrams of a skeleton with at most ``max_nodes`` internal nodes.
+    """The CNF of the consistent diagrams of a skeleton with at most ``max_splits`` internal nodes.
 
     ``B``, ``y``: distinct binary rows and their classes, all encoded. Variables are created
     in the order F, A, Lo, Hi, R, then V and G row by row (and the counter's H); clauses
@@ -94,12 +94,12 @@ def diagram_cnf(
         ("G", len(B) * S),
     ]
     legend = _legend(f, names, labels, rows)
-    if max_nodes is not None and max_nodes - 1 < S - 1:
-        if max_nodes < 1:
-            raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
-        counter = SequentialCounter(pool, f.A[1:], max_nodes - 1)
+    if max_splits is not None and max_splits - 1 < S - 1:
+        if max_splits < 1:
+            raise DataError(f"max_splits must be at least 1 (the root), got {max_splits}")
+        counter = SequentialCounter(pool, f.A[1:], max_splits - 1)
         legend.update(_counter_legend(counter.H))
-        bound = [[lit] for lit in counter.at_most(max_nodes - 1)]
+        bound = [[lit] for lit in counter.at_most(max_splits - 1)]
         sections.append(("(D9)", counter.clauses + bound))
         var_counts.append(("H", counter.n_vars))
     return DiagramCNF(f, sections, var_counts, legend)
@@ -156,12 +156,12 @@ def _counter_legend(H: np.ndarray) -> dict[int, str]:
 
 
 def encode_diagram_dimacs(
-    dataset: Dataset, widths: Sequence[int], *, max_nodes: int | None = None
+    dataset: Dataset, widths: Sequence[int], *, max_splits: int | None = None
 ) -> str:
     """The DIMACS CNF whose models are the diagrams of skeleton ``widths`` consistent with the data.
 
     The data are binarised as for the trees (:func:`satdt.sat.dimacs.encode_dimacs`); every
-    distinct row is encoded. ``max_nodes`` also bounds the internal nodes, root included.
+    distinct row is encoded. ``max_splits`` also bounds the internal nodes, root included.
     The text: a header (data, skeleton, counts per variable kind and per formula), one
     comment per variable, ``p cnf V C`` and the clauses (see ``encodings/diagram.md``).
 
@@ -191,14 +191,14 @@ def encode_diagram_dimacs(
         data.y[first],
         len(data.classes),
         widths,
-        max_nodes=max_nodes,
+        max_splits=max_splits,
         feature_names=view.names,
         classes=[str(c) for c in data.classes],
         row_names=[f"the row on line {line}" for line in lines],
     )
     f = cnf.formula
     source = "the data" if dataset.source is None else Path(dataset.source).name
-    limit = "" if max_nodes is None else f" with at most {max_nodes} internal nodes"
+    limit = "" if max_splits is None else f" with at most {max_splits} internal nodes"
     out = [
         f"c satdt encode --diagram: decision diagrams of skeleton {list(widths)}{limit}",
         f"c that classify every row of {source} correctly; formulas (D1)-(D9) and counts:",

@@ -59,19 +59,19 @@ def tree_skeleton(max_depth: int, max_width: int | None = None) -> tuple[int, ..
     return tuple(min(2**l, cap) for l in range(max_depth))
 
 
-def layer_caps(widths: Sequence[int], max_nodes: int) -> tuple[int, ...]:
-    """The most nodes each layer can use in a diagram of at most ``max_nodes`` internal nodes.
+def layer_caps(widths: Sequence[int], max_splits: int) -> tuple[int, ...]:
+    """The most nodes each layer can use in a diagram of at most ``max_splits`` internal nodes.
 
     Every node of layer l + 1 is entered from layer l, whose nodes have two arcs each, so k
     nodes in layer l need at least ``ceil(k / 2**j)`` nodes in layer l - j: layer l holds at
-    most the largest ``k <= widths[l]`` with ``k + sum(ceil(k / 2**j), j = 1..l) <= max_nodes``
+    most the largest ``k <= widths[l]`` with ``k + sum(ceil(k / 2**j), j = 1..l) <= max_splits``
     (0 when even one node does not fit).
     """
     caps = []
     for l, width in enumerate(widths):
         cap = 0
         for k in range(1, width + 1):
-            if k + sum(-(-k // 2**j) for j in range(1, l + 1)) > max_nodes:
+            if k + sum(-(-k // 2**j) for j in range(1, l + 1)) > max_splits:
                 break
             cap = k
         caps.append(cap)

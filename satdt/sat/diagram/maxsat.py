@@ -215,7 +215,7 @@ def maxsat_formula(
     widths: Sequence[int],
     alpha: float,
     *,
-    max_nodes: int | None = None,
+    max_splits: int | None = None,
     min_flow: float | None = None,
     fairness: Fairness | None = None,
     deadline: float | None = None,
@@ -266,7 +266,7 @@ def maxsat_formula(
     if node_cost:
         for a in formula.A[1:]:
             wcnf.append([-int(a)], weight=node_cost)
-    hard.extend(_extension_clauses(formula, class_weight, Vs, Ts, max_nodes, min_flow, fairness))
+    hard.extend(_extension_clauses(formula, class_weight, Vs, Ts, max_splits, min_flow, fairness))
     wcnf.nv = max(wcnf.nv, pool.top)
     return wcnf, formula, D
 
@@ -276,7 +276,7 @@ def _extension_clauses(
     class_weight: np.ndarray,
     Vs: list,
     Ts: list,
-    max_nodes: int | None,
+    max_splits: int | None,
     min_flow: float | None,
     fairness: Fairness | None,
 ) -> Clauses:
@@ -284,11 +284,11 @@ def _extension_clauses(
     exact visit variables ``Vs`` and terminal variables ``Ts``."""
     S = formula.sk.n_nodes
     clauses: Clauses = []
-    if max_nodes is not None and max_nodes - 1 < S - 1:
-        if max_nodes < 1:
-            raise DataError(f"max_nodes must be at least 1 (the root), got {max_nodes}")
-        counter = SequentialCounter(formula.pool, formula.A[1:], max_nodes - 1)
-        clauses += counter.clauses + [[lit] for lit in counter.at_most(max_nodes - 1)]
+    if max_splits is not None and max_splits - 1 < S - 1:
+        if max_splits < 1:
+            raise DataError(f"max_splits must be at least 1 (the root), got {max_splits}")
+        counter = SequentialCounter(formula.pool, formula.A[1:], max_splits - 1)
+        clauses += counter.clauses + [[lit] for lit in counter.at_most(max_splits - 1)]
     if min_flow is not None:
         clauses += flow_clauses(formula, np.array(Vs), class_weight.sum(axis=1), min_flow)
     if fairness is not None:
@@ -307,7 +307,7 @@ def minimum_error_diagram(
     max_width: int | None = None,
     alpha: float = 0.01,
     sample_weight: np.ndarray | None = None,
-    max_nodes: int | None = None,
+    max_splits: int | None = None,
     min_flow: float | None = None,
     fairness: Fairness | None = None,
     starts: Sequence[Diagram] = (),
@@ -328,7 +328,7 @@ def minimum_error_diagram(
     sample_weight
         Non-negative row weights (default 1); identical rows are merged, their weights added
         per class.
-    max_nodes, min_flow, fairness
+    max_splits, min_flow, fairness
         The paper's extensions, as hard constraints (see the module docstring); ``fairness``
         groups are masks over the rows of ``B``.
     starts
@@ -362,7 +362,7 @@ def minimum_error_diagram(
     if weight.shape != y.shape or (weight < 0).any() or weight.sum() <= 0:
         raise DataError("sample_weight must hold one non-negative weight per row, not all zero")
     labels = np.arange(n_classes) if classes is None else classes
-    extensions = {"max_nodes": max_nodes, "min_flow": min_flow, "fairness": fairness}
+    extensions = {"max_splits": max_splits, "min_flow": min_flow, "fairness": fairness}
     Bd, class_weight, merged_fairness = _merged_rows(B, y, weight, n_classes, fairness)
 
     def value_of(diagram: Diagram) -> float | None:
@@ -385,7 +385,7 @@ def minimum_error_diagram(
             class_weight,
             widths,
             alpha,
-            max_nodes=max_nodes,
+            max_splits=max_splits,
             min_flow=min_flow,
             fairness=merged_fairness,
             deadline=deadline,

@@ -100,22 +100,22 @@ class DiagramLoop:
         self.counter = leaf_counter("totalizer", self.pool, self.formula.A[1:], max_bound)
         self._add(self.counter.clauses)
 
-    def bound(self, max_nodes: int) -> list[int]:
-        """Assumptions for "at most ``max_nodes`` internal nodes": the counter (D9) and the
+    def bound(self, max_splits: int) -> list[int]:
+        """Assumptions for "at most ``max_splits`` internal nodes": the counter (D9) and the
         layer caps of :func:`layer_caps` (the first node past each cap is unused)."""
-        out = self.counter.at_most(max_nodes - 1)
+        out = self.counter.at_most(max_splits - 1)
         sk = self.formula.sk
-        for l, cap in enumerate(layer_caps(sk.widths, max_nodes)):
+        for l, cap in enumerate(layer_caps(sk.widths, max_splits)):
             if cap < sk.widths[l]:
                 out.append(-int(self.formula.A[sk.first[l] + cap]))
         return out
 
-    def run(self, max_nodes: int | None = None) -> tuple[str, Diagram | None]:
+    def run(self, max_splits: int | None = None) -> tuple[str, Diagram | None]:
         """Loop until ``("SAT", consistent diagram)``, ``("UNSAT", None)`` or ``("UNKNOWN", None)``.
 
-        ``max_nodes`` bounds the internal nodes, root included (needs :meth:`add_counter`).
+        ``max_splits`` bounds the internal nodes, root included (needs :meth:`add_counter`).
         """
-        assumptions = [] if max_nodes is None else self.bound(max_nodes)
+        assumptions = [] if max_splits is None else self.bound(max_splits)
         while True:
             status = solve_until(self.solver, self.solver_name, assumptions, self.deadline)
             self.calls += 1
@@ -156,7 +156,7 @@ def compact(diagram: Diagram, B: np.ndarray, y: np.ndarray, n_classes: int) -> D
     and what only it reached drop out); until no such move is left. Layers are kept, so the
     result fits wherever ``diagram`` did.
     """
-    if diagram.n_nodes == 0:
+    if diagram.n_splits == 0:
         return diagram
     # layer order, so that successors come after their nodes (for _reach) whatever is merged
     order = np.argsort(diagram.layer, kind="stable")
@@ -209,7 +209,7 @@ def _greedy_start(
     """A Gini tree as a first consistent diagram, when it fits the skeleton (else None)."""
     tree = greedy_tree(B, y, n_classes, max_depth=len(widths))
     diagram = Diagram.from_tree(tree, n_features=B.shape[1])
-    if not fits(diagram, widths) or diagram.n_nodes == 0 or (_exits(diagram, B)[0] != y).any():
+    if not fits(diagram, widths) or diagram.n_splits == 0 or (_exits(diagram, B)[0] != y).any():
         return None
     return diagram
 
@@ -296,10 +296,10 @@ def minimum_size_diagram(
         best, lower = state.best, state.lower
         # a diagram smaller than the start fits the layer caps of its bound
         skeleton = widths
-        if best is not None and best.n_nodes > lower:
-            caps = layer_caps(widths, best.n_nodes - 1)
+        if best is not None and best.n_splits > lower:
+            caps = layer_caps(widths, best.n_splits - 1)
             skeleton = caps[: max(l + 1 for l, c in enumerate(caps) if c)]
-        if best is None or best.n_nodes > lower:
+        if best is None or best.n_splits > lower:
             loop = DiagramLoop(
                 Bd,
                 yd,
@@ -329,8 +329,8 @@ def minimum_size_diagram(
     best = best.replace(classes=labels, feature_names=feature_names)
     return DiagramResult(
         best,
-        best.n_nodes,
-        best.n_nodes if proven else lower,
+        best.n_splits,
+        best.n_splits if proven else lower,
         proven,
         calls,
         time.perf_counter() - began,
@@ -358,7 +358,7 @@ def _first_diagram(
     if start is not None and fits(start, widths) and (_exits(start, Bd)[0] == yd).all():
         starts.append(start)
     starts = [compact(d, Bd, yd, n_classes) for d in starts if d is not None]
-    return min(starts, key=lambda d: d.n_nodes) if starts else None
+    return min(starts, key=lambda d: d.n_splits) if starts else None
 
 
 def _descend(
@@ -373,23 +373,23 @@ def _descend(
     """Ask for ever smaller diagrams until UNSAT (proven) or the time is up; once a diagram is
     known, the last share of the time raises the lower bound from below instead."""
     reserved = False
-    while state.best is None or state.best.n_nodes > state.lower:
+    while state.best is None or state.best.n_splits > state.lower:
         if end is not None and state.best is not None and not reserved:
             # once a diagram is known, the last share of the time raises the lower bound
             loop.deadline = end - LOWER_SHARE * max(end - time.perf_counter(), 0.0)
             reserved = True
-        bound = None if state.best is None else state.best.n_nodes - 1
+        bound = None if state.best is None else state.best.n_splits - 1
         status, diagram = loop.run(bound)
         if status == "UNKNOWN" and state.best is not None and not past(end):
             loop.deadline = end
-            while status != "SAT" and state.lower < state.best.n_nodes:
+            while status != "SAT" and state.lower < state.best.n_splits:
                 status, diagram = loop.run(state.lower)
                 if status == "UNKNOWN":
                     break
                 state.lower += status == "UNSAT"
             if status == "SAT":
                 state.best = compact(diagram, Bd, yd, n_classes)
-            if state.best.n_nodes > state.lower:
+            if state.best.n_splits > state.lower:
                 break
             continue
         if status == "UNKNOWN":

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import methods
 from .data import Dataset, check_complete
+from .diagram import Diagram
 from .diagram_checks import (
     FAIRNESS_KINDS,
     SPLITS,
@@ -277,10 +278,15 @@ class OptimalDiagramClassifier(SatdtEstimator):
                     self.objective, self.split, widths, task.alpha, self._extensions()
                 )
         self.method_ = name
-        if self.objective == "error" and name != "tree":
+        if data.n_classes == 1:  # one terminal, no error, no node: optimal whatever the route
+            task.record(
+                Diagram.single_terminal(0, n_features=data.X.shape[1], classes=data.classes)
+            )
+            task.proven, task.lower_bound = True, 0.0
+        elif self.objective == "error" and name != "tree":
             tree_start(task)
             step1_start(task)
-        if data.time_left() is None or data.time_left() > 0:
+        if not task.proven and (data.time_left() is None or data.time_left() > 0):
             try:
                 DIAGRAM_METHODS[name].run(task)
             except TooLargeForSat:

@@ -38,8 +38,6 @@ from .formula import (
 )
 
 DEFAULT_MAXSAT_SOLVER = "glucose3"
-#: Largest number of clauses the formula may have (estimated before building; ~1 GB of Python lists).
-MAX_CLAUSES = 4_000_000
 #: Seconds before the deadline at which RC2 is interrupted.
 STOP_RESERVE = 0.25
 #: Largest integer sum a weight counter of (20) or (19) may count to, per counter.

@@ -234,7 +234,7 @@ def test_failing_tasks_are_recorded_and_the_rest_finish(tmp_path):
     ok = [r for r in results if r["status"] == "ok"]
     assert {(r["data"], r["params"]["method"]) for r in ok} == {("mouse.csv", "blossom")}
     messages = {r["error"].split(":")[0] for r in results if r["status"] == "failed"}
-    assert messages == {"DataError", "SatdtError"}
+    assert messages == {"DataError", "ParameterError"}
     assert any("method must be" in r["error"] for r in results if r["status"] == "failed")
 
 

@@ -298,7 +298,7 @@ class Diagram:
 
     @property
     def widths(self) -> tuple[int, ...]:
-        """Reachable internal nodes in each layer ``0 .. max layer`` (``()`` for a terminal)."""
+        """Reachable decision nodes in each layer, from 0 to the last (``()`` for a terminal)."""
         if not len(self.layer):
             return ()
         seen = self.reachable()

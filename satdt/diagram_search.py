@@ -4,7 +4,7 @@ Each :class:`DiagramMethod` says which objectives it solves (``error``: objectiv
 Florio et al.; ``size``: the fewest nodes of a consistent diagram), which splits, which of the
 paper's extensions (``max_splits``, ``min_flow``, ``fairness``), which estimator options are
 its own, and the function that runs it. :class:`~satdt.diagrams.OptimalDiagramClassifier`,
-``satdt diagram --method`` and the README's table of diagram searches read this table.
+``satdt diagram --method`` and the user guide's table of diagram searches (docs/guide/diagrams.md) read this table.
 
 Every ``error`` route is anytime from the same two starts, recorded before it runs: the
 paper's Step-1 heuristic and the best tree that fits the skeleton (a tree is a diagram; the
@@ -533,7 +533,7 @@ def check_route(
 
 
 def diagram_methods_table() -> str:
-    """The README's table of diagram searches, as markdown."""
+    """The user guide's table of diagram searches (docs/guide/diagrams.md), as markdown."""
     lines = [
         "| method | objective | splits | extensions | what it is | own options |",
         "|---|---|---|---|---|---|",

@@ -4,7 +4,7 @@ The estimator checks its options, prepares the data (shared with the trees), rec
 starts every ``error`` route begins from (the Step-1 heuristic of Florio et al. and the best
 tree that fits the skeleton) and dispatches to a route of the table of diagram searches
 (:mod:`satdt.diagram_search`): the MILP, MaxSAT, the tree DP or incremental SAT; ``auto``
-picks one by the rule documented there and in the README. Every returned diagram is checked
+picks one by the rule documented there and in the user guide (docs/guide/diagrams.md). Every returned diagram is checked
 against the data (objective (18) recomputed, extensions met) before it is returned.
 """
 
@@ -89,7 +89,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             "method",
             "auto",
             "A route of the table of diagram searches: 'milp', 'maxsat', 'tree', 'sat', or "
-            "'auto' (see the README's rule).",
+            "'auto' (the rule of the user guide's diagrams page).",
         ),
         ("widths", (1, 2, 4, 4), "Nodes per layer of the skeleton (the first must be 1)."),
         ("alpha", 0.01, "Weight of the complexity term of objective (18)."),

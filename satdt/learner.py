@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import re
 import textwrap
 import time
 import warnings
@@ -97,6 +98,12 @@ def _is_deprecated_default(value: Any) -> bool:
     return isinstance(value, str) and value == DEPRECATED
 
 
+def _literal_names(text: str) -> str:
+    """Help text for a docstring: fitted attributes (``method_``, ``result_.stats``) as
+    literals, which reStructuredText would read as links."""
+    return re.sub(r"(?<![`\w])(\w+_(?:\.\w+)*)(?![`\w])", r"``\1``", text)
+
+
 class SatdtEstimator:
     """What every satdt estimator shares: parameters from a table, checks, data preparation.
 
@@ -171,7 +178,9 @@ class SatdtEstimator:
             documented.append((old, f"Deprecated: renamed {new} (same meaning); removed in 0.3."))
         lines = [
             f"    {name}\n"
-            + textwrap.fill(text, 92, initial_indent=" " * 8, subsequent_indent=" " * 8)
+            + textwrap.fill(
+                _literal_names(text), 92, initial_indent=" " * 8, subsequent_indent=" " * 8
+            )
             for name, text in documented
         ]
         cls.__doc__ = (cls.__doc__ or "") + "\n    Parameters\n    ----------\n" + "\n".join(lines)

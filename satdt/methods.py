@@ -697,11 +697,11 @@ METHODS: dict[str, Method] = {
 
 
 # Above this many binary features (every threshold of every column), ConTree on the numeric
-# columns is faster than Blossom on their binarisation (benchmarks/continuous.py, README).
+# columns is faster than Blossom on their binarisation (benchmarks/continuous.py, docs/how-it-works/contree.md).
 CONTREE_CROSSOVER = 500
 # With a time limit, from this many rows on the portfolio is the better anytime search: on
 # quantile thresholds it has good trees within seconds, where one depth-two subproblem of
-# ConTree on every threshold can take longer than the limit (README, "Which search").
+# ConTree on every threshold can take longer than the limit (docs/how-it-works/minimum-error.md, "Which search").
 CONTREE_TIMED_ROWS = 20_000
 
 
@@ -840,7 +840,7 @@ def warmup(
 
 
 def methods_table() -> str:
-    """The README's table of methods, as markdown."""
+    """The table of methods of the README and the user guide, as markdown."""
     lines = ["| method | objectives | input | what it is | options |", "|---|---|---|---|---|"]
     for m in METHODS.values():
         options = ", ".join(f"`{p.name}`" for p in m.params) or "—"

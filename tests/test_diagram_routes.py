@@ -95,9 +95,9 @@ def test_an_option_of_another_route_is_refused_naming_both(kwargs, words) -> Non
         _fit(X=X, y=y, **{"widths": (1, 2, 2), **kwargs})
 
 
-def test_the_readme_holds_the_table_of_diagram_searches() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert ds.diagram_methods_table() in readme
+def test_the_user_guide_holds_the_table_of_diagram_searches() -> None:
+    page = (ROOT / "docs" / "guide" / "diagrams.md").read_text(encoding="utf-8")
+    assert ds.diagram_methods_table() in page
 
 
 # ---------------------------------------------------------------------- brute force

@@ -393,7 +393,7 @@ def _add_diagram_command(commands: Any) -> None:
         "--method",
         choices=ROUTES,
         default="auto",
-        help="the route (default auto: see the README's rule)",
+        help="the route (default auto: see the user guide's diagrams page)",
     )
     diagram.add_argument("--multivariate", action="store_true", help="hyperplane splits a.x <= b")
     diagram.add_argument("--min-flow", type=float, metavar="S", help="stability (20)")

@@ -26,7 +26,7 @@ The layers stop at the first depth that answers the question, or when a layer ch
 box (deeper trees cannot do better; if the root is still unreachable the rows contradict).
 
 This is the "DP that proves the minimum size on small-feature data" of the size objective:
-where the grid is small it is faster than SAT by orders of magnitude (README, "How the
+where the grid is small it is faster than SAT by orders of magnitude (docs/how-it-works/minimum-size.md, "How the
 minimum-size search works"), and ``method="auto"`` picks it there.
 """
 
@@ -52,7 +52,7 @@ UNREACHABLE = np.int32(2**29)
 
 
 #: The most boxes ``method="auto"`` tabulates for the consistency objectives: above it a
-#: layer takes seconds, and a shallow optimum SAT finds at once would wait (README).
+#: layer takes seconds, and a shallow optimum SAT finds at once would wait (docs/how-it-works/minimum-size.md).
 AUTO_BOXES = 2**21
 
 

@@ -189,7 +189,7 @@ def run_job(job: SweepJob) -> dict[str, Any]:
             runtime = time.perf_counter() - started
         _, peak = _memory_mb(measure)
         result = getattr(model, "result_", None)
-        fitted = getattr(result, "tree", None)
+        fitted = getattr(result, "model", None)
         record.update(
             status="ok",
             runtime=runtime,

@@ -51,3 +51,31 @@ html_theme = "pydata_sphinx_theme"
 html_title = "satdt"
 html_theme_options = {"navigation_depth": 2, "show_toc_level": 2}
 html_static_path: list[str] = []
+
+
+def _write_cli_reference(app: object) -> None:
+    """docs/guide/cli-reference.md from the parser itself: every command and option, never
+    copied by hand."""
+    import argparse
+
+    from satdt.cli.parser import build_parser
+
+    parser = build_parser()
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    os.environ.setdefault("COLUMNS", "100")
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    parts = [
+        "# Command-line reference\n",
+        "Generated from `satdt`'s parser when the site is built: every command and option.\n",
+        "```text\n" + parser.format_help() + "```\n",
+    ]
+    for name, command in commands.choices.items():
+        parts.append(f"## satdt {name}\n\n```text\n{command.format_help()}```\n")
+    target = Path(__file__).parent / "guide" / "cli-reference.md"
+    text = "\n".join(parts)
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+
+
+def setup(app: object) -> None:
+    app.connect("builder-inited", _write_cli_reference)

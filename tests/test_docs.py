@@ -76,3 +76,16 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     for example in (ROOT / "examples" / "gallery").glob("plot_*.py"):
         built = (html / "auto_examples" / f"{example.stem}.html").read_text(encoding="utf-8")
         assert "sphx-glr-script-out" in built or "sphx-glr-single-img" in built, example.name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["README.md", "docs/getting-started/first-steps.md"])
+def test_the_python_blocks_of_the_first_pages_run(page):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks
+    code = "import warnings; warnings.simplefilter('error', FutureWarning)\n" + "\n".join(blocks)
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]

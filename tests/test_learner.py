@@ -208,41 +208,27 @@ def _diagram_checks():
     )
 
 
-try:
-    _checks = _estimator_checks()
-except BaseException:  # scikit-learn is not installed: the checks are skipped below
-    _checks = None
+def _checks_or_skip(make_checks, marks=()):
+    """scikit-learn's estimator checks as a test, or a skipped test when a package is missing."""
+    try:
+        checks = make_checks()
+    except BaseException:  # scikit-learn (or HiGHS) is not installed
+        return pytest.mark.skip(reason="scikit-learn or highspy is not installed")(lambda: None)
 
-if _checks is not None:
-
-    @_checks
-    def test_scikit_learn_compatible(estimator, check):
+    @checks
+    def test(estimator, check):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", NotProvenWarning)
             check(estimator)
-else:
 
-    def test_scikit_learn_compatible():
-        pytest.skip("scikit-learn is not installed")
+    for mark in marks:
+        test = mark(test)
+    return test
 
 
-try:
-    _diagram_estimator_checks = _diagram_checks()
-except BaseException:  # scikit-learn or HiGHS is not installed: skipped below
-    _diagram_estimator_checks = None
-
-if _diagram_estimator_checks is not None:
-
-    @pytest.mark.slow  # about two minutes: every check solves MILPs and MaxSAT formulas
-    @_diagram_estimator_checks
-    def test_scikit_learn_compatible_diagrams(estimator, check):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", NotProvenWarning)
-            check(estimator)
-else:
-
-    def test_scikit_learn_compatible_diagrams():
-        pytest.skip("scikit-learn or highspy is not installed")
+test_scikit_learn_compatible = _checks_or_skip(_estimator_checks)
+# about two minutes: every check solves MILPs and MaxSAT formulas
+test_scikit_learn_compatible_diagrams = _checks_or_skip(_diagram_checks, [pytest.mark.slow])
 
 
 def test_error_objective_through_the_facade():

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DataError, ParameterError, SatdtError
+from .errors import REMOVED_IN, DataError, ParameterError, SatdtError
 from .tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
 
 
@@ -132,7 +132,8 @@ class Binarizer:
         """
         if feature_names is None and _looks_like_names(y, X):
             warnings.warn(
-                "Binarizer.fit(X, feature_names) is deprecated and stops working in satdt 0.3: "
+                "Binarizer.fit(X, feature_names) is deprecated and stops working in satdt "
+                f"{REMOVED_IN}: "
                 "the second argument is y, as in scikit-learn; pass feature_names=...",
                 FutureWarning,
                 stacklevel=2,

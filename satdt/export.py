@@ -109,10 +109,7 @@ def _frequencies(tree: Tree) -> np.ndarray:
     """Each node's training class frequencies (satdt's ``predict_proba`` at that node), with
     the node's own class made the first maximum where frequencies tie, so that scikit-learn's
     argmax predicts what satdt does."""
-    counts = tree.counts
-    total = counts.sum(axis=1, keepdims=True)
-    one_hot = np.eye(tree.n_classes)[tree.value.clip(0, tree.n_classes - 1)]
-    frequencies = np.where(total > 0, counts / np.where(total > 0, total, 1.0), one_hot)
+    frequencies = tree.frequencies()
     leaves = np.flatnonzero(tree.feature == LEAF)
     wrong = leaves[frequencies[leaves].argmax(axis=1) != tree.value[leaves]]
     frequencies[wrong, tree.value[wrong]] = frequencies[wrong].max(axis=1) + _TIE_BREAK

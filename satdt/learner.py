@@ -26,6 +26,7 @@ import numpy as np
 from . import methods
 from .data import Dataset, check_complete, check_missing
 from .errors import (
+    REMOVED_IN,
     InfeasibleError,
     NotProvenWarning,
     ParameterError,
@@ -175,7 +176,9 @@ class SatdtEstimator:
             documented.append((name, f"Method {', '.join(users)}: {param.help}."))
         documented.append(("on_improve", "Called with the SearchResult on every new incumbent."))
         for old, new in cls._RENAMED.items():
-            documented.append((old, f"Deprecated: renamed {new} (same meaning); removed in 0.3."))
+            documented.append(
+                (old, f"Deprecated: renamed {new} (same meaning); removed in {REMOVED_IN}.")
+            )
         lines = [
             f"    {name}\n"
             + textwrap.fill(

@@ -256,13 +256,14 @@ class Tree:
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Training class frequencies of the leaf each row reaches (one-hot where unknown)."""
-        leaves = self.apply(X)
-        counts = self.counts[leaves]
-        total = counts.sum(axis=1, keepdims=True)
-        one_hot = np.zeros_like(counts)
-        one_hot[np.arange(len(leaves)), self.value[leaves]] = 1.0
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(total > 0, counts / np.where(total > 0, total, 1.0), one_hot)
+        return self.frequencies()[self.apply(X)]
+
+    def frequencies(self) -> np.ndarray:
+        """``(n_nodes, n_classes)``: each node's training class frequencies, one-hot on the
+        node's class where no training weight reached it."""
+        total = self.counts.sum(axis=1, keepdims=True)
+        one_hot = np.eye(self.n_classes)[self.value.clip(0, self.n_classes - 1)]
+        return np.where(total > 0, self.counts / np.where(total > 0, total, 1.0), one_hot)
 
     def with_counts(
         self, X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None

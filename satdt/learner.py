@@ -33,6 +33,7 @@ from .errors import (
     TimeUp,
     honour_interrupt,
     interrupt_handled,
+    interrupt_pending,
     not_fitted_error,
     renamed,
     user_stacklevel,
@@ -396,8 +397,15 @@ class SatdtEstimator:
         try:
             honour_interrupt()  # a Ctrl-C dropped while the data was read and prepared
             result = self._search(method, task)
-        except KeyboardInterrupt:
-            if recorder.best is None:
+        except (KeyboardInterrupt, Exception) as stopped:
+            if not isinstance(stopped, KeyboardInterrupt):
+                if not interrupt_pending():
+                    raise
+                # a Ctrl-C that a library turned into an error of its own: NumPy reports a
+                # KeyboardInterrupt raised while it compares structured arrays as a TypeError
+                if recorder.best is None:
+                    raise KeyboardInterrupt from stopped
+            elif recorder.best is None:
                 raise
             interrupt_handled()
             recorder.stats.interrupted = True

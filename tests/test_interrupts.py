@@ -109,3 +109,56 @@ def test_a_ctrl_c_dropped_inside_a_callback_is_raised_again():
     )
     assert process.stdout.splitlines() == ["the callback returned", "raised again"], process
     assert "Exception ignored" not in process.stderr, process.stderr
+
+
+def _ctrl_c_in_disguise() -> None:
+    """A Ctrl-C that a library reports as an error of its own, as NumPy does when one lands
+    while it compares structured arrays (np.unique(..., axis=0) in the SAT loop)."""
+    from satdt.errors import on_sigint
+
+    try:
+        on_sigint(signal.SIGINT, None)
+    except KeyboardInterrupt:
+        raise TypeError(
+            "Cannot compare structured arrays unless they have a common dtype"
+        ) from None
+
+
+@pytest.mark.parametrize("greedy_first", [True, False])
+def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypatch, greedy_first):
+    from satdt import NotProvenWarning, OptimalTreeClassifier
+    from satdt.errors import interrupt_handled, interrupt_pending
+
+    def search(self, method, task):
+        if greedy_first:
+            self._greedy_start(task)
+        _ctrl_c_in_disguise()
+
+    monkeypatch.setattr(OptimalTreeClassifier, "_search", search)
+    X = [[0, 0], [0, 1], [1, 0], [1, 1]]
+    y = [0, 1, 1, 0]
+    try:
+        if greedy_first:
+            with pytest.warns(NotProvenWarning, match="interrupted"):
+                model = OptimalTreeClassifier().fit(X, y)
+            assert model.result_.stop_reason == "interrupted"
+            assert not model.result_.proven_optimal
+            assert (model.predict(X) == y).all()
+            assert not interrupt_pending()
+        else:  # nothing to return: the Ctrl-C itself goes on up (the CLI says "interrupted")
+            with pytest.raises(KeyboardInterrupt):
+                OptimalTreeClassifier().fit(X, y)
+    finally:
+        interrupt_handled()
+
+
+def test_an_error_without_a_ctrl_c_is_not_taken_for_one(monkeypatch):
+    from satdt import OptimalTreeClassifier
+
+    def search(self, method, task):
+        self._greedy_start(task)
+        raise TypeError("a bug of ours")
+
+    monkeypatch.setattr(OptimalTreeClassifier, "_search", search)
+    with pytest.raises(TypeError, match="a bug of ours"):
+        OptimalTreeClassifier().fit([[0], [1]], [0, 1])

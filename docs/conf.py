@@ -77,5 +77,16 @@ def _write_cli_reference(app: object) -> None:
         target.write_text(text, encoding="utf-8")
 
 
+def _write_parameters(app: object) -> None:
+    """docs/guide/parameters.md from the table of parameters (satdt.params)."""
+    from satdt.params import parameter_tables
+
+    target = Path(__file__).parent / "guide" / "parameters.md"
+    text = parameter_tables()
+    if not target.exists() or target.read_text(encoding="utf-8") != text:
+        target.write_text(text, encoding="utf-8")
+
+
 def setup(app: object) -> None:
     app.connect("builder-inited", _write_cli_reference)
+    app.connect("builder-inited", _write_parameters)

@@ -47,11 +47,20 @@ from .errors import (
     TooLargeForSat,
     user_stacklevel,
 )
-from .learner import SatdtEstimator, _check_count, _check_positive, check_class_weight
+from .learner import SatdtEstimator, check_class_weight
+from .params import NONE, Check, Choice, Integer, Param, Real
 from .prepare import Prepared, validate
 from .result import Event
 
 SOLVER_CHOICES = ("auto", "scip", "highs")
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, list | tuple | np.ndarray)
+
+
+def _is_fairness(value: Any) -> bool:
+    return isinstance(value, dict) and "column" in value
 
 
 def _default_solver() -> str:
@@ -78,62 +87,95 @@ class OptimalDiagramClassifier(SatdtEstimator):
     solver is an optional extra: ``pip install -e ".[diagrams]"``.
     """
 
-    _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = (
-        (
+    _PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param(
             "objective",
             "error",
             "'error': objective (18); 'size': the fewest nodes of a diagram classifying every "
             "training row correctly.",
+            (Choice(("error", "size")),),
         ),
-        (
+        Param(
             "method",
             "auto",
             "A route of the table of diagram searches: 'milp', 'maxsat', 'tree', 'sat', or "
             "'auto' (the rule of the user guide's diagrams page).",
+            (Choice(ROUTES),),
         ),
-        ("widths", (1, 2, 4, 4), "Nodes per layer of the skeleton (the first must be 1)."),
-        ("alpha", 0.01, "Weight of the complexity term of objective (18)."),
-        (
+        Param(
+            "widths",
+            (1, 2, 4, 4),
+            "Nodes per layer of the skeleton (the first must be 1).",
+            (Check("a sequence of positive integers starting with 1", _is_sequence),),
+        ),
+        Param("alpha", 0.01, "Weight of the complexity term of objective (18).", (Real(0),)),
+        Param(
             "split",
             "univariate",
             "'univariate' (x[c] <= t) or 'multivariate' (a . x <= b on the scaled features; "
             "method 'milp').",
+            (Choice(SPLITS),),
         ),
-        ("time_limit", None, "Wall-clock seconds from the call of fit, preparation included."),
-        (
+        Param(
+            "time_limit",
+            None,
+            "Wall-clock seconds from the call of fit, preparation included.",
+            (NONE, Real(0, low_open=True)),
+        ),
+        Param(
             "milp_solver",
             "auto",
             "MILP solver (method 'milp'): 'scip' (pyscipopt), 'highs' (highspy); 'auto': SCIP "
-            "when installed.",
+            "when installed, else HiGHS (which one depends on the machine, so no fixed default).",
+            (Choice(SOLVER_CHOICES),),
         ),
-        ("min_flow", None, "Stability (20): every used node carries at least this weight."),
-        (
+        Param(
+            "min_flow",
+            None,
+            "Stability (20): every used node carries at least this weight.",
+            (NONE, Real(0, low_open=True)),
+        ),
+        Param(
             "max_splits",
             None,
             "Parsimony: at most this many used decision nodes (root included; terminals not "
             "counted), as n_splits counts them.",
+            (NONE, Integer(0)),
         ),
-        (
+        Param(
             "fairness",
             None,
             "A dict {'column': name, 'ratio': 0.8, 'kind': 'parity' | 'false_positive' | "
             "'false_negative', 'positive': label}: the rate of positive predictions (or of false "
             "positives / negatives) of the two groups of a two-valued column stay within "
             "the ratio, both ways (19).",
+            (NONE, Check("a dict with at least 'column'", _is_fairness)),
         ),
-        (
+        Param(
             "heuristic_time",
             None,
             "Seconds for each start (the Step-1 heuristic, the best tree of the skeleton; "
-            "default: 10 % of the time limit, at most 5 s).",
+            "None: 10 % of the time limit, at most 5 s).",
+            (NONE, Real(0, low_open=True)),
         ),
-        ("random_state", 0, "Seed of the heuristic's feature subsampling."),
-        ("max_memory_mb", 1024, "Memory budget of the data preparation."),
-        (
+        Param(
+            "random_state",
+            0,
+            "Seed of the heuristic's feature subsampling.",
+            (Integer(0),),
+        ),
+        Param(
+            "max_memory_mb",
+            1024,
+            "Memory budget of the data preparation.",
+            (Real(0, low_open=True),),
+        ),
+        Param(
             "class_weight",
             None,
             "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
             "multiplies sample_weight, as in scikit-learn.",
+            methods.TREE_PARAMS[-2].rules,
         ),
     )
     _RENAMED: ClassVar[dict[str, str]] = {
@@ -147,42 +189,20 @@ class OptimalDiagramClassifier(SatdtEstimator):
     resolve = None
 
     @classmethod
-    def _method_params(cls) -> dict[str, methods.Param]:
+    def _method_params(cls) -> dict[str, Param]:
         return {}
 
     # ------------------------------------------------------------------ checks
     def _check(self) -> tuple[int, ...]:
         """Check every option (before any work); the skeleton as a tuple."""
+        self._check_params()
         try:
             widths = check_widths(self.widths)
         except SatdtError as error:
             raise ParameterError(f"widths: {error}") from None
-        if (
-            isinstance(self.alpha, bool)
-            or not isinstance(self.alpha, int | float)
-            or not (self.alpha >= 0)
-        ):
-            raise ParameterError(f"alpha must be a number >= 0, got {self.alpha!r}")
-        if self.split not in SPLITS:
-            raise ParameterError(f"split must be one of {list(SPLITS)}, got {self.split!r}")
-        solver = self._param("milp_solver")
-        if solver not in SOLVER_CHOICES:
-            raise ParameterError(
-                f"milp_solver must be one of {list(SOLVER_CHOICES)}, got {solver!r}"
-            )
-        _check_positive("time_limit", self.time_limit, "seconds")
-        _check_positive("heuristic_time", self.heuristic_time, "seconds")
-        _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
-        _check_count("max_splits", self._param("max_splits"))
         check_class_weight(self.class_weight)
-        if self.min_flow is not None:
-            _check_positive("min_flow", self.min_flow, "rows (weight)")
+        solver = self._param("milp_solver")
         if self.fairness is not None:
-            if not isinstance(self.fairness, dict) or "column" not in self.fairness:
-                raise ParameterError(
-                    "fairness must be a dict with at least 'column' (and 'ratio', 'kind', "
-                    f"'positive'), got {self.fairness!r}"
-                )
             unknown = set(self.fairness) - {"column", "ratio", "kind", "positive"}
             if unknown:
                 raise ParameterError(f"fairness has unknown keys {sorted(unknown)}")
@@ -194,10 +214,6 @@ class OptimalDiagramClassifier(SatdtEstimator):
             ratio = self.fairness.get("ratio", 0.8)
             if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
                 raise ParameterError(f"fairness ratio must be in (0, 1], got {ratio!r}")
-        if self.objective not in ("error", "size"):
-            raise ParameterError(f"objective must be 'error' or 'size', got {self.objective!r}")
-        if self.method not in ROUTES:
-            raise ParameterError(f"method must be one of {list(ROUTES)}, got {self.method!r}")
         own = {} if solver == "auto" else {"milp_solver": solver}
         check_route(
             self.method,

@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import methods
-from .data import Dataset, check_complete, check_missing
+from .data import Dataset, check_complete
 from .errors import (
     REMOVED_IN,
     InfeasibleError,
@@ -39,12 +39,12 @@ from .errors import (
     user_stacklevel,
 )
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
+from .params import Param
 from .prepare import (
     Prepared,
     check_class_weight,
     class_weights,
     design_for,
-    is_non_negative_number,
     prepare,
     sample_weights,
     validate,
@@ -66,13 +66,6 @@ class ParetoFront(list):
         self.stop_reason = stop_reason
 
 
-def _check_count(name: str, value: Any) -> None:
-    if value is not None and (
-        isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0
-    ):
-        raise ParameterError(f"{name} must be a non-negative integer or None, got {value!r}")
-
-
 def resolve_n_jobs(n_jobs: Any) -> int:
     """The number of cores ``n_jobs`` asks for, scikit-learn's way (None: 1; -1: every core;
     -2: all but one), at most the machine's."""
@@ -85,19 +78,17 @@ def resolve_n_jobs(n_jobs: Any) -> int:
     return max(1, min(wanted, cores))
 
 
-def _check_positive(name: str, value: Any, unit: str, allow_none: bool = True) -> None:
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number) or value <= 0:
-        raise ParameterError(f"{name} must be a positive number of {unit}, got {value!r}")
-
-
 # The default of a renamed parameter's old name: not set.
 DEPRECATED = "deprecated"
 
 
 def _is_deprecated_default(value: Any) -> bool:
     return isinstance(value, str) and value == DEPRECATED
+
+
+def _documented_type(param: Param) -> str:
+    """The numpydoc type line of a parameter: its values and its default."""
+    return f"{param.describe()}, default={param.default!r}"
 
 
 def _literal_names(text: str) -> str:
@@ -109,12 +100,14 @@ def _literal_names(text: str) -> str:
 class SatdtEstimator:
     """What every satdt estimator shares: parameters from a table, checks, data preparation.
 
-    A subclass lists its shared parameters in ``_SHARED`` (name, default, help); the method
-    parameters of :mod:`satdt.methods` are added after them. ``__init__`` only stores keyword
-    arguments, as scikit-learn requires; its signature is built from the same lists.
+    A subclass declares its parameters in ``_PARAMS`` (:class:`satdt.params.Param`: name,
+    default, values, help); the method parameters of :mod:`satdt.methods` are added after
+    them. ``__init__`` only stores keyword arguments, as scikit-learn requires; its signature,
+    the docstring's parameter list and the checks of :meth:`_check_params` come from the same
+    table.
     """
 
-    _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = ()
+    _PARAMS: ClassVar[tuple[Param, ...]] = ()
     # parameters renamed: old name -> new name; the old one is still taken (its default is
     # DEPRECATED) with a FutureWarning until satdt errors.REMOVED_IN
     _RENAMED: ClassVar[dict[str, str]] = {}
@@ -123,26 +116,30 @@ class SatdtEstimator:
     _estimator_type: ClassVar[str] = "classifier"
 
     @classmethod
-    def _method_params(cls) -> dict[str, methods.Param]:
+    def _method_params(cls) -> dict[str, Param]:
         """The parameters of the searches this estimator runs (the table's, for trees)."""
         return methods.method_params()
 
     @classmethod
+    def _table(cls) -> dict[str, Param]:
+        """Every parameter of the table by name: the estimator's, then its methods'."""
+        return {param.name: param for param in cls._PARAMS} | cls._method_params()
+
+    @classmethod
     def _defaults(cls) -> dict[str, Any]:
-        defaults = {name: default for name, default, _ in cls._SHARED}
-        for name, param in cls._method_params().items():
-            defaults.setdefault(name, param.default)
+        defaults = {name: param.default for name, param in cls._table().items()}
         defaults["on_improve"] = None
         for old in cls._RENAMED:
             defaults[old] = DEPRECATED
         return defaults
 
-    def _param(self, name: str) -> Any:
+    def _param(self, name: str, warn: bool = False) -> Any:
         """The value of parameter ``name``, or of the old name it replaces when that was set
-        (with a FutureWarning)."""
+        (``warn``: with a FutureWarning, which :meth:`_check_params` gives once per fit)."""
         for old, new in self._RENAMED.items():
             if new == name and not _is_deprecated_default(getattr(self, old, DEPRECATED)):
-                renamed(old, new, type(self).__name__)
+                if warn:
+                    renamed(old, new, type(self).__name__)
                 return getattr(self, old)
         return getattr(self, name)
 
@@ -171,21 +168,29 @@ class SatdtEstimator:
         )
         __init__.__qualname__ = f"{cls.__name__}.__init__"
         cls.__init__ = __init__  # type: ignore[method-assign]
-        documented = [(name, text) for name, _, text in cls._SHARED]
+        documented = [(param.name, _documented_type(param), param.help) for param in cls._PARAMS]
         for name, param in cls._method_params().items():
             users = [m.name for m in methods.METHODS.values() if param in m.params]
-            documented.append((name, f"Method {', '.join(users)}: {param.help}."))
-        documented.append(("on_improve", "Called with the SearchResult on every new incumbent."))
+            documented.append(
+                (name, _documented_type(param), f"Method {', '.join(users)}: {param.help}.")
+            )
+        documented.append(
+            (
+                "on_improve",
+                "callable, default=None",
+                "Called with the SearchResult on every new incumbent.",
+            )
+        )
         for old, new in cls._RENAMED.items():
             documented.append(
-                (old, f"Deprecated: renamed {new} (same meaning); removed in {REMOVED_IN}.")
+                (old, "deprecated", f"Renamed {new} (same meaning); removed in {REMOVED_IN}.")
             )
         lines = [
-            f"    {name}\n"
+            f"    {name} : {kind}\n"
             + textwrap.fill(
                 _literal_names(text), 92, initial_indent=" " * 8, subsequent_indent=" " * 8
             )
-            for name, text in documented
+            for name, kind, text in documented
         ]
         cls.__doc__ = (cls.__doc__ or "") + "\n    Parameters\n    ----------\n" + "\n".join(lines)
 
@@ -253,20 +258,16 @@ class SatdtEstimator:
         )
 
     # ------------------------------------------------------------------ checks
+    def _check_params(self) -> None:
+        """Check every parameter of the estimator's table against its rules
+        (:class:`satdt.params.Param`); a renamed one under whichever name was set."""
+        for param in self._PARAMS:
+            param.check(self._param(param.name, warn=True))
+
     def _resolve(self) -> tuple[Method, dict[str, Any]]:
         """Check every parameter; return the method to run and its options."""
-        for name in ("max_depth", "max_nodes", "max_thresholds"):
-            _check_count(name, getattr(self, name))
-        if self.max_thresholds is not None and self.max_thresholds < 1:
-            raise ParameterError(
-                f"max_thresholds must be a positive integer or None, got {self.max_thresholds!r}"
-            )
-        _check_positive("time_limit", self.time_limit, "seconds")
-        _check_positive("max_memory_mb", self.max_memory_mb, "megabytes", allow_none=False)
-        if self.resolve not in (None, "majority"):
-            raise ParameterError(f"resolve must be None or 'majority', got {self.resolve!r}")
-        check_missing(self.missing)
-        resolve_n_jobs(getattr(self, "n_jobs", 1))
+        self._check_params()
+        check_class_weight(self.class_weight)
         options = {name: getattr(self, name) for name in methods.method_params()}
         method, own = methods.resolve_method(self.objective, self.method, options)
         self._check_error_options()
@@ -283,19 +284,12 @@ class SatdtEstimator:
         return method, own
 
     def _check_error_options(self) -> None:
-        """Check the options of the error objective: leaf_penalty, min_support, class_weight."""
-        penalty, support = self.leaf_penalty, self.min_support
-        if not is_non_negative_number(penalty):
-            raise ParameterError(
-                f"leaf_penalty must be a finite number >= 0 (the cost of a leaf, as a fraction "
-                f"of the total weight), got {penalty!r}"
-            )
-        if isinstance(support, bool) or not isinstance(support, int | np.integer) or support < 1:
-            raise ParameterError(f"min_support must be a positive integer, got {support!r}")
-        check_class_weight(self.class_weight)
-        consistency = OBJECTIVES[self.objective].kind == CONSISTENCY
-        if consistency and (penalty > 0 or support > 1):
-            name = "leaf_penalty" if penalty > 0 else "min_support"
+        """The error objective's options (leaf_penalty, min_support) keep their defaults
+        under the consistency objectives."""
+        if OBJECTIVES[self.objective].kind == CONSISTENCY and (
+            self.leaf_penalty > 0 or self.min_support > 1
+        ):
+            name = "leaf_penalty" if self.leaf_penalty > 0 else "min_support"
             raise ParameterError(
                 f"{name} applies to objective='error' (a consistent tree has pure leaves "
                 f"and no error to trade), not {self.objective!r}; leave it at its default"
@@ -669,88 +663,7 @@ class OptimalTreeClassifier(SatdtEstimator):
     ``method_`` the name of the method that ran (what ``method="auto"`` chose).
     """
 
-    _SHARED: ClassVar[tuple[tuple[str, Any, str], ...]] = (
-        (
-            "objective",
-            "depth",
-            '"depth": the shallowest tree that classifies every training row correctly; '
-            '"size": the smallest such tree (fewest nodes) at the minimum depth, or over all '
-            'depths up to max_depth; "error": the tree of depth at most max_depth with the '
-            "fewest misclassified (weighted) training rows.",
-        ),
-        (
-            "method",
-            "auto",
-            "The search, from the table of searches (satdt.methods.METHODS); 'auto' picks the "
-            "method for the objective and, for 'error', the data (ConTree on numeric columns "
-            "with many thresholds, else the Blossom/DL8.5 portfolio); method_ says which ran.",
-        ),
-        ("max_depth", None, 'A cap on the depth (required for "error").'),
-        (
-            "max_nodes",
-            None,
-            "A cap on the number of nodes (internal + leaves), consistency objectives.",
-        ),
-        (
-            "time_limit",
-            None,
-            "Wall-clock seconds from the call of fit, data preparation included; then the best "
-            "tree found is returned with result_.proven_optimal = False and a NotProvenWarning.",
-        ),
-        (
-            "max_thresholds",
-            None,
-            "At most this many quantile thresholds per numeric column (None: every midpoint "
-            "between consecutive distinct values; optimality then holds for the full data).",
-        ),
-        (
-            "max_memory_mb",
-            1024,
-            "Memory budget of the binary features: when every threshold would exceed it, fewer "
-            "quantile thresholds are used (result_.preparation.notes says so).",
-        ),
-        (
-            "resolve",
-            None,
-            "None: contradictory rows (same features, different labels) are an error for the "
-            "consistency objectives; 'majority': relabel each group with its majority label.",
-        ),
-        (
-            "missing",
-            "split",
-            '"split": a feature cell may be missing (NaN, None; empty or NA in a file); each '
-            "split of a column with missing values also learns the side its missing rows take, "
-            "optimally, and predict sends them there (a split on a column without missing "
-            'values sends them where more training rows went). "error": refuse missing cells.',
-        ),
-        (
-            "leaf_penalty",
-            0.0,
-            'objective="error": minimise (weighted errors) / (total weight) + leaf_penalty * '
-            "(number of leaves) over trees of depth at most max_depth, so that a leaf is split "
-            "only where that saves more than leaf_penalty of the weight; result_.objective_value "
-            "is then that penalised value. 0: the fewest errors.",
-        ),
-        (
-            "min_support",
-            1,
-            'objective="error": every leaf holds at least this many training rows (of positive '
-            "weight); a split is tried only when both sides hold that many.",
-        ),
-        (
-            "class_weight",
-            None,
-            "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
-            "multiplies sample_weight, as in scikit-learn.",
-        ),
-        (
-            "n_jobs",
-            1,
-            "Cores for one fit (None: 1; -1: every core): the portfolio's searches run side by "
-            "side sharing the incumbent; with solver='race' the SAT searches race that many "
-            "solvers on every call. The optima are the same; 1 is the single-core search.",
-        ),
-    )
+    _PARAMS: ClassVar[tuple[Param, ...]] = methods.TREE_PARAMS
     _fitted_attribute: ClassVar[str] = "tree_"
 
     def to_sklearn(self) -> Any:

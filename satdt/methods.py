@@ -11,13 +11,15 @@ Search modules are imported only when a method runs, so importing this table sta
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import REMOVED_IN, ParameterError, user_stacklevel
+from .params import NONE, Check, Choice, Integer, Param, Real, is_number
 from .prepare import Prepared
 from .result import Recorder, SatStats, SearchResult
 
@@ -52,74 +54,163 @@ OBJECTIVES: dict[str, Objective] = {
 
 
 # ---------------------------------------------------------------------- parameters
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int | np.integer) and not isinstance(value, bool)
+# The parameters of every tree search (OptimalTreeClassifier's besides each method's own, which
+# the methods of the table declare): its signature, docstring and checks, the command line's
+# flags and the docs' table come from here.
+def _method_names() -> tuple[str, ...]:
+    return ("auto", *METHODS)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+def _class_weight_dict(value: Any) -> bool:
+    return isinstance(value, dict)
 
 
-@dataclass(frozen=True)
-class Param:
-    """A parameter of a method: name, default, the values it takes, and help for people.
+def _n_jobs(value: Any) -> bool:
+    return isinstance(value, int | np.integer) and not isinstance(value, bool) and value != 0
 
-    ``choices`` (a callable, so that search modules load only when checked) lists the named
-    values besides ``"auto"``; ``positive_int`` also allows integers >= 1, ``non_negative``
-    any finite number >= 0 (integer or fractional).
-    """
 
-    name: str
-    default: Any
-    help: str
-    choices: Callable[[], tuple[str, ...]] | None = None
-    positive_int: bool = False
-    non_negative: bool = False
-    objectives: tuple[str, ...] = ()  # empty: every objective of the method
+TREE_PARAMS: tuple[Param, ...] = (
+    Param(
+        "objective",
+        "depth",
+        '"depth": the shallowest tree that classifies every training row correctly; '
+        '"size": the smallest such tree (fewest nodes) at the minimum depth, or over all '
+        'depths up to max_depth; "error": the tree of depth at most max_depth with the '
+        "fewest misclassified (weighted) training rows.",
+        (Choice(tuple(OBJECTIVES)),),
+    ),
+    Param(
+        "method",
+        "auto",
+        "The search, from the table of searches (satdt.methods.METHODS); 'auto' picks the "
+        "method for the objective and, for 'error', the data (ConTree on numeric columns "
+        "with many thresholds, else the Blossom/DL8.5 portfolio); method_ says which ran.",
+        (Choice(_method_names),),
+    ),
+    Param(
+        "max_depth",
+        None,
+        'A cap on the depth (required for "error").',
+        (NONE, Integer(0)),
+        metavar="K",
+    ),
+    Param(
+        "max_nodes",
+        None,
+        "A cap on the number of nodes (internal + leaves), consistency objectives.",
+        (NONE, Integer(0)),
+        objectives=("depth", "size"),
+        metavar="N",
+        cli_help="only trees with at most N nodes (internal + leaves); exit 1 if none is "
+        "consistent",
+    ),
+    Param(
+        "time_limit",
+        None,
+        "Wall-clock seconds from the call of fit, data preparation included; then the best "
+        "tree found is returned with result_.proven_optimal = False and a NotProvenWarning.",
+        (NONE, Real(0, low_open=True)),
+        metavar="S",
+        cli_help="wall-clock seconds from the start; then the best tree found",
+    ),
+    Param(
+        "max_thresholds",
+        None,
+        "At most this many quantile thresholds per numeric column (None: every midpoint "
+        "between consecutive distinct values; optimality then holds for the full data).",
+        (NONE, Integer(1)),
+        metavar="Q",
+        cli_help="at most Q quantile thresholds per numeric column (optimal for those only)",
+    ),
+    Param(
+        "max_memory_mb",
+        1024,
+        "Memory budget of the binary features: when every threshold would exceed it, fewer "
+        "quantile thresholds are used (result_.preparation.notes says so).",
+        (Real(0, low_open=True),),
+        metavar="MB",
+        cli_help="memory budget of the binary features; over it, fewer thresholds",
+    ),
+    Param(
+        "resolve",
+        None,
+        "None: contradictory rows (same features, different labels) are an error for the "
+        "consistency objectives; 'majority': relabel each group with its majority label.",
+        (NONE, Choice(("majority",))),
+        objectives=("depth", "size"),
+        cli_help="relabel contradictory rows with their group's majority label",
+    ),
+    Param(
+        "missing",
+        "split",
+        '"split": a feature cell may be missing (NaN, None; empty or NA in a file); each '
+        "split of a column with missing values also learns the side its missing rows take, "
+        "optimally, and predict sends them there (a split on a column without missing "
+        'values sends them where more training rows went). "error": refuse missing cells.',
+        (Choice(("split", "error")),),
+        cli_help="split: a cell may be missing (empty, NA, ?, ...); each split learns the side "
+        "its missing rows take, and predict sends them there; error: refuse them",
+    ),
+    Param(
+        "leaf_penalty",
+        0.0,
+        'objective="error": minimise (weighted errors) / (total weight) + leaf_penalty * '
+        "(number of leaves) over trees of depth at most max_depth, so that a leaf is split "
+        "only where that saves more than leaf_penalty of the weight; result_.objective_value "
+        "is then that penalised value. 0: the fewest errors.",
+        (Real(0),),
+        objectives=("error",),
+        metavar="L",
+        cli_help="minimise errors / rows + L * leaves (0: the fewest errors); a leaf is split "
+        "only where that saves more than a fraction L of the rows",
+    ),
+    Param(
+        "min_support",
+        1,
+        'objective="error": every leaf holds at least this many training rows (of positive '
+        "weight); a split is tried only when both sides hold that many.",
+        (Integer(1),),
+        objectives=("error",),
+        metavar="N",
+        cli_help="every leaf holds at least N training rows",
+    ),
+    Param(
+        "class_weight",
+        None,
+        "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
+        "multiplies sample_weight, as in scikit-learn.",
+        (NONE, Choice(("balanced",)), Check("a dict {label: weight >= 0}", _class_weight_dict)),
+        metavar="W",
+        cli_help="'balanced' (n_rows / (n_classes * rows of the class)) or LABEL=WEIGHT pairs "
+        "separated by commas (e.g. yes=3,no=1): multiplies each row's weight",
+    ),
+    Param(
+        "n_jobs",
+        1,
+        "Cores for one fit (None: 1; -1: every core; -2: all but one): the portfolio's searches "
+        "run side by side sharing the incumbent; with solver='race' the SAT searches race that "
+        "many solvers on every call. The optima are the same; 1 is the single-core search.",
+        (NONE, Check("a non-zero integer", _n_jobs)),
+        metavar="N",
+        cli_help="cores for this fit (-1: every core); the optimum is the same",
+    ),
+)
 
-    @property
-    def flag(self) -> str:
-        return "--" + self.name.replace("_", "-")
 
-    def allowed(self) -> tuple[str, ...]:
-        return ("auto", *(self.choices() if self.choices else ()))
+def tree_params() -> dict[str, Param]:
+    """Every parameter of the tree searches by name: :data:`TREE_PARAMS`, then the methods'."""
+    return {param.name: param for param in TREE_PARAMS} | method_params()
 
-    def check(self, value: Any) -> None:
-        """Raise :class:`SatdtError` saying the rule, the value seen and the fix."""
-        if isinstance(value, str) and value in self.allowed():
-            return
-        if self.positive_int and _is_int(value) and value >= 1:
-            return
-        if self.non_negative and _is_number(value) and math.isfinite(value) and value >= 0:
-            return
-        extra = (
-            " or a positive integer"
-            if self.positive_int
-            else " or a number >= 0"
-            if self.non_negative
-            else ""
-        )
-        raise ParameterError(
-            f"{self.name} must be one of {list(self.allowed())}{extra}, got {value!r}"
-        )
 
-    def parse(self, text: str) -> Any:
-        """A command-line word as a value (numbers where allowed)."""
-        if self.positive_int and text.strip().isdigit():
-            return int(text)
-        if self.non_negative:
-            try:
-                return float(text)
-            except ValueError:
-                return text
-        return text
+# A method parameter is a satdt.params.Param too: the estimators take it under its own name,
+# and the command line as --name-with-dashes, both from the table of searches.
 
 
 @dataclass
 class Task:
     """What a method's ``run`` receives: the prepared data, the objective and the options.
 
-    ``options`` holds the method's own parameters that the user set (``"auto"`` left out).
+    ``options`` holds the method's own parameters that differ from their defaults.
     A model the estimator found before the method ran (a greedy tree on a large table) is
     ``recorder.best``: the bound the method must beat.
     """
@@ -200,8 +291,7 @@ def _sat_options(task: Task) -> dict[str, Any]:
     """
     from .sat.solving import DEFAULT_SOLVER
 
-    names = {"leaf_counter": "counter", "size_search": "strategy"}
-    options = {names.get(k, k): v for k, v in task.options.items()}
+    options = dict(task.options)
     if options.get("solver") == "race":
         options["solver"] = DEFAULT_SOLVER
         options["n_jobs"] = max(task.n_jobs, 2)
@@ -380,8 +470,16 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
     options = dict(task.options)
     if rule is not None:
         options.setdefault("rule", rule)
-    if "relax_step" in options and options.get("rule") in ("purity", "gain"):
-        options["relax_step"] = options["relax_step"] / 100  # given in hundredths
+    step = options.get("relax_step")
+    if step is not None and step >= 1 and options.get("rule") in ("purity", "gain"):
+        warnings.warn(
+            f"relax_step={step:g} with rule={options['rule']!r} reads as hundredths, as before "
+            f"0.2; relax_step is now in the rule's unit (bits of {options['rule']}): write "
+            f"relax_step={step / 100:g}. Hundredths are refused from satdt {REMOVED_IN}.",
+            FutureWarning,
+            stacklevel=user_stacklevel(),
+        )
+        options["relax_step"] = step / 100
     return _run_dp(solve_min_error, task, data.binary(_blossom_feature_cap(data)).B, **options)
 
 
@@ -442,10 +540,11 @@ def _report_dl85(result: SearchResult) -> list[str]:
 
 _MAX_CACHE_MB = Param(
     "max_cache_mb",
-    "auto",
-    "cap in MB on the cache of solved branches (default 512); when full, new branches are "
-    "recomputed instead of stored (still exact)",
-    positive_int=True,
+    512,
+    "cap in MB on the cache of solved branches; when full, new branches are recomputed "
+    "instead of stored (still exact)",
+    (Real(0, low_open=True),),
+    metavar="MB",
 )
 
 
@@ -456,6 +555,15 @@ def _run_contree(task: Task) -> SearchResult:
     from .dp.contree import solve_min_error
 
     data = task.data
+    gap = task.options.get("max_gap", 0.0)
+    if gap >= 1:
+        warnings.warn(
+            f"max_gap={gap:g} reads as an error count, as before 0.2; max_gap is now a "
+            f"fraction of the rows' weight, as leaf_penalty is: write max_gap="
+            f"{gap / float(data.weight.sum()):.6g}. Counts are refused from satdt {REMOVED_IN}.",
+            FutureWarning,
+            stacklevel=user_stacklevel(),
+        )
     return _run_dp(
         solve_min_error,
         task,
@@ -551,31 +659,30 @@ METHODS: dict[str, Method] = {
             params=(
                 Param(
                     "solver",
-                    "auto",
-                    "the SAT solver (default glucose4); race: max(n_jobs, 2) solvers on every "
-                    "call, the first answer winning",
-                    _sat_solvers,
+                    "glucose4",
+                    "the SAT solver; race: max(n_jobs, 2) solvers on every call, the first "
+                    "answer winning",
+                    (Choice(_sat_solvers),),
                 ),
                 Param(
                     "counterexamples",
-                    "auto",
-                    "misclassified rows added per round: per_leaf (default), first, all, or a "
-                    "number",
-                    _sat_policies,
-                    positive_int=True,
+                    "per_leaf",
+                    "misclassified rows added per round: per_leaf (the worst of each leaf), "
+                    "first, all, or a number",
+                    (Choice(_sat_policies), Integer(1)),
                 ),
                 Param(
                     "leaf_counter",
-                    "auto",
-                    "labelled-leaf counter for the size bound (default totalizer)",
-                    _sat_counters,
+                    "totalizer",
+                    "the cardinality encoding that counts labelled leaves for the size bound",
+                    (Choice(_sat_counters),),
                     objectives=("size",),
                 ),
                 Param(
                     "size_search",
-                    "auto",
-                    "how the size bound moves (default descending)",
-                    _sat_strategies,
+                    "descending",
+                    "how the size bound moves between SAT calls",
+                    (Choice(_sat_strategies),),
                     objectives=("size",),
                 ),
             ),
@@ -633,24 +740,24 @@ METHODS: dict[str, Method] = {
                 _MAX_CACHE_MB,
                 Param(
                     "rule",
-                    "auto",
-                    "what prunes a restart: discrepancy (default), topk, topk_star, purity or gain",
-                    _dl85_rules,
+                    "discrepancy",
+                    "what prunes a restart",
+                    (Choice(_dl85_rules),),
                 ),
                 Param(
                     "relax",
-                    "auto",
-                    "how the rule relaxes between restarts: monotonic (default), exponential "
-                    "or luby",
-                    _dl85_schedules,
+                    "monotonic",
+                    "how the rule relaxes between restarts",
+                    (Choice(_dl85_schedules),),
                 ),
                 Param(
                     "relax_step",
-                    "auto",
-                    "relaxation step: feature positions for discrepancy/topk/topk_star "
-                    "(default 1); hundredths of purity or gain (bits) for purity/gain "
-                    "(default 5)",
-                    positive_int=True,
+                    None,
+                    "the relaxation step, in the rule's unit: feature positions for "
+                    "discrepancy/topk/topk_star (None: 1), purity or gain in bits for "
+                    "purity/gain (None: 0.05)",
+                    (NONE, Real(0, low_open=True)),
+                    metavar="STEP",
                 ),
             ),
             kernels=_dl85_kernels,
@@ -668,11 +775,18 @@ METHODS: dict[str, Method] = {
                 _MAX_CACHE_MB,
                 Param(
                     "max_gap",
-                    "auto",
-                    "permitted gap to the optimum (default 0): an error count >= 1, or a fraction "
-                    "of the rows' weight below 1 (0.01: one per cent)",
-                    non_negative=True,
+                    0.0,
+                    "permitted gap to the optimum, as a fraction of the rows' weight (0.01: "
+                    "one per cent), as leaf_penalty is",
+                    (
+                        Real(0, 1, high_open=True),
+                        Check(
+                            f"an error count >= 1 (deprecated, removed in {REMOVED_IN})",
+                            lambda value: is_number(value) and value >= 1,
+                        ),
+                    ),
                     objectives=("error",),
+                    metavar="GAP",
                 ),
             ),
             kernels=lambda options: (("contree",), ("contree", "contree_d2", "greedy")),
@@ -787,7 +901,8 @@ def resolve_method(
     """Check an objective, a method name and the method options; return the method to run.
 
     ``options`` are every method parameter as the user set them; those of other methods
-    must keep their defaults. Returns the method and its options, ``"auto"`` values left out.
+    must keep their defaults. Returns the method and its options that differ from their
+    defaults (the search's own defaults are the same values).
     """
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
@@ -801,6 +916,7 @@ def resolve_method(
             f"use one of {solvers} (or method='auto')"
         )
     own = {p.name: p for p in chosen.params_for(objective)}
+    options = {name: _auto_is_default(name, value) for name, value in options.items()}
     for name, param in method_params().items():
         value = options.get(name, param.default)
         if name in own:
@@ -811,7 +927,26 @@ def resolve_method(
                 f"{name} is an option of method {' / '.join(map(repr, users))}, not of "
                 f"{chosen.name!r} with objective {objective!r}; leave it at {param.default!r}"
             )
-    return chosen, {name: options[name] for name in own if options.get(name, "auto") != "auto"}
+    return chosen, {
+        name: options[name]
+        for name, param in own.items()
+        if name in options and options[name] != param.default
+    }
+
+
+def _auto_is_default(name: str, value: Any) -> Any:
+    """A method option given as ``"auto"``, the name its default had before 0.2: the default,
+    with a FutureWarning."""
+    param = method_params().get(name)
+    if param is None or not (isinstance(value, str) and value == "auto"):
+        return value
+    warnings.warn(
+        f"{name}='auto' is the default's old name: leave {name} out or write "
+        f"{name}={param.default!r}; 'auto' is refused from satdt {REMOVED_IN}",
+        FutureWarning,
+        stacklevel=user_stacklevel(),
+    )
+    return param.default
 
 
 def kernel_groups(names: Iterable[str] | None = None) -> list[str]:

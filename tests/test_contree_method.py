@@ -50,6 +50,19 @@ def test_a_fractional_gap_is_reported_as_a_gap_not_a_time_out():
     assert result.lower_bound <= exact.result_.objective_value
 
 
+def test_a_gap_as_an_error_count_still_works_for_one_release():
+    data = read_csv(IRIS)
+    fits = {}
+    for gap in (0.05, 7.5):
+        model = OptimalTreeClassifier(objective="error", method="contree", max_depth=3, max_gap=gap)
+        expected = r"write max_gap=0\.05\b.*0\.3" if gap >= 1 else "permitted gap"
+        with pytest.warns((FutureWarning, NotProvenWarning), match=expected):
+            model.fit(data.X, data.y)
+        fits[gap] = model.result_
+    assert fits[7.5].gap == fits[0.05].gap == pytest.approx(7.5)
+    assert fits[7.5].objective_value == fits[0.05].objective_value
+
+
 def test_exact_contree_gives_no_warning():
     data = read_csv(IRIS)
     with warnings.catch_warnings():
@@ -66,7 +79,7 @@ def test_bad_gaps_are_refused(gap):
 
 
 def test_cli_fit_with_contree_and_a_gap(capsys):
-    code = main(["fit", str(IRIS), "--max-depth", "2", "--method", "contree", "--max-gap", "3"])
+    code = main(["fit", str(IRIS), "--max-depth", "2", "--method", "contree", "--max-gap", "0.02"])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "within 3 of the optimum (max_gap)" in out

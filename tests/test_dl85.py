@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -338,7 +339,7 @@ def test_estimator_runs_cadl85_with_options():
         method="cadl85",
         rule="gain",
         relax="luby",
-        relax_step=10,
+        relax_step=0.1,
         min_support=2,
     ).fit(X, y)
     assert model.result_.proven_optimal
@@ -347,6 +348,27 @@ def test_estimator_runs_cadl85_with_options():
     ).fit(X, y)
     assert model.result_.objective_value == reference.result_.objective_value
     assert not math.isnan(model.result_.lower_bound)
+
+
+def test_relax_step_in_hundredths_still_works_for_one_release():
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 4, size=(60, 4)).astype(float)
+    y = (X[:, 0] + X[:, 1] > 3).astype(int)
+    fits = {}
+    for step in (0.1, 10):
+        model = OptimalTreeClassifier(
+            objective="error", max_depth=3, method="cadl85", rule="purity", relax_step=step
+        )
+        if step >= 1:
+            with pytest.warns(FutureWarning, match=r"write relax_step=0\.1.*0\.3"):
+                model.fit(X, y)
+        else:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", FutureWarning)
+                model.fit(X, y)
+        fits[step] = model
+    assert fits[10].result_.stats.restarts == fits[0.1].result_.stats.restarts
+    assert fits[10].tree_ == fits[0.1].tree_
 
 
 def test_three_level_kernel_caches_children_and_stays_exact():

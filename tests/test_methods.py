@@ -23,6 +23,7 @@ from satdt.methods import (
     methods_table,
     resolve_method,
 )
+from satdt.params import Choice, Integer, Param, Real
 from satdt.prepare import Prepared, prepare, validate
 from satdt.result import Recorder
 
@@ -77,6 +78,20 @@ def test_every_method_and_option_is_in_help() -> None:
             assert param.flag in text[command]
 
 
+def _another_value(param: Param) -> object:
+    """A value the parameter accepts other than its default."""
+    for rule in param.rules:
+        if isinstance(rule, Choice):
+            value = next(name for name in rule.names() if name != param.default)
+        elif isinstance(rule, Integer | Real):
+            value = rule.low + 1 if rule.high is None else (rule.low + rule.high) / 2
+        else:
+            continue
+        param.check(value)
+        return value
+    raise AssertionError(f"no value for {param.name}")
+
+
 @pytest.mark.parametrize("name", sorted(method_params()))
 def test_every_option_is_checked(name: str) -> None:
     param = method_params()[name]
@@ -91,8 +106,7 @@ def test_every_option_is_checked(name: str) -> None:
     others = [m for m in METHODS.values() if param not in m.params]
     for other in others:
         objective = other.objectives[0]
-        choices = param.allowed()
-        value = choices[1] if len(choices) > 1 else 1
+        value = _another_value(param)
         with pytest.raises(SatdtError, match=rf"{name}.*{other.name}"):
             resolve_method(objective, other.name, {name: value})
 

@@ -292,7 +292,7 @@ def test_cli_leaf_penalty_min_support_and_class_weight(tmp_path, capsys):
 def test_cli_bad_error_options_exit_2_without_traceback(tmp_path, capsys):
     path = _csv(tmp_path)
     assert main(["fit", str(path), "--max-depth", "2", "--leaf-penalty", "-1"]) == 2
-    assert "--leaf-penalty must be a finite number" in capsys.readouterr().err
+    assert "--leaf-penalty must be a number >= 0, got -1" in capsys.readouterr().err
     assert main(["fit", str(path), "--max-depth", "2", "--class-weight", "maybe=2"]) == 2
     assert "class_weight names labels" in capsys.readouterr().err.replace(
         "--class-weight", "class_weight"

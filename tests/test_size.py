@@ -55,7 +55,7 @@ def test_min_size_equals_brute_force(data, strategy, counter, deeper):
     if depth == 0:
         return  # one class: the facade answers with one leaf before any search
     cap = depth + 1 if deeper else None
-    result = solve_size(B, y, n_classes, max_depth=cap, strategy=strategy, counter=counter)
+    result = solve_size(B, y, n_classes, max_depth=cap, size_search=strategy, leaf_counter=counter)
     expected = 2 * min_consistent_leaves(B, y, depth if cap is None else cap) - 1
     assert result.proven_optimal
     assert result.objective_value == expected == result.model.n_nodes
@@ -186,7 +186,7 @@ def test_chain_encoding_min_size_equals_brute_force(data, counter, deeper):
     if depth == 0:
         return
     cap = depth + 1 if deeper else None
-    result = solve_size(B, y, n_classes, max_depth=cap, counter=counter, features="chains")
+    result = solve_size(B, y, n_classes, max_depth=cap, leaf_counter=counter, features="chains")
     expected = 2 * min_consistent_leaves(B, y, depth if cap is None else cap) - 1
     assert result.proven_optimal
     assert result.objective_value == expected == result.model.n_nodes

@@ -12,22 +12,15 @@ from .. import methods
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
 # Library messages name parameters; these are the command-line flags that set them.
 _FLAGS = {
-    "max_depth": "--max-depth",
-    "max_nodes": "--max-nodes",
     "max_splits": "--max-splits",
     "milp_solver": "--milp-solver",
-    "time_limit": "--time-limit",
-    "max_thresholds": "--max-thresholds",
-    "max_memory_mb": "--max-memory-mb",
-    "resolve": "--resolve",
-    "leaf_penalty": "--leaf-penalty",
-    "min_support": "--min-support",
-    "class_weight": "--class-weight",
-    "n_jobs": "--n-jobs",
-    "method": "--method",
     "sep": "--sep",
     "drop": "--drop",
-    **{name: param.flag for name, param in methods.method_params().items()},
+    **{
+        name: param.flag
+        for name, param in methods.tree_params().items()
+        if name not in ("objective", "missing")  # the objective is the command; see below
+    },
 }
 _PARAMETER = re.compile(
     r"(?<![\w'\"-])("

@@ -48,34 +48,21 @@ def _add_method_options(parser: argparse.ArgumentParser, command: str) -> None:
             if param.name in seen:
                 continue
             seen.add(param.name)
-            parser.add_argument(
-                param.flag,
-                dest=param.name,
-                default=param.default,
-                type=param.parse,
-                metavar=param.name.upper(),
-                help=f"method {method.name}: {param.help}",
-            )
-    parser.add_argument(
-        "--missing",
-        choices=("split", "error"),
-        default="split",
-        help="split (default): a cell may be missing (empty, NA, ?, ...); each split learns "
-        "the side its missing rows take, and predict sends them there; error: refuse them",
-    )
-    parser.add_argument(
-        "--max-thresholds",
-        type=int,
-        metavar="Q",
-        help="at most Q quantile thresholds per numeric column (optimal for those only)",
-    )
-    parser.add_argument(
-        "--max-memory-mb",
-        type=float,
-        default=1024,
-        metavar="MB",
-        help="memory budget of the binary features (default 1024); over it, fewer thresholds",
-    )
+            options = param.argparse_options()
+            options["help"] = f"method {method.name}: {options['help']}"
+            parser.add_argument(param.flag, **options)
+    for name in ("missing", "max_thresholds", "max_memory_mb"):
+        _add_param(parser, name)
+
+
+def _add_param(parser: argparse.ArgumentParser, name: str, **overrides: Any) -> None:
+    """The flag of a parameter of the tree searches (``satdt.methods.TREE_PARAMS``): its type,
+    default, metavar and help come from the table; ``overrides`` adapt it to a command."""
+    param = methods.tree_params()[name]
+    options = param.argparse_options()
+    if "help" in overrides and not overrides.get("required"):
+        overrides["help"] += options["help"][options["help"].rindex(" (default: ") :]
+    parser.add_argument(param.flag, **(options | overrides))
 
 
 def _class_weight(text: str) -> Any:
@@ -107,49 +94,22 @@ def _label_value(text: str) -> Any:
 
 
 def _add_class_weight(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--class-weight",
-        type=_class_weight,
-        metavar="W",
-        help="'balanced' (n_rows / (n_classes * rows of the class)) or LABEL=WEIGHT pairs "
-        "separated by commas (e.g. yes=3,no=1): multiplies each row's weight",
-    )
+    _add_param(parser, "class_weight", type=_class_weight)
 
 
 def _add_error_options(parser: argparse.ArgumentParser) -> None:
     """The options of the error objective: leaf penalty, minimum support, class weights."""
-    parser.add_argument(
-        "--leaf-penalty",
-        type=float,
-        default=0.0,
-        metavar="L",
-        help="minimise errors / rows + L * leaves (default 0: the fewest errors); a leaf is "
-        "split only where that saves more than a fraction L of the rows",
-    )
-    parser.add_argument(
-        "--min-support",
-        type=int,
-        default=1,
-        metavar="N",
-        help="every leaf holds at least N training rows (default 1)",
-    )
+    _add_param(parser, "leaf_penalty")
+    _add_param(parser, "min_support")
     _add_class_weight(parser)
 
 
 def _add_n_jobs(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--n-jobs",
-        type=int,
-        default=1,
-        metavar="N",
-        help="cores for this fit (-1: every core); the optimum is the same (default 1)",
-    )
+    _add_param(parser, "n_jobs")
 
 
 def _add_output_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--time-limit", type=float, metavar="S", help="wall-clock seconds; then the best tree found"
-    )
+    _add_param(parser, "time_limit")
     parser.add_argument(
         "--format", choices=("text", "json", "dot"), default="text", help="output format"
     )
@@ -192,23 +152,9 @@ def _add_infer_command(commands: Any) -> None:
         description="Find the minimum-depth decision tree consistent with every row.",
     )
     _add_data_options(infer)
-    infer.add_argument(
-        "--max-depth",
-        type=int,
-        metavar="K",
-        help="fail (exit 1) if no consistent tree of depth <= K exists",
-    )
-    infer.add_argument(
-        "--resolve",
-        choices=("majority",),
-        help="relabel contradictory rows with their group's majority label",
-    )
-    infer.add_argument(
-        "--max-nodes",
-        type=int,
-        metavar="N",
-        help="only trees with at most N nodes (internal + leaves); exit 1 if none is consistent",
-    )
+    _add_param(infer, "max_depth", help="fail (exit 1) if no consistent tree of depth <= K exists")
+    _add_param(infer, "resolve")
+    _add_param(infer, "max_nodes")
     infer.add_argument(
         "--trace",
         action="store_true",
@@ -245,9 +191,7 @@ def _add_fit_command(commands: Any) -> None:
         description="Find the decision tree of depth at most K with the fewest misclassified rows.",
     )
     _add_data_options(fit)
-    fit.add_argument(
-        "--max-depth", type=int, metavar="K", required=True, help="maximum depth of the tree"
-    )
+    _add_param(fit, "max_depth", required=True, help="maximum depth of the tree")
     _add_error_options(fit)
     _add_method_options(fit, "fit")
     _add_output_options(fit)

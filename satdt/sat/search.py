@@ -91,7 +91,7 @@ class LoopSearch:
     ) -> None:
         self.problem = problem
         self.max_leaves = max_leaves
-        self.counter = options.pop("counter", DEFAULT_COUNTER)
+        self.counter = options.pop("leaf_counter", DEFAULT_COUNTER)
         self.chains, self.chain_depth = _chains_for(
             problem, options, sized or max_leaves is not None
         )
@@ -372,8 +372,8 @@ def minimum_size(
     *,
     max_depth: int | None = None,
     max_nodes: int | None = None,
-    counter: str = DEFAULT_COUNTER,
-    strategy: str = DEFAULT_SIZE_STRATEGY,
+    leaf_counter: str = DEFAULT_COUNTER,
+    size_search: str = DEFAULT_SIZE_STRATEGY,
     deadline: float | None = None,
     recorder: Recorder,
     first_tree: Tree | None = None,
@@ -387,8 +387,8 @@ def minimum_size(
     (infeasible beyond it); ``first_tree`` is as for :func:`minimum_depth`; ``options`` are
     those of :class:`~satdt.sat.loop.CounterexampleLoop`.
     """
-    if strategy not in SIZE_STRATEGIES:
-        raise ValueError(f"strategy must be one of {SIZE_STRATEGIES}, got {strategy!r}")
+    if size_search not in SIZE_STRATEGIES:
+        raise ValueError(f"size_search must be one of {SIZE_STRATEGIES}, got {size_search!r}")
     B, y = problem.B, problem.y
     n_present = int(np.unique(y).size)
     best: list[Tree] = []  # the smallest admissible tree over binary features so far
@@ -404,7 +404,7 @@ def minimum_size(
             recorder.improve(tree, tree.n_nodes)
 
     greedy = _first_tree(problem, first_tree)
-    sat_options = dict(options, counter=counter)
+    sat_options = dict(options, leaf_counter=leaf_counter)
     with LoopSearch(problem, sat_options, deadline, recorder, max_leaves, sized=True) as search:
         depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         depth_lower = recorder.lower_bound
@@ -424,7 +424,7 @@ def minimum_size(
                 on_tree(outcome.tree.simplify(B))
         lower = max(n_present, depth + 1)
         lower, proven = minimise_leaves(
-            search, target, best[-1].n_leaves, lower, counter, strategy, on_tree
+            search, target, best[-1].n_leaves, lower, leaf_counter, size_search, on_tree
         )
     recorder.lower_bound = 2 * lower - 1
     return recorder.snapshot(proven_optimal=proven)
@@ -434,8 +434,8 @@ def pareto_front(
     problem: Problem,
     *,
     max_depth: int | None = None,
-    counter: str = DEFAULT_COUNTER,
-    strategy: str = DEFAULT_SIZE_STRATEGY,
+    leaf_counter: str = DEFAULT_COUNTER,
+    size_search: str = DEFAULT_SIZE_STRATEGY,
     deadline: float | None = None,
     recorder: Recorder,
     **options: object,
@@ -451,7 +451,8 @@ def pareto_front(
     n_present = int(np.unique(y).size)
     greedy = greedy_tree(B, y, problem.n_classes).simplify(B)
     points: list[ParetoPoint] = []
-    with LoopSearch(problem, options, deadline, recorder, sized=True) as search:
+    sat_options = dict(options, leaf_counter=leaf_counter)
+    with LoopSearch(problem, sat_options, deadline, recorder, sized=True) as search:
         depth, tree, timed_out = search.minimum_depth(greedy, max_depth)
         if depth is None:
             raise no_consistent_tree(max_depth, None, recorder.lower_bound, timed_out)
@@ -475,7 +476,7 @@ def pareto_front(
                     on_tree(outcome.tree.simplify(B))
             upper = min([best[-1].n_leaves] + [t.n_leaves for t in found])
             _, proven = minimise_leaves(
-                search, d, upper, max(n_present, depth + 1), counter, strategy, on_tree
+                search, d, upper, max(n_present, depth + 1), leaf_counter, size_search, on_tree
             )
             best.extend(found)
             smallest = min(best, key=lambda t: t.n_leaves)

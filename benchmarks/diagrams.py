@@ -252,7 +252,7 @@ def sat_run(task: tuple[str, str, int, tuple[int, ...], float, float | None, flo
         else:
             a = 0.5 / len(y) if kind == "size-milp" else alpha
             model = OptimalDiagramClassifier(
-                widths=widths, alpha=a, time_limit=cap, method="milp", solver="scip"
+                widths=widths, alpha=a, time_limit=cap, method="milp", milp_solver="scip"
             )
             model.fit(X, y)
             errors = int((model.predict(X) != y).sum())

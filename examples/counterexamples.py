@@ -38,7 +38,9 @@ def full_formula(data, depth: int) -> tuple[int, int, str, float]:
 def main() -> None:
     data = read_csv(DATA)
     started = time.perf_counter()
-    model = OptimalTreeClassifier(solver=SOLVER, counterexamples="per_leaf").fit_dataset(data)
+    model = OptimalTreeClassifier(
+        method="sat", solver=SOLVER, counterexamples="per_leaf"
+    ).fit_dataset(data)
     loop_time = time.perf_counter() - started
     result = model.result_
     depth = int(result.objective_value)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         ParameterError,
         SatdtError,
     )
+    from .explanations import explain
     from .learner import OptimalTreeClassifier, pareto_front
     from .result import SearchResult
     from .tree import Tree
@@ -45,6 +46,7 @@ _PUBLIC = {
     "InfeasibleError": "errors",
     "NotFittedError": "errors",
     "NotProvenWarning": "errors",
+    "explain": "explanations",
     "ParameterError": "errors",
     "OptimalTreeClassifier": "learner",
     "pareto_front": "learner",
@@ -82,6 +84,7 @@ __all__ = [
     "SearchResult",
     "Tree",
     "__version__",
+    "explain",
     "pareto_front",
     "read_csv",
     "warmup",

@@ -648,6 +648,24 @@ class SatdtEstimator:
         whose last column is the terminal ``-1 - class index``)."""
         return self._fitted_model().apply(self._design(X))
 
+    def explain(
+        self,
+        X: Any,
+        rows: Any = None,
+        *,
+        enumerate_axps: bool = False,
+        limit: int = 100,
+        time_limit: float | None = None,
+    ) -> list[Any]:
+        """Why the fitted model predicts what it does on ``rows`` of ``X`` (default: all):
+        the path, abductive and contrastive explanations on the user's columns
+        (:func:`satdt.explain`, whose parameters these are)."""
+        from .explanations import explain
+
+        return explain(
+            self, X, rows, enumerate_axps=enumerate_axps, limit=limit, time_limit=time_limit
+        )
+
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Mean (weighted) accuracy on ``(X, y)``."""
         correct = self.predict(X) == np.asarray(y)

@@ -181,7 +181,9 @@ def block_counter_sizes() -> str:
 
 
 def _fit(name: str, objective: str) -> OptimalTreeClassifier:
-    model = OptimalTreeClassifier(objective=objective, solver=SOLVER, counterexamples="per_leaf")
+    model = OptimalTreeClassifier(
+        objective=objective, method="sat", solver=SOLVER, counterexamples="per_leaf"
+    )
     return model.fit_dataset(read_csv(DATA / f"{name}.csv"))
 
 

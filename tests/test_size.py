@@ -117,7 +117,9 @@ def check_reference_size(data_dir, name, depth, nodes):
 @pytest.mark.parametrize("counter", COUNTERS)
 def test_counters_and_searches_agree(data_dir, counter, search):
     data = read_csv(data_dir / "inferdt" / "mouse.csv")
-    model = OptimalTreeClassifier(objective="size", leaf_counter=counter, size_search=search)
+    model = OptimalTreeClassifier(
+        objective="size", method="sat", leaf_counter=counter, size_search=search
+    )
     assert model.fit_dataset(data).result_.objective_value == 15
     assert model.result_.proven_optimal
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from ..errors import InfeasibleError, SatdtError
 from .diagram import diagram_command
 from .encode import decode_command, encode_command
+from .explain import explain_command
 from .files import check_outputs
 from .learn import learn_command, predict_command, tree_estimator
 from .messages import EXIT_INFEASIBLE, EXIT_OK, EXIT_USAGE, cli_message
@@ -23,6 +24,7 @@ _EXIT_RESERVE = 0.3  # seconds of --time-limit kept for writing the output and e
 _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "warmup": warmup_command,
     "predict": predict_command,
+    "explain": explain_command,
     "encode": encode_command,
     "decode": decode_command,
     "sweep": sweep_command,

@@ -138,6 +138,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_encode_command(commands)
     _add_decode_command(commands)
     _add_predict_command(commands)
+    _add_explain_command(commands)
     _add_diagram_command(commands)
     _add_sweep_commands(commands)
     _add_warmup_command(commands)
@@ -270,6 +271,54 @@ def _add_predict_command(commands: Any) -> None:
     predict.add_argument("--sep", metavar="CHAR", help="CSV separator (default: detected)")
     predict.add_argument(
         "-o", "--output", metavar="FILE", help="write predictions (CSV) here instead of stdout"
+    )
+
+
+def _rows(text: str) -> list[int]:
+    """``0,3,5-7`` as row indices."""
+    rows: list[int] = []
+    try:
+        for part in filter(None, (p.strip() for p in text.split(","))):
+            first, dash, last = part.partition("-")
+            rows += list(range(int(first), int(last) + 1)) if dash else [int(first)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"takes row numbers and ranges separated by commas (0,3,5-7), got {text!r}"
+        ) from None
+    return rows
+
+
+def _add_explain_command(commands: Any) -> None:
+    """``satdt explain``: why a saved model predicts what it does on some rows."""
+    explain = commands.add_parser(
+        "explain",
+        help="why a saved model predicts what it does: abductive and contrastive explanations",
+        description=(
+            "For each row: the path, one subset-minimal and the smallest abductive explanation "
+            "(AXp: conditions on the row's columns that force the prediction whatever the other "
+            "columns hold), and every contrastive explanation (CXp: columns that, changed, can "
+            "give another class, and to what); the paths' redundancy at the end."
+        ),
+    )
+    explain.add_argument("model", help="model JSON written by 'satdt infer/fit/diagram --save'")
+    explain.add_argument("data", help="rows to explain (CSV, or label-first .txt), as for predict")
+    explain.add_argument(
+        "--rows", type=_rows, metavar="R", help="rows to explain, 0-based: 0,3,5-7 (default: all)"
+    )
+    explain.add_argument(
+        "--all-axps", action="store_true", help="also list every AXp of each row, smallest first"
+    )
+    explain.add_argument(
+        "--limit", type=int, default=100, metavar="N", help="at most N AXps per row (default 100)"
+    )
+    explain.add_argument(
+        "--time-limit", type=float, metavar="S", help="seconds per row for --all-axps"
+    )
+    explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
+    explain.add_argument("--sep", metavar="CHAR", help="CSV separator (default: detected)")
+    explain.add_argument(
+        "-o", "--output", metavar="FILE", help="write the output here instead of stdout"
     )
 
 

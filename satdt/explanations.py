@@ -1,0 +1,653 @@
+"""Formal explanations of a prediction: abductive (AXp) and contrastive (CXp) explanations.
+
+For a row ``x`` that a model predicts as class ``c`` (Izza, Ignatiev & Marques-Silva, "On
+Explaining Decision Trees", JAIR 2022, after Ignatiev et al., AAAI 2019):
+
+* an **AXp** is a subset-minimal set of features such that fixing them to their values in
+  ``x`` forces the prediction ``c``, whatever values the other features take (within their
+  domains);
+* a **CXp** is a subset-minimal set of features such that letting them change (the others
+  kept) can give another class.
+
+Every AXp hits every CXp and the other way round: each set is the family of minimal hitting
+sets of the other (the duality of Ignatiev et al., AIxIA 2020). Paths make the CXps of a tree
+or a diagram direct: for a path ending in another class, the features whose value in ``x``
+breaks one of the path's tests must all change to follow it, and changing them is enough when
+each of them can satisfy the path's tests on it. The CXps are the inclusion-minimal sets among
+these *blocking sets*; the AXps are their minimal hitting sets. One AXp comes from deletion
+(drop a feature while the rest still hits every blocking set: linear in the features), the
+smallest AXp and the enumeration of all AXps from PySAT's minimal-hitting-set enumerator
+(:class:`pysat.examples.hitman.Hitman`, by MaxSAT: the sets come out smallest first). Izza et
+al. show that a tree's path is often not an AXp: it holds tests that the prediction does not
+need; :func:`redundancy` measures that share.
+
+A *feature* is a column of the user's table: a numeric column is one design column, whose
+domain is the real numbers (and missing, where the model learned a side for missing values on
+that column); a categorical column is its group of 0/1 design columns named ``colour == red``
+(and ``colour is missing``), whose domain is "exactly one of them is 1". An explanation states
+its conditions on those columns: a numeric column as the interval of the model's thresholds
+that holds its value (``2.45 < petal length <= 4.75``), a categorical one as ``colour = red``.
+
+Every explanation returned is checked against the model before it is returned, by a
+traversal of the model that follows the fixed features and explores every branch the free
+features allow (not through the blocking sets it was computed from): an AXp must force the
+prediction and lose that if any feature is dropped; a CXp must allow another class and lose
+that if any feature is kept.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import ParameterError, SatdtError
+from .tree import LEAF, MISSING_LEFT, MISSING_RIGHT, Tree
+
+__all__ = ["Condition", "Contrast", "Explainer", "Explanation", "explain", "redundancy"]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A condition on one column of the user's table, as people read it."""
+
+    column: str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """A CXp: the columns that, changed, can give ``prediction``; ``conditions`` say to what
+    (the tests on them of one path of the model that ends in ``prediction``)."""
+
+    columns: tuple[str, ...]
+    conditions: tuple[Condition, ...]
+    prediction: Any
+
+    def __str__(self) -> str:
+        changes = " and ".join(map(str, self.conditions))
+        return f"{changes} -> {self.prediction}"
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Why a model predicts what it does for one row.
+
+    Attributes
+    ----------
+    row
+        The row's index in the data explained.
+    prediction
+        The label the model predicts.
+    path
+        The tests the row passes on its way through the model, merged per column.
+    axp
+        One AXp (subset-minimal), as the row's conditions on its columns.
+    smallest_axp
+        An AXp with the fewest columns.
+    cxps
+        Every CXp, fewest columns first (for a tree or a diagram they come from its paths).
+    axps
+        Every AXp, smallest first, when enumeration was asked for (else empty); ``complete``
+        says whether the enumeration ended (not stopped by its limit or time limit).
+    """
+
+    row: int
+    prediction: Any
+    path: tuple[Condition, ...]
+    axp: tuple[Condition, ...]
+    smallest_axp: tuple[Condition, ...]
+    cxps: tuple[Contrast, ...]
+    axps: tuple[tuple[Condition, ...], ...] = ()
+    complete: bool = True
+
+    @property
+    def cxp(self) -> Contrast | None:
+        """One CXp (None when no change of any column gives another class)."""
+        return self.cxps[0] if self.cxps else None
+
+    @property
+    def smallest_cxp(self) -> Contrast | None:
+        """A CXp with the fewest columns (the first of ``cxps``)."""
+        return self.cxp
+
+    @property
+    def redundancy(self) -> float:
+        """The share of the path's columns that the smallest AXp does not need (0 for a path
+        that is itself an AXp)."""
+        used = {c.column for c in self.path}
+        return 1.0 - len(used & {c.column for c in self.smallest_axp}) / len(used) if used else 0.0
+
+    def __str__(self) -> str:
+        def joined(conditions: Sequence[Condition]) -> str:
+            return " and ".join(map(str, conditions)) or "(always)"
+
+        lines = [
+            f"row {self.row}: predicted {self.prediction}",
+            f"  path:          {joined(self.path)}",
+            f"  AXp:           {joined(self.axp)}",
+            f"  smallest AXp:  {joined(self.smallest_axp)}",
+        ]
+        lines += [f"  CXp:           {contrast}" for contrast in self.cxps]
+        if not self.cxps:
+            lines.append("  CXp:           none (every row gets this prediction)")
+        for axp in self.axps:
+            lines.append(f"  an AXp:        {joined(axp)}")
+        if self.axps and not self.complete:
+            lines.append("  (AXp enumeration stopped by its limit)")
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The explanation as JSON-ready values."""
+
+        def texts(conditions: Sequence[Condition]) -> list[str]:
+            return [c.text for c in conditions]
+
+        return {
+            "row": self.row,
+            "prediction": _plain(self.prediction),
+            "path": texts(self.path),
+            "axp": texts(self.axp),
+            "smallest_axp": texts(self.smallest_axp),
+            "cxps": [
+                {
+                    "columns": list(c.columns),
+                    "conditions": texts(c.conditions),
+                    "prediction": _plain(c.prediction),
+                }
+                for c in self.cxps
+            ],
+            "axps": [texts(axp) for axp in self.axps],
+            "complete": self.complete,
+            "redundancy": self.redundancy,
+        }
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+# A test on a path: (design column, threshold, goes low (x <= t holds), whether a missing
+# value takes this direction).
+_Test = tuple[int, float, bool, bool]
+
+
+@dataclass
+class _Path:
+    """A path of the model: the class it ends in and its tests grouped by feature."""
+
+    target: int
+    tests: dict[int, list[_Test]] = field(default_factory=dict)
+
+
+class Explainer:
+    """Explanations of one model's predictions (see the module notes).
+
+    Parameters
+    ----------
+    model
+        A :class:`~satdt.tree.Tree` or a univariate :class:`~satdt.diagram.Diagram`, over the
+        design matrix (its ``feature_names`` name the columns; indicator columns named
+        ``colour == red`` / ``colour is missing`` form the categorical column ``colour``).
+    """
+
+    def __init__(self, model: Any) -> None:
+        if getattr(model, "multivariate", False):
+            raise SatdtError(
+                "explanations need tests on one column each: this diagram has multivariate "
+                "(hyperplane) nodes; explain a diagram learned with split='univariate'"
+            )
+        self.model = model
+        self.names = _design_names(model)
+        self.group, self.features, self.categorical = _features(model, self.names)
+        self.paths = list(_paths(model, self.group))
+        self.thresholds = _thresholds(model)
+        self.missing_ok = _learned_missing(model, self.group, len(self.features))
+
+    # ------------------------------------------------------------------ one row
+    def explain(
+        self,
+        x: np.ndarray,
+        row: int = 0,
+        *,
+        enumerate_axps: bool = False,
+        limit: int = 100,
+        time_limit: float | None = None,
+    ) -> Explanation:
+        """Explain the prediction of one design-matrix row ``x``.
+
+        ``enumerate_axps`` also lists every AXp, smallest first, at most ``limit`` of them and
+        for at most ``time_limit`` seconds (``complete`` says whether it ended).
+        """
+        x = np.asarray(x, dtype=np.float64)
+        predicted = int(self.model.predict_index(x[None, :])[0])
+        blocking = self.blocking_sets(x, predicted)
+        cxps = _minimal_sets(blocking)
+        axp = self._deletion_axp(blocking)
+        axps, complete = [], True
+        hitting = _minimal_hitting_sets(
+            [sorted(s) for s, _ in cxps], time.perf_counter() + time_limit if time_limit else None
+        )
+        smallest = next(hitting)
+        if enumerate_axps:
+            axps = [smallest]
+            for found in hitting:
+                if len(axps) >= limit:
+                    complete = False
+                    break
+                if found is None:  # the time limit
+                    complete = False
+                    break
+                axps.append(found)
+        for candidate in [axp, smallest, *axps]:
+            self._check_axp(x, predicted, candidate)
+        for features, _ in cxps:
+            self._check_cxp(x, predicted, features)
+        classes = self.model.classes
+        return Explanation(
+            row=row,
+            prediction=classes[predicted],
+            path=self._path_conditions(x),
+            axp=self._conditions(x, axp),
+            smallest_axp=self._conditions(x, smallest),
+            cxps=tuple(
+                Contrast(
+                    tuple(self.features[f] for f in sorted(features)),
+                    tuple(self._path_conditions_of(path, sorted(features))),
+                    classes[path.target],
+                )
+                for features, path in cxps
+            ),
+            axps=tuple(self._conditions(x, found) for found in axps),
+            complete=complete,
+        )
+
+    def blocking_sets(self, x: np.ndarray, predicted: int) -> list[tuple[frozenset[int], _Path]]:
+        """For each path that ends in another class and that some values of the features can
+        follow: the features whose value in ``x`` breaks one of its tests."""
+        sets = []
+        for path in self.paths:
+            if path.target == predicted:
+                continue
+            if not all(self._satisfiable(f, tests) for f, tests in path.tests.items()):
+                continue  # no values follow this path (it is unreachable)
+            breaking = frozenset(
+                f for f, tests in path.tests.items() if not self._holds(f, tests, x)
+            )
+            sets.append((breaking, path))
+        return sets
+
+    # ------------------------------------------------------------------ the explanations
+    @staticmethod
+    def _deletion_axp(blocking: list[tuple[frozenset[int], _Path]]) -> list[int]:
+        """One subset-minimal hitting set of the blocking sets, by deletion from the union."""
+        sets = [s for s, _ in blocking]
+        kept = set().union(*sets) if sets else set()
+        for feature in sorted(kept):
+            if all(s & (kept - {feature}) for s in sets):
+                kept.discard(feature)
+        return sorted(kept)
+
+    def _check_axp(self, x: np.ndarray, predicted: int, features: Sequence[int]) -> None:
+        fixed = set(features)
+        if self._other_class_reachable(x, predicted, fixed):
+            raise RuntimeError(f"internal error: {features} does not force the prediction")
+        for f in fixed:
+            if not self._other_class_reachable(x, predicted, fixed - {f}):
+                raise RuntimeError(f"internal error: AXp {features} is not minimal")
+
+    def _check_cxp(self, x: np.ndarray, predicted: int, features: frozenset[int]) -> None:
+        everything = set(range(len(self.features)))
+        if not self._other_class_reachable(x, predicted, everything - features):
+            raise RuntimeError(f"internal error: changing {set(features)} cannot flip it")
+        for f in features:
+            if self._other_class_reachable(x, predicted, everything - (features - {f})):
+                raise RuntimeError(f"internal error: CXp {set(features)} is not minimal")
+
+    def _other_class_reachable(self, x: np.ndarray, predicted: int, fixed: set[int]) -> bool:
+        """Whether the free features (all but ``fixed``) can take values that lead to another
+        class: a walk of the model that keeps, per free feature, the tests taken so far."""
+        model = self.model
+        is_tree = isinstance(model, Tree)
+        stack: list[tuple[int, dict[int, tuple[_Test, ...]]]] = [
+            (0 if is_tree else int(model.root), {})
+        ]
+        while stack:
+            node, taken = stack.pop()
+            if is_tree and model.feature[node] == LEAF:
+                if int(model.value[node]) != predicted:
+                    return True
+                continue
+            if not is_tree and node < 0:
+                if -1 - node != predicted:
+                    return True
+                continue
+            column = int(model.feature[node])
+            threshold = float(model.threshold[node])
+            feature = self.group[column]
+            for goes_low, child in self._branches(node, is_tree):
+                test = (column, threshold, goes_low, self._missing_goes(node, goes_low, is_tree))
+                if feature in fixed:
+                    if self._holds(feature, [test], x):
+                        stack.append((child, taken))
+                    continue
+                tests = (*taken.get(feature, ()), test)
+                if self._satisfiable(feature, tests):
+                    stack.append((int(child), {**taken, feature: tests}))
+        return False
+
+    def _branches(self, node: int, is_tree: bool) -> list[tuple[bool, int]]:
+        model = self.model
+        if is_tree:
+            return [(True, int(model.left[node])), (False, int(model.right[node]))]
+        return [(True, int(model.low[node])), (False, int(model.high[node]))]
+
+    def _missing_goes(self, node: int, goes_low: bool, is_tree: bool) -> bool:
+        """Whether a missing value follows this branch of the node (trees only)."""
+        if not is_tree:
+            return False
+        return (int(self.model.missing[node]) & 1 == 0) == goes_low
+
+    # ------------------------------------------------------------------ tests on a feature
+    def _holds(self, feature: int, tests: Sequence[_Test], x: np.ndarray) -> bool:
+        """Whether the row's values on this feature pass every test."""
+        for column, threshold, goes_low, missing_ok in tests:
+            value = x[column]
+            if math.isnan(value):
+                if not missing_ok:
+                    return False
+            elif (value <= threshold) != goes_low:
+                return False
+        return True
+
+    def _satisfiable(self, feature: int, tests: Sequence[_Test]) -> bool:
+        """Whether some value of the feature's domain passes every test."""
+        columns = self.categorical.get(feature)
+        if columns is not None:  # exactly one indicator of the column is 1
+            return any(
+                all((float(column == one) <= t) == low for column, t, low, _ in tests)
+                for one in columns
+            )
+        if self.missing_ok[feature] and all(ok for *_, ok in tests):
+            return True
+        low = max((t for _, t, goes_low, _ in tests if not goes_low), default=-math.inf)
+        high = min((t for _, t, goes_low, _ in tests if goes_low), default=math.inf)
+        return low < high
+
+    # ------------------------------------------------------------------ words
+    def _conditions(self, x: np.ndarray, features: Sequence[int]) -> tuple[Condition, ...]:
+        """The row's values on these features, as the cells of the model's thresholds."""
+        conditions = []
+        for feature in sorted(features):
+            name = self.features[feature]
+            columns = self.categorical.get(feature)
+            if columns is not None:
+                on = [c for c in columns if x[c] == 1]
+                value = _category(self.names[on[0]], name) if on else None
+                text = f"{name} is missing" if value == "" else f"{name} = {value}"
+                if value is None:
+                    text = f"{name} is none of the categories learned"
+                conditions.append(Condition(name, text))
+                continue
+            (column,) = [c for c, f in enumerate(self.group) if f == feature]
+            value = x[column]
+            if math.isnan(value):
+                conditions.append(Condition(name, f"{name} is missing"))
+                continue
+            cuts = self.thresholds.get(column, [])
+            below = [t for t in cuts if t < value]
+            above = [t for t in cuts if t >= value]
+            conditions.append(
+                Condition(name, _interval(name, max(below, default=None), min(above, default=None)))
+            )
+        return tuple(conditions)
+
+    def _path_conditions(self, x: np.ndarray) -> tuple[Condition, ...]:
+        """The tests of the row's own path, merged per column."""
+        own = int(self.model.predict_index(x[None, :])[0])
+        for path in self.paths:
+            if path.target == own and all(self._holds(f, t, x) for f, t in path.tests.items()):
+                return self._path_conditions_of(path, sorted(path.tests))
+        return ()
+
+    def _path_conditions_of(self, path: _Path, features: Sequence[int]) -> list[Condition]:
+        conditions = []
+        for feature in features:
+            name = self.features[feature]
+            tests = path.tests[feature]
+            columns = self.categorical.get(feature)
+            if columns is not None:
+                allowed = [
+                    _category(self.names[one], name)
+                    for one in columns
+                    if all((float(c == one) <= t) == low for c, t, low, _ in tests)
+                ]
+                shown = ["missing" if a == "" else a for a in allowed]
+                text = (
+                    f"{name} = {shown[0]}"
+                    if len(shown) == 1
+                    else f"{name} in {{{', '.join(shown)}}}"
+                )
+                conditions.append(Condition(name, text))
+                continue
+            low = max((t for _, t, goes_low, _ in tests if not goes_low), default=None)
+            high = min((t for _, t, goes_low, _ in tests if goes_low), default=None)
+            text = _interval(name, low, high)
+            if self.missing_ok[feature] and all(ok for *_, ok in tests):
+                text += " or missing"
+            conditions.append(Condition(name, text))
+        return conditions
+
+
+def _interval(name: str, low: float | None, high: float | None) -> str:
+    if low is None and high is None:
+        return f"{name} any"
+    if low is None:
+        return f"{name} <= {high:g}"
+    if high is None:
+        return f"{name} > {low:g}"
+    return f"{low:g} < {name} <= {high:g}"
+
+
+def _category(design_name: str, column: str) -> str:
+    """The category of an indicator column (``""`` for ``column is missing``)."""
+    if design_name == f"{column} is missing":
+        return ""
+    return design_name[len(column) + len(" == ") :]
+
+
+def _design_names(model: Any) -> list[str]:
+    n = int(model.n_features) if hasattr(model, "n_features") else None
+    names = model.feature_names
+    if names is not None:
+        return list(names)
+    if n is None:
+        used = model.feature[model.feature >= 0]
+        n = int(used.max()) + 1 if used.size else 0
+    return [f"x[{j}]" for j in range(n)]
+
+
+def _features(model: Any, names: list[str]) -> tuple[list[int], list[str], dict[int, list[int]]]:
+    """The feature of each design column, the features' names, and the indicator columns of
+    each categorical feature."""
+    indicator = set(int(i) for i in (model.indicator or ()))
+    group: list[int] = []
+    features: list[str] = []
+    categorical: dict[int, list[int]] = {}
+    by_name: dict[str, int] = {}
+    for column, name in enumerate(names):
+        if column in indicator:
+            base = name.split(" == ")[0] if " == " in name else name.removesuffix(" is missing")
+            if base not in by_name:
+                by_name[base] = len(features)
+                features.append(base)
+                categorical[by_name[base]] = []
+            group.append(by_name[base])
+            categorical[by_name[base]].append(column)
+        else:
+            group.append(len(features))
+            features.append(name)
+    return group, features, categorical
+
+
+def _thresholds(model: Any) -> dict[int, list[float]]:
+    cuts: dict[int, set[float]] = {}
+    reachable = model.reachable() if hasattr(model, "reachable") else None
+    for node in range(len(model.feature)):
+        column = int(model.feature[node])
+        if column >= 0 and (reachable is None or reachable[node]):
+            cuts.setdefault(column, set()).add(float(model.threshold[node]))
+    return {column: sorted(values) for column, values in cuts.items()}
+
+
+def _learned_missing(model: Any, group: list[int], n_features: int) -> list[bool]:
+    """Features that may be missing: those on whose columns the tree learned a missing side."""
+    may = [False] * n_features
+    if isinstance(model, Tree):
+        for node in np.flatnonzero(model.feature != LEAF):
+            if int(model.missing[node]) in (MISSING_LEFT, MISSING_RIGHT):
+                may[group[int(model.feature[node])]] = True
+    return may
+
+
+def _paths(model: Any, group: list[int]) -> Iterator[_Path]:
+    """Every root-to-leaf (or terminal) path of a tree or a diagram, tests grouped by feature."""
+    is_tree = isinstance(model, Tree)
+    start = 0 if is_tree else int(model.root)
+    stack: list[tuple[int, tuple[_Test, ...]]] = [(start, ())]
+    while stack:
+        node, tests = stack.pop()
+        leaf = model.feature[node] == LEAF if is_tree else node < 0
+        if leaf:
+            path = _Path(int(model.value[node]) if is_tree else -1 - node)
+            for test in tests:
+                path.tests.setdefault(group[test[0]], []).append(test)
+            yield path
+            continue
+        column, threshold = int(model.feature[node]), float(model.threshold[node])
+        if is_tree:
+            side = int(model.missing[node]) & 1  # 0: missing goes left
+            children = [(True, model.left[node], side == 0), (False, model.right[node], side == 1)]
+        else:
+            children = [(True, model.low[node], False), (False, model.high[node], False)]
+        for goes_low, child, missing_ok in children:
+            stack.append((int(child), (*tests, (column, threshold, goes_low, missing_ok))))
+
+
+def _minimal_sets(
+    blocking: list[tuple[frozenset[int], _Path]],
+) -> list[tuple[frozenset[int], _Path]]:
+    """The inclusion-minimal blocking sets (the CXps), fewest features first; one path each."""
+    ordered = sorted(blocking, key=lambda item: (len(item[0]), sorted(item[0])))
+    minimal: list[tuple[frozenset[int], _Path]] = []
+    for features, path in ordered:
+        if not any(kept <= features for kept, _ in minimal):
+            minimal.append((features, path))
+    return minimal
+
+
+def _minimal_hitting_sets(
+    sets: list[list[int]], deadline: float | None
+) -> Iterator[list[int] | None]:
+    """Every minimal hitting set of ``sets``, smallest first (PySAT's Hitman, by MaxSAT);
+    ``None`` once ``deadline`` passes. No set to hit: the empty set is the only one."""
+    if not sets:
+        yield []
+        return
+    from pysat.examples.hitman import Hitman
+
+    with Hitman(bootstrap_with=sets, htype="sorted") as hitman:
+        while True:
+            if deadline is not None and time.perf_counter() > deadline:
+                yield None
+                return
+            found = hitman.get()
+            if found is None:
+                return
+            hitman.block(found)
+            yield sorted(found)
+
+
+# ---------------------------------------------------------------------- the public entry point
+def explain(
+    model: Any,
+    X: Any,
+    rows: Sequence[int] | None = None,
+    *,
+    enumerate_axps: bool = False,
+    limit: int = 100,
+    time_limit: float | None = None,
+) -> list[Explanation]:
+    """Explain the predictions of a model on some rows of ``X``.
+
+    Parameters
+    ----------
+    model
+        A fitted :class:`~satdt.OptimalTreeClassifier` or
+        :class:`~satdt.OptimalDiagramClassifier` (``X`` is then as given to ``fit``: a
+        table, categorical columns included), or a :class:`~satdt.Tree` or
+        :class:`~satdt.Diagram` (``X`` is then its design matrix).
+    X
+        The rows.
+    rows
+        Which rows to explain (default: all).
+    enumerate_axps, limit, time_limit
+        Also list every AXp of each row, smallest first, at most ``limit`` per row and for at
+        most ``time_limit`` seconds per row.
+
+    Returns
+    -------
+    list of Explanation
+        One per row, each checked against the model.
+    """
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ParameterError(f"limit must be an integer >= 1, got {limit!r}")
+    if time_limit is not None and not (isinstance(time_limit, int | float) and time_limit > 0):
+        raise ParameterError(f"time_limit must be None or a number > 0, got {time_limit!r}")
+    fitted = getattr(model, "_fitted_model", None)
+    if fitted is not None:
+        design = model._design(X)
+        model = fitted()
+    else:
+        design = np.asarray(X, dtype=np.float64)
+        if design.ndim == 1:
+            design = design[None, :]
+    if design.ndim != 2:
+        raise ParameterError(f"X must be a table of rows, got an array of shape {design.shape}")
+    chosen = range(len(design)) if rows is None else rows
+    for row in chosen:
+        if not 0 <= int(row) < len(design):
+            raise ParameterError(f"row {row} is not a row of X (it has {len(design)} rows)")
+    explainer = Explainer(model)
+    return [
+        explainer.explain(
+            design[int(row)],
+            int(row),
+            enumerate_axps=enumerate_axps,
+            limit=limit,
+            time_limit=time_limit,
+        )
+        for row in chosen
+    ]
+
+
+def redundancy(explanations: Sequence[Explanation]) -> dict[str, float]:
+    """How redundant the paths are: the mean share of a path's columns that the smallest AXp
+    does not need, the share of rows whose path holds such columns, and the mean lengths."""
+    if not explanations:
+        return {"rows": 0, "mean_redundancy": 0.0, "redundant_rows": 0.0}
+    shares = [e.redundancy for e in explanations]
+    return {
+        "rows": len(explanations),
+        "mean_redundancy": float(np.mean(shares)),
+        "redundant_rows": float(np.mean([s > 0 for s in shares])),
+        "mean_path_columns": float(np.mean([len(e.path) for e in explanations])),
+        "mean_smallest_axp": float(np.mean([len(e.smallest_axp) for e in explanations])),
+    }

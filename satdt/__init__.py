@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     )
     from .explanations import explain
     from .learner import OptimalTreeClassifier, pareto_front
+    from .rashomon import rashomon_set
     from .result import SearchResult
     from .tree import Tree
 
@@ -51,6 +52,7 @@ _PUBLIC = {
     "OptimalTreeClassifier": "learner",
     "pareto_front": "learner",
     "SearchResult": "result",
+    "rashomon_set": "rashomon",
     "Tree": "tree",
 }
 
@@ -86,6 +88,7 @@ __all__ = [
     "__version__",
     "explain",
     "pareto_front",
+    "rashomon_set",
     "read_csv",
     "warmup",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from ..errors import InfeasibleError, SatdtError
 from .diagram import diagram_command
 from .encode import decode_command, encode_command
-from .explain import explain_command
+from .explain import explain_command, rashomon_command
 from .files import check_outputs
 from .learn import learn_command, predict_command, tree_estimator
 from .messages import EXIT_INFEASIBLE, EXIT_OK, EXIT_USAGE, cli_message
@@ -25,6 +25,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "warmup": warmup_command,
     "predict": predict_command,
     "explain": explain_command,
+    "rashomon": rashomon_command,
     "encode": encode_command,
     "decode": decode_command,
     "sweep": sweep_command,

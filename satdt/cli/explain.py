@@ -40,3 +40,49 @@ def explain_command(args: argparse.Namespace) -> int:
     )
     write_output("\n".join(lines) + "\n", args.output)
     return EXIT_OK
+
+
+def rashomon_command(args: argparse.Namespace) -> int:
+    """Count the Rashomon set of a table; its values, the columns' shares, the best trees."""
+    from ..rashomon import rashomon_set
+    from .files import read_training
+
+    data = read_training(args)
+    rashomon = rashomon_set(
+        data.X,
+        data.y,
+        args.max_depth,
+        epsilon=args.epsilon,
+        leaf_penalty=args.leaf_penalty,
+        max_thresholds=args.max_thresholds,
+        feature_names=data.feature_names,
+    )
+    shares = rashomon.feature_importance()
+    best = list(rashomon.trees(limit=args.show))
+    if args.format == "json":
+        document = {
+            "count": rashomon.count,
+            "optimum": rashomon.optimum,
+            "epsilon": rashomon.epsilon,
+            "histogram": [[value, count] for value, count in rashomon.histogram().items()],
+            "feature_shares": shares,
+            "trees": [tree.to_dict() for tree in best],
+        }
+        write_output(json.dumps(document, indent=2) + "\n", args.output)
+        return EXIT_OK
+    lines = [
+        f"trees of depth <= {args.max_depth} within {args.epsilon:g} of the optimum "
+        f"{rashomon.optimum:.6g}: {rashomon.count}",
+        "objective value: trees",
+        *(f"  {value:.6g}: {count}" for value, count in rashomon.histogram().items()),
+        "share of the trees that split on each column:",
+        *(
+            f"  {name}: {share:.1%}"
+            for name, share in sorted(shares.items(), key=lambda item: -item[1])
+            if share > 0
+        ),
+    ]
+    for rank, tree in enumerate(best, 1):
+        lines += [f"tree {rank}:", tree.export_text()]
+    write_output("\n".join(lines) + "\n", args.output)
+    return EXIT_OK

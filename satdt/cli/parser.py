@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_decode_command(commands)
     _add_predict_command(commands)
     _add_explain_command(commands)
+    _add_rashomon_command(commands)
     _add_diagram_command(commands)
     _add_sweep_commands(commands)
     _add_warmup_command(commands)
@@ -318,6 +319,37 @@ def _add_explain_command(commands: Any) -> None:
     explain.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
     explain.add_argument("--sep", metavar="CHAR", help="CSV separator (default: detected)")
     explain.add_argument(
+        "-o", "--output", metavar="FILE", help="write the output here instead of stdout"
+    )
+
+
+def _add_rashomon_command(commands: Any) -> None:
+    """``satdt rashomon``: every tree within epsilon of the optimum."""
+    rashomon = commands.add_parser(
+        "rashomon",
+        help="the Rashomon set: how many trees are within epsilon of the optimum, and which",
+        description=(
+            "Count every tree of depth <= K whose objective (errors / rows + L x leaves) is within "
+            "E of the optimum, exactly; show the objective values, each column's share of the "
+            "trees that split on it, and the best trees."
+        ),
+    )
+    _add_data_options(rashomon)
+    _add_param(rashomon, "max_depth", required=True, help="the trees' depth budget")
+    rashomon.add_argument(
+        "--epsilon",
+        type=float,
+        required=True,
+        metavar="E",
+        help="slack above the optimum, in the objective's unit (0: every optimal tree)",
+    )
+    _add_param(rashomon, "leaf_penalty")
+    _add_param(rashomon, "max_thresholds")
+    rashomon.add_argument(
+        "--show", type=int, default=3, metavar="N", help="print the N best trees (default 3)"
+    )
+    rashomon.add_argument("--format", choices=("text", "json"), default="text")
+    rashomon.add_argument(
         "-o", "--output", metavar="FILE", help="write the output here instead of stdout"
     )
 

@@ -1,0 +1,388 @@
+"""The Rashomon set: every tree whose objective is within ``epsilon`` of the optimum.
+
+Many trees are often equally good, and which one a search returns is an accident. The
+Rashomon set of depth-``d`` trees for the objective
+
+    errors / total weight + leaf_penalty * leaves
+
+(the error objective with its leaf penalty, as :class:`~satdt.OptimalTreeClassifier` has it)
+holds every tree of depth at most ``d`` over the prepared binary features whose objective is at
+most the optimum plus ``epsilon``: its splits (each separating the rows that reach it: a split
+that sends every row one way is not a tree of the set) and the class of each leaf (any class,
+not only the majority: a leaf of another class belongs to the set when the objective allows it).
+
+satdt counts it exactly by dynamic programming over the subproblems the paths define, in the
+manner of TreeFARMS (Xin, Zhong, Chen, Takagi, Seltzer & Rudin, NeurIPS 2022) over satdt's own
+bounds: each subproblem (the rows reaching a node, the depth left) keeps its optimum and the
+histogram of its subtrees' ``(errors, leaves)`` up to its optimum plus ``epsilon`` — a subtree
+that exceeds its own optimum by more than ``epsilon`` cannot belong to a tree of the set, since
+the rest of the tree costs at least its optimum. A split's histogram is the product of its
+children's, cut at the node's bound. From the histograms the set is enumerated lazily and
+sampled uniformly without being listed, and each feature's share of the set is exact (the
+histogram of the trees that avoid the feature, subtracted from the whole).
+
+Rows and their weights: masks of rows are Python integers (one bit per prepared row); a
+weighted count is a sum of popcounts over the bit planes of the integer weights (a row's
+weight written in binary), so it stays exact and fast; non-integer weights (``class_weight``)
+are scaled to integers when they are multiples of a common unit, else refused.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import ParameterError
+from .tree import Tree
+
+__all__ = ["RashomonSet", "rashomon_set"]
+
+# A subtree's key in a histogram: (weighted errors, in integer weight units; leaves).
+_Key = tuple[int, int]
+# Relative tolerance on the bound (the objective of trees is compared in floating point).
+_TOL = 1e-9
+
+
+@dataclass
+class _Node:
+    """A subproblem: its optimum, its histogram and how its subtrees are made."""
+
+    optimum: float
+    histogram: Counter  # _Key -> number of subtrees
+    leaves: list[tuple[int, _Key]]  # (class, key) of each admissible leaf
+    splits: list[tuple[int, int, int]]  # (feature, left mask, right mask)
+
+
+class RashomonSet:
+    """Every tree within ``epsilon`` of the optimum (see the module notes); from
+    :func:`rashomon_set`.
+
+    Attributes
+    ----------
+    optimum
+        The least objective (errors / total weight + leaf_penalty * leaves).
+    epsilon
+        The slack: the set holds the trees of objective at most ``optimum + epsilon``.
+    count
+        The number of trees in the set (exact, a Python integer).
+    """
+
+    def __init__(self, solver: _Solver, root: int, depth: int, epsilon: float) -> None:
+        self._solver = solver
+        self._root = root
+        self._depth = depth
+        node = solver.node(root, depth, frozenset())
+        self.optimum = node.optimum
+        self.epsilon = epsilon
+        self._bound = node.optimum + epsilon + _TOL * max(1.0, node.optimum)
+        self._histogram = {k: c for k, c in node.histogram.items() if solver.cost(k) <= self._bound}
+        self.count = sum(self._histogram.values())
+
+    def histogram(self) -> dict[float, int]:
+        """How many trees of the set reach each objective value, best first."""
+        values: Counter = Counter()
+        for key, count in self._histogram.items():
+            values[round(self._solver.cost(key), 12)] += count
+        return dict(sorted(values.items()))
+
+    def trees(self, limit: int | None = None) -> Iterator[Tree]:
+        """The trees of the set, best objective first (lazily; at most ``limit``)."""
+        keys = sorted(self._histogram, key=self._solver.cost)
+        produced = 0
+        for key in keys:
+            for nested in self._solver.nested(self._root, self._depth, key):
+                if limit is not None and produced >= limit:
+                    return
+                produced += 1
+                yield self._solver.tree(nested)
+
+    def sample(self, n: int, random_state: int | None = None) -> list[Tree]:
+        """``n`` trees drawn uniformly from the set (with replacement)."""
+        rng = random.Random(random_state)
+        keys = list(self._histogram)
+        weights = [self._histogram[k] for k in keys]
+        drawn = []
+        for _ in range(n):
+            key = rng.choices(keys, weights)[0] if len(keys) > 1 else keys[0]
+            drawn.append(self._solver.tree(self._solver.draw(self._root, self._depth, key, rng)))
+        return drawn
+
+    def feature_importance(self) -> dict[str, float]:
+        """Each column's share of the trees of the set that split on it (exact: the trees
+        that avoid every binary feature of the column, counted, subtracted from all)."""
+        shares = {}
+        for name, features in self._solver.columns.items():
+            without = self._solver.node(self._root, self._depth, features)
+            avoiding = sum(
+                count
+                for key, count in without.histogram.items()
+                if self._solver.cost(key) <= self._bound
+            )
+            shares[name] = (self.count - avoiding) / self.count if self.count else 0.0
+        return shares
+
+
+class _Solver:
+    """The dynamic programme over subproblems (masks of rows, depth left, features avoided)."""
+
+    def __init__(
+        self,
+        B: np.ndarray,
+        y: np.ndarray,
+        units: np.ndarray,
+        n_classes: int,
+        unit: float,
+        total: float,
+        leaf_penalty: float,
+        epsilon: float,
+        columns: dict[str, frozenset[int]],
+        to_tree: Any,
+    ) -> None:
+        n = len(y)
+        self.n_classes = n_classes
+        self.columns = columns
+        self.to_tree = to_tree
+        self.scale = unit / total  # objective per unit of integer weight
+        self.leaf_penalty = leaf_penalty
+        self.epsilon = epsilon
+        self.all_rows = (1 << n) - 1
+        self.features = [_mask(B[:, j] != 0) for j in range(B.shape[1])]
+        # per class, the bit planes of the rows' integer weights: plane b holds the rows of
+        # that class whose weight has bit b set
+        planes = int(units.max()).bit_length() if n else 0
+        self.planes = [
+            [_mask((y == k) & ((units >> b) & 1 == 1)) for b in range(planes)]
+            for k in range(n_classes)
+        ]
+        self.memo: dict[tuple[int, int, frozenset[int]], _Node] = {}
+
+    def cost(self, key: _Key) -> float:
+        errors, leaves = key
+        return errors * self.scale + self.leaf_penalty * leaves
+
+    def class_units(self, rows: int) -> list[int]:
+        return [
+            sum((rows & plane).bit_count() << b for b, plane in enumerate(planes))
+            for planes in self.planes
+        ]
+
+    def node(self, rows: int, depth: int, avoided: frozenset[int]) -> _Node:
+        memo_key = (rows, depth, avoided)
+        found = self.memo.get(memo_key)
+        if found is not None:
+            return found
+        units = self.class_units(rows)
+        total = sum(units)
+        leaf_keys = [(k, (total - units[k], 1)) for k in range(self.n_classes)]
+        optimum = min(self.cost(key) for _, key in leaf_keys)
+        children = []
+        if depth > 0:
+            for feature, mask in enumerate(self.features):
+                if feature in avoided:
+                    continue
+                right = rows & mask
+                left = rows & ~mask
+                if not right or not left:
+                    continue
+                low, high = (
+                    self.node(left, depth - 1, avoided),
+                    self.node(right, depth - 1, avoided),
+                )
+                children.append((feature, left, right, low, high))
+                optimum = min(optimum, low.optimum + high.optimum)
+        bound = optimum + self.epsilon + _TOL * max(1.0, optimum)
+        histogram: Counter = Counter()
+        leaves = [(k, key) for k, key in leaf_keys if self.cost(key) <= bound]
+        for _, key in leaves:
+            histogram[key] += 1
+        splits = []
+        for feature, left, right, low, high in children:
+            if low.optimum + high.optimum > bound:
+                continue
+            splits.append((feature, left, right))
+            for left_key, left_count in low.histogram.items():
+                left_cost = self.cost(left_key)
+                if left_cost + high.optimum > bound:
+                    continue
+                for right_key, right_count in high.histogram.items():
+                    key = (left_key[0] + right_key[0], left_key[1] + right_key[1])
+                    if self.cost(key) <= bound:
+                        histogram[key] += left_count * right_count
+        node = _Node(optimum, histogram, leaves, splits)
+        self.memo[memo_key] = node
+        return node
+
+    def _options(self, rows: int, depth: int, key: _Key) -> Iterator[tuple[Any, int]]:
+        """The ways to build a subtree of this key: leaves, then splits with a key pair,
+        each with the number of subtrees it makes."""
+        node = self.node(rows, depth, frozenset())
+        for k, leaf_key in node.leaves:
+            if leaf_key == key:
+                yield ("leaf", k), 1
+        for feature, left, right in node.splits:
+            low = self.node(left, depth - 1, frozenset())
+            high = self.node(right, depth - 1, frozenset())
+            for left_key, left_count in low.histogram.items():
+                right_key = (key[0] - left_key[0], key[1] - left_key[1])
+                right_count = high.histogram.get(right_key, 0)
+                if right_count:
+                    yield (
+                        ("split", feature, left, right, left_key, right_key),
+                        (left_count * right_count),
+                    )
+
+    def nested(self, rows: int, depth: int, key: _Key) -> Iterator[Any]:
+        """Every subtree of this key, as nested tuples (feature, left, right) / class."""
+        for option, _ in self._options(rows, depth, key):
+            if option[0] == "leaf":
+                yield option[1]
+                continue
+            _, feature, left, right, left_key, right_key = option
+            for low in self.nested(left, depth - 1, left_key):
+                for high in self.nested(right, depth - 1, right_key):
+                    yield (feature, low, high)
+
+    def draw(self, rows: int, depth: int, key: _Key, rng: random.Random) -> Any:
+        """One subtree of this key, uniformly."""
+        options = list(self._options(rows, depth, key))
+        option = rng.choices([o for o, _ in options], [c for _, c in options])[0]
+        if option[0] == "leaf":
+            return option[1]
+        _, feature, left, right, left_key, right_key = option
+        return (
+            feature,
+            self.draw(left, depth - 1, left_key, rng),
+            self.draw(right, depth - 1, right_key, rng),
+        )
+
+    def tree(self, nested: Any) -> Tree:
+        return self.to_tree(nested)
+
+
+def _mask(flags: np.ndarray) -> int:
+    """A boolean vector as a Python integer, bit i for row i."""
+    packed = np.packbits(flags.astype(bool), bitorder="little")
+    return int.from_bytes(packed.tobytes(), "little")
+
+
+def _integer_units(weight: np.ndarray) -> tuple[np.ndarray, float]:
+    """Row weights as integers times one unit: ``(units, unit)``."""
+    rounded = np.rint(weight)
+    if np.allclose(weight, rounded, rtol=0, atol=1e-9):
+        return rounded.astype(np.int64), 1.0
+    for denominator in (2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 25, 32, 50, 64, 100, 1000):
+        scaled = weight * denominator
+        if np.allclose(scaled, np.rint(scaled), rtol=0, atol=1e-6):
+            return np.rint(scaled).astype(np.int64), 1.0 / denominator
+    raise ParameterError(
+        "the Rashomon set counts weighted errors exactly, so the row weights (sample_weight "
+        "times class_weight) must be multiples of a common unit such as 1/100; got weights "
+        f"like {weight[:3].tolist()}: round them"
+    )
+
+
+def rashomon_set(
+    X: Any,
+    y: Any,
+    max_depth: int,
+    *,
+    epsilon: float,
+    leaf_penalty: float = 0.0,
+    sample_weight: Any = None,
+    feature_names: list[str] | None = None,
+    **params: Any,
+) -> RashomonSet:
+    """Every tree of depth at most ``max_depth`` whose objective (errors / total weight +
+    ``leaf_penalty`` * leaves) is within ``epsilon`` of the optimum.
+
+    Parameters
+    ----------
+    X, y, sample_weight, feature_names
+        As for :meth:`satdt.OptimalTreeClassifier.fit`.
+    max_depth
+        The depth budget of the trees.
+    epsilon
+        The slack, in the objective's unit (a fraction of the total weight): 0 gives every
+        optimal tree.
+    leaf_penalty
+        The cost of a leaf, as in the estimator.
+    **params
+        Other parameters of :class:`~satdt.OptimalTreeClassifier` that shape the data:
+        ``max_thresholds``, ``class_weight``, ``max_memory_mb``, ``missing``.
+
+    Returns
+    -------
+    RashomonSet
+        The set: ``count``, ``optimum``, ``histogram()``, ``trees()``, ``sample()``,
+        ``feature_importance()``.
+    """
+    from .learner import OptimalTreeClassifier
+    from .prepare import validate
+
+    if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not epsilon >= 0:
+        raise ParameterError(f"epsilon must be a number >= 0, got {epsilon!r}")
+    if not math.isfinite(epsilon):
+        raise ParameterError(f"epsilon must be finite, got {epsilon!r}")
+    estimator = OptimalTreeClassifier(
+        objective="error", max_depth=max_depth, leaf_penalty=leaf_penalty, **params
+    )
+    estimator._resolve()
+    dataset = validate(X, y, feature_names=feature_names, estimator="rashomon_set")
+    data = estimator._prepare(dataset, sample_weight, None, None)
+    view = data.binary()
+    units, unit = _integer_units(data.weight)
+    total = float(data.weight.sum())
+
+    def to_tree(nested: Any) -> Tree:
+        def with_thresholds(node: Any) -> Any:
+            if not isinstance(node, tuple):
+                return int(node)
+            feature, low, high = node
+            return (feature, 0.5, with_thresholds(low), with_thresholds(high))
+
+        tree = Tree.from_nested(with_thresholds(nested), classes=np.arange(data.n_classes))
+        mapped = tree.map_features(
+            view.column,
+            view.threshold,
+            data.feature_names,
+            list(data.schema.indicator),
+            view.missing,
+        )
+        mapped.classes = data.classes
+        # not simplified: a split whose two leaves predict one class is a tree of its own
+        user = data.named(mapped).with_counts(data.X, data.y, data.weight)
+        wrong = user.predict_index(data.X) != data.y
+        objective = float(data.weight[wrong].sum()) / total + leaf_penalty * user.n_leaves
+        if objective > bound[0]:
+            raise RuntimeError(
+                f"internal error: a tree of the Rashomon set has objective {objective}, over "
+                f"the bound {bound[0]}"
+            )
+        return user
+
+    solver = _Solver(
+        view.B,
+        data.y,
+        units,
+        data.n_classes,
+        unit,
+        total,
+        float(leaf_penalty),
+        float(epsilon),
+        {
+            name: frozenset(np.flatnonzero(view.column == j).tolist())
+            for j, name in enumerate(data.feature_names)
+            if (view.column == j).any()
+        },
+        to_tree,
+    )
+    bound = [math.inf]  # the set's bound, once known: every tree built is checked against it
+    rashomon = RashomonSet(solver, solver.all_rows, int(max_depth), float(epsilon))
+    bound[0] = rashomon._bound
+    return rashomon

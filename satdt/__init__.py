@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     )
     from .explanations import explain
     from .learner import OptimalTreeClassifier, pareto_front
-    from .rashomon import rashomon_set
+    from .rashomon import minimum_size_trees, rashomon_set
     from .result import SearchResult
     from .tree import Tree
 
@@ -53,6 +53,7 @@ _PUBLIC = {
     "pareto_front": "learner",
     "SearchResult": "result",
     "rashomon_set": "rashomon",
+    "minimum_size_trees": "rashomon",
     "Tree": "tree",
 }
 
@@ -87,6 +88,7 @@ __all__ = [
     "Tree",
     "__version__",
     "explain",
+    "minimum_size_trees",
     "pareto_front",
     "rashomon_set",
     "read_csv",

@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
+from .errors import InfeasibleError, ParameterError
 from .tree import Tree
 
-__all__ = ["RashomonSet", "rashomon_set"]
+__all__ = ["RashomonSet", "minimum_size_trees", "rashomon_set"]
 
 # A subtree's key in a histogram: (weighted errors, in integer weight units; leaves).
 _Key = tuple[int, int]
@@ -73,22 +73,33 @@ class RashomonSet:
         The number of trees in the set (exact, a Python integer).
     """
 
-    def __init__(self, solver: _Solver, root: int, depth: int, epsilon: float) -> None:
+    def __init__(
+        self, solver: _Solver, root: int, depth: int, epsilon: float, unit: str | None = None
+    ) -> None:
         self._solver = solver
         self._root = root
         self._depth = depth
+        self._in_nodes = unit == "nodes"
         node = solver.node(root, depth, frozenset())
-        self.optimum = node.optimum
+        self.optimum = self._shown(node.optimum, node.histogram)
         self.epsilon = epsilon
         self._bound = node.optimum + epsilon + _TOL * max(1.0, node.optimum)
         self._histogram = {k: c for k, c in node.histogram.items() if solver.cost(k) <= self._bound}
         self.count = sum(self._histogram.values())
 
+    def _shown(self, optimum: float, histogram: Counter) -> float:
+        if not self._in_nodes:
+            return optimum
+        leaves = [leaves for (errors, leaves) in histogram if errors == 0]
+        return 2 * min(leaves) - 1 if leaves else math.nan
+
     def histogram(self) -> dict[float, int]:
-        """How many trees of the set reach each objective value, best first."""
+        """How many trees of the set reach each objective value (nodes for
+        :func:`minimum_size_trees`), best first."""
         values: Counter = Counter()
         for key, count in self._histogram.items():
-            values[round(self._solver.cost(key), 12)] += count
+            value = 2 * key[1] - 1 if self._in_nodes else round(self._solver.cost(key), 12)
+            values[value] += count
         return dict(sorted(values.items()))
 
     def trees(self, limit: int | None = None) -> Iterator[Tree]:
@@ -265,6 +276,17 @@ class _Solver:
         return self.to_tree(nested)
 
 
+def _columns(column: np.ndarray, names: list[str], indicator: set[int]) -> dict[str, frozenset]:
+    """The binary features of each user column (a categorical column's indicators together)."""
+    columns: dict[str, set[int]] = {}
+    for feature, design in enumerate(column.tolist()):
+        name = names[design]
+        if design in indicator:
+            name = name.split(" == ")[0] if " == " in name else name.removesuffix(" is missing")
+        columns.setdefault(name, set()).add(feature)
+    return {name: frozenset(features) for name, features in columns.items()}
+
+
 def _mask(flags: np.ndarray) -> int:
     """A boolean vector as a Python integer, bit i for row i."""
     packed = np.packbits(flags.astype(bool), bitorder="little")
@@ -304,7 +326,8 @@ def rashomon_set(
     Parameters
     ----------
     X, y, sample_weight, feature_names
-        As for :meth:`satdt.OptimalTreeClassifier.fit`.
+        As for :meth:`satdt.OptimalTreeClassifier.fit`; ``X`` may also be a table read by
+        :func:`satdt.read_csv` (its labels are used: pass ``y=None``).
     max_depth
         The depth budget of the trees.
     epsilon
@@ -323,7 +346,6 @@ def rashomon_set(
         ``feature_importance()``.
     """
     from .learner import OptimalTreeClassifier
-    from .prepare import validate
 
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not epsilon >= 0:
         raise ParameterError(f"epsilon must be a number >= 0, got {epsilon!r}")
@@ -332,12 +354,86 @@ def rashomon_set(
     estimator = OptimalTreeClassifier(
         objective="error", max_depth=max_depth, leaf_penalty=leaf_penalty, **params
     )
+    data = _prepared(estimator, _dataset(X, y, feature_names), sample_weight)
+    return _build(data, int(max_depth), float(epsilon), float(leaf_penalty), None)
+
+
+def minimum_size_trees(
+    X: Any,
+    y: Any,
+    max_depth: int | None = None,
+    *,
+    feature_names: list[str] | None = None,
+    **params: Any,
+) -> RashomonSet:
+    """Every tree with the fewest nodes that classifies every training row correctly: at the
+    minimum depth, or among the trees of depth at most ``max_depth`` (the optimal trees of
+    ``objective="size"``), counted and enumerated exactly.
+
+    Such a tree has no redundant part (a split whose sides compute the same function would make
+    it larger), so the set holds trees that differ as functions on the training rows' binary
+    features. ``optimum`` and ``histogram()`` are in nodes.
+
+    Parameters
+    ----------
+    X, y, feature_names
+        As for :meth:`satdt.OptimalTreeClassifier.fit`; ``X`` may also be a table read by
+        :func:`satdt.read_csv` (its labels are used: pass ``y=None``).
+    max_depth
+        The depth budget (default: the minimum depth, found first by the depth search).
+    **params
+        Other parameters of :class:`~satdt.OptimalTreeClassifier` that shape the data:
+        ``max_thresholds``, ``resolve``, ``max_memory_mb``, ``missing``.
+
+    Returns
+    -------
+    RashomonSet
+        Every minimum-size tree, as for :func:`rashomon_set`.
+    """
+    from .learner import OptimalTreeClassifier
+
+    dataset = _dataset(X, y, feature_names)
+    if max_depth is None:
+        depth_search = OptimalTreeClassifier(objective="depth", **params)
+        max_depth = depth_search.fit_dataset(dataset).tree_.depth
+    estimator = OptimalTreeClassifier(objective="size", max_depth=max_depth, **params)
+    data = _prepared(estimator, dataset, None)
+    trees = _build(data, int(max_depth), 0.0, None, "nodes")
+    if math.isnan(trees.optimum):
+        raise InfeasibleError(
+            f"no tree of depth <= {max_depth} classifies every training row correctly; raise "
+            "max_depth or leave it out (the minimum depth is then found first)"
+        )
+    return trees
+
+
+def _dataset(X: Any, y: Any, feature_names: Any) -> Any:
+    """The table to learn from: a Dataset as given, else validated as fit does."""
+    from .data import Dataset
+    from .prepare import validate
+
+    if isinstance(X, Dataset):  # a table read by satdt.read_csv: its schema and labels
+        return X
+    return validate(X, y, feature_names=feature_names, estimator="rashomon_set")
+
+
+def _prepared(estimator: Any, dataset: Any, sample_weight: Any) -> Any:
+    """The estimator's checks and data preparation, without a search."""
     estimator._resolve()
-    dataset = validate(X, y, feature_names=feature_names, estimator="rashomon_set")
-    data = estimator._prepare(dataset, sample_weight, None, None)
+    return estimator._prepare(dataset, sample_weight, None, None)
+
+
+def _build(
+    data: Any, max_depth: int, epsilon: float, leaf_penalty: float | None, unit_name: str | None
+) -> RashomonSet:
+    """The set over the prepared data. ``leaf_penalty=None``: the fewest leaves among the
+    trees without error (a leaf costs less than half the least error spread over every leaf
+    of the depth)."""
     view = data.binary()
     units, unit = _integer_units(data.weight)
     total = float(data.weight.sum())
+    if leaf_penalty is None:
+        leaf_penalty = unit / total / 2 ** (max_depth + 1)
 
     def to_tree(nested: Any) -> Tree:
         def with_thresholds(node: Any) -> Any:
@@ -375,14 +471,10 @@ def rashomon_set(
         total,
         float(leaf_penalty),
         float(epsilon),
-        {
-            name: frozenset(np.flatnonzero(view.column == j).tolist())
-            for j, name in enumerate(data.feature_names)
-            if (view.column == j).any()
-        },
+        _columns(view.column, data.feature_names, set(data.schema.indicator)),
         to_tree,
     )
     bound = [math.inf]  # the set's bound, once known: every tree built is checked against it
-    rashomon = RashomonSet(solver, solver.all_rows, int(max_depth), float(epsilon))
+    rashomon = RashomonSet(solver, solver.all_rows, max_depth, epsilon, unit_name)
     bound[0] = rashomon._bound
     return rashomon

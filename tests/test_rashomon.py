@@ -41,6 +41,27 @@ def _objective(nested, B, y, w, penalty):
     return errors / w.sum() + penalty * leaves
 
 
+def _prepared_arrays(solver):
+    """The binary features, class indices and integer weights of the rows the set is over."""
+    n = solver.all_rows.bit_length()
+    B = np.array([[(mask >> i) & 1 for mask in solver.features] for i in range(n)], dtype=np.int64)
+    B = B.reshape(n, len(solver.features))
+    units = np.array(
+        [
+            sum(((p >> i) & 1) << b for planes in solver.planes for b, p in enumerate(planes))
+            for i in range(n)
+        ],
+        dtype=float,
+    )
+    classes = np.array(
+        [
+            next(k for k, planes in enumerate(solver.planes) if any((p >> i) & 1 for p in planes))
+            for i in range(n)
+        ]
+    )
+    return B, classes, units
+
+
 @st.composite
 def tiny(draw):
     p = draw(st.integers(1, 3))
@@ -64,31 +85,7 @@ def test_the_set_equals_brute_force(case):
     X, y, depth, penalty, epsilon = case
     rashomon = rashomon_set(X, y, depth, epsilon=epsilon, leaf_penalty=penalty)
     solver = rashomon._solver
-    # the prepared binary features and rows the set is over
-    B = np.array(
-        [
-            [(mask >> i) & 1 for mask in solver.features]
-            for i in range(solver.all_rows.bit_length())
-        ],
-        dtype=np.int64,
-    ).reshape(solver.all_rows.bit_length(), len(solver.features))
-    units = np.array(
-        [
-            sum(
-                ((plane >> i) & 1) << b
-                for planes in solver.planes
-                for b, plane in enumerate(planes)
-            )
-            for i in range(solver.all_rows.bit_length())
-        ],
-        dtype=float,
-    )
-    classes = np.array(
-        [
-            next(k for k, planes in enumerate(solver.planes) if any((p >> i) & 1 for p in planes))
-            for i in range(solver.all_rows.bit_length())
-        ]
-    )
+    B, classes, units = _prepared_arrays(solver)
     rows = np.ones(len(classes), dtype=bool)
     every = list(_all_trees(B, rows, depth, solver.n_classes))
     costs = [_objective(t, B, classes, units, penalty) for t in every]
@@ -170,3 +167,51 @@ def test_cli_counts_the_set(capsys):
     assert document["count"] == 1239 == sum(c for _, c in document["histogram"])
     assert main(["rashomon", str(iris), "--max-depth", "2", "--epsilon", "-1"]) == 2
     assert "epsilon must be a number >= 0" in capsys.readouterr().err
+
+
+@settings(deadline=None, max_examples=40)
+@given(tiny())
+def test_minimum_size_trees_are_the_sat_minimum_and_all_of_them(case):
+    from satdt.rashomon import minimum_size_trees
+
+    X, y, _, _, _ = case
+    keys = [tuple(row) for row in X]
+    labels = {}
+    for key, label in zip(keys, y, strict=True):  # consistent data: one label per row
+        labels.setdefault(key, label)
+    y = np.array([labels[key] for key in keys])
+    sat = OptimalTreeClassifier(objective="size", method="sat").fit(X, y)
+    trees = minimum_size_trees(X, y)
+    assert trees.optimum == sat.result_.objective_value
+    assert trees.histogram() == {trees.optimum: trees.count}
+    depth = OptimalTreeClassifier(objective="depth", method="sat").fit(X, y).tree_.depth
+    solver = trees._solver
+    every = []
+    for tree in trees.trees():
+        assert tree.n_nodes == trees.optimum and tree.depth <= depth
+        assert (tree.predict(X) == y).all()
+        every.append(tree.export_text())
+    assert len(set(every)) == trees.count  # distinct trees, each checked
+    B, classes, units = _prepared_arrays(solver)
+    rows = np.ones(len(classes), dtype=bool)
+    consistent = [
+        t
+        for t in _all_trees(B, rows, depth, solver.n_classes)
+        if _objective(t, B, classes, units, 0.0) == 0
+    ]
+    fewest = min(_objective(t, B, classes, units, 1.0) for t in consistent)
+    assert trees.count == sum(_objective(t, B, classes, units, 1.0) == fewest for t in consistent)
+
+
+def test_cli_counts_minimum_size_trees_on_the_users_columns(capsys):
+    from pathlib import Path
+
+    from satdt.cli import main
+
+    tiny_csv = Path(__file__).resolve().parents[1] / "examples" / "data" / "tiny.csv"
+    assert main(["rashomon", str(tiny_csv), "--max-depth", "2", "--size", "--show", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("consistent trees of depth <= 2 with 5 nodes: 2")
+    assert "  outlook: 100.0%" in out and "outlook != rainy" in out
+    assert main(["rashomon", str(tiny_csv), "--max-depth", "1", "--size"]) == 1
+    assert "no tree of depth <= 1 classifies every training row" in capsys.readouterr().err

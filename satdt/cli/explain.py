@@ -44,19 +44,28 @@ def explain_command(args: argparse.Namespace) -> int:
 
 def rashomon_command(args: argparse.Namespace) -> int:
     """Count the Rashomon set of a table; its values, the columns' shares, the best trees."""
-    from ..rashomon import rashomon_set
+    from ..rashomon import minimum_size_trees, rashomon_set
     from .files import read_training
 
     data = read_training(args)
-    rashomon = rashomon_set(
-        data.X,
-        data.y,
-        args.max_depth,
-        epsilon=args.epsilon,
-        leaf_penalty=args.leaf_penalty,
-        max_thresholds=args.max_thresholds,
-        feature_names=data.feature_names,
-    )
+    if args.size:
+        rashomon = minimum_size_trees(
+            data, None, args.max_depth, max_thresholds=args.max_thresholds
+        )
+        title = f"consistent trees of depth <= {args.max_depth} with {rashomon.optimum} nodes"
+    else:
+        rashomon = rashomon_set(
+            data,
+            None,
+            args.max_depth,
+            epsilon=args.epsilon,
+            leaf_penalty=args.leaf_penalty,
+            max_thresholds=args.max_thresholds,
+        )
+        title = (
+            f"trees of depth <= {args.max_depth} within {args.epsilon:g} of the optimum "
+            f"{rashomon.optimum:.6g}"
+        )
     shares = rashomon.feature_importance()
     best = list(rashomon.trees(limit=args.show))
     if args.format == "json":
@@ -71,8 +80,7 @@ def rashomon_command(args: argparse.Namespace) -> int:
         write_output(json.dumps(document, indent=2) + "\n", args.output)
         return EXIT_OK
     lines = [
-        f"trees of depth <= {args.max_depth} within {args.epsilon:g} of the optimum "
-        f"{rashomon.optimum:.6g}: {rashomon.count}",
+        f"{title}: {rashomon.count}",
         "objective value: trees",
         *(f"  {value:.6g}: {count}" for value, count in rashomon.histogram().items()),
         "share of the trees that split on each column:",

@@ -336,12 +336,17 @@ def _add_rashomon_command(commands: Any) -> None:
     )
     _add_data_options(rashomon)
     _add_param(rashomon, "max_depth", required=True, help="the trees' depth budget")
-    rashomon.add_argument(
+    which = rashomon.add_mutually_exclusive_group(required=True)
+    which.add_argument(
         "--epsilon",
         type=float,
-        required=True,
         metavar="E",
         help="slack above the optimum, in the objective's unit (0: every optimal tree)",
+    )
+    which.add_argument(
+        "--size",
+        action="store_true",
+        help="instead: every consistent tree with the fewest nodes at depth <= K",
     )
     _add_param(rashomon, "leaf_penalty")
     _add_param(rashomon, "max_thresholds")

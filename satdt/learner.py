@@ -272,9 +272,10 @@ class SatdtEstimator:
         method, own = methods.resolve_method(self.objective, self.method, options)
         self._check_error_options()
         kind = OBJECTIVES[self.objective].kind
-        if kind != CONSISTENCY and self.max_depth is None:
+        if kind != CONSISTENCY and self.max_depth is None and not self.leaf_penalty > 0:
             raise ParameterError(
-                f"objective={self.objective!r} needs max_depth (the depth of the trees compared)"
+                f"objective={self.objective!r} needs max_depth (the depth of the trees "
+                "compared), or a leaf_penalty > 0, which bounds the leaves of the optimum"
             )
         if self.max_nodes is not None and kind != CONSISTENCY:
             raise ParameterError(
@@ -472,6 +473,8 @@ class SatdtEstimator:
                 if recorder.best is None:  # no admissible greedy tree: as any time-out
                     raise TimeUp
                 return recorder.snapshot(proven_optimal=False)
+            if task.max_depth is None and OBJECTIVES[self.objective].kind != CONSISTENCY:
+                return methods.run_without_depth(method, task)
             return method.run(task)
         except TimeUp:
             if recorder.best is None:

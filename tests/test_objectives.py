@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import min_error, threshold_features
 
-from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError
+from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, ParameterError, SatdtError
 from satdt.cli import main
 from satdt.errors import InfeasibleError
 from satdt.prepare import class_weights
@@ -301,3 +301,31 @@ def test_cli_bad_error_options_exit_2_without_traceback(tmp_path, capsys):
         main(["fit", str(path), "--max-depth", "2", "--class-weight", "yes"])
     assert main(["fit", str(path), "--max-depth", "2", "--min-support", "61"]) == 1
     assert "no leaf can hold that many" in capsys.readouterr().err
+
+
+@settings(deadline=None, max_examples=40)
+@given(
+    st.integers(1, 3).flatmap(
+        lambda p: st.tuples(
+            st.lists(st.lists(st.integers(0, 1), min_size=p, max_size=p), min_size=2, max_size=10),
+            st.lists(st.integers(0, 2), min_size=10, max_size=10),
+            st.sampled_from([0.01, 0.05, 0.15]),
+        )
+    )
+)
+def test_a_leaf_penalty_without_max_depth_equals_a_depth_that_cannot_bind(case):
+    rows, labels, penalty = case
+    X = np.array(rows, dtype=float)
+    y = np.array(labels[: len(rows)])
+    free = OptimalTreeClassifier(objective="error", leaf_penalty=penalty).fit(X, y)
+    # a path tests each of the p binary columns at most once: depth p cannot bind
+    bound = OptimalTreeClassifier(objective="error", leaf_penalty=penalty, max_depth=X.shape[1])
+    bound.fit(X, y)
+    assert free.result_.proven_optimal
+    assert free.result_.objective_value == pytest.approx(bound.result_.objective_value)
+    assert free.result_.lower_bound == pytest.approx(free.result_.objective_value)
+
+
+def test_no_max_depth_needs_a_leaf_penalty():
+    with pytest.raises(ParameterError, match=r"needs max_depth .* or a leaf_penalty > 0"):
+        OptimalTreeClassifier(objective="error").fit([[0.0], [1.0]], [0, 1])

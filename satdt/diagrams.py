@@ -226,7 +226,25 @@ class OptimalDiagramClassifier(SatdtEstimator):
         *,
         feature_names: list[str] | None = None,
     ) -> OptimalDiagramClassifier:
-        """Train the diagram on ``X`` and the labels ``y`` (see the class docstring)."""
+        """Train the diagram on ``X`` and the labels ``y`` (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_columns)
+            The features: a NumPy array, a table of strings (categorical columns) or a pandas
+            DataFrame; diagrams need complete data.
+        y : array-like of shape (n_rows,)
+            The labels.
+        sample_weight : array-like of shape (n_rows,), optional
+            Weight of each row (default 1).
+        feature_names : list of str, optional
+            Names of the columns of ``X`` (a DataFrame's are used by default).
+
+        Returns
+        -------
+        OptimalDiagramClassifier
+            This estimator, fitted: ``diagram_``, ``result_`` and ``method_`` are set.
+        """
         started = time.perf_counter()
         self._check()
         dataset = validate(X, y, feature_names=feature_names, estimator=type(self).__name__)
@@ -249,7 +267,24 @@ class OptimalDiagramClassifier(SatdtEstimator):
         on_event: Callable[[Event], None] | None = None,
         started: float | None = None,
     ) -> OptimalDiagramClassifier:
-        """Fit on a table read by :func:`satdt.read_csv` (keeps its schema)."""
+        """Fit on a table read by :func:`satdt.read_csv` (keeps its schema).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The table, with its labels.
+        sample_weight : array-like of shape (n_rows,), optional
+            Weight of each row (default 1).
+        on_event : callable, optional
+            Called with every event the search reports (live status lines).
+        started : float, optional
+            The ``time.perf_counter()`` value the time limit counts from (default: now).
+
+        Returns
+        -------
+        OptimalDiagramClassifier
+            This estimator, fitted.
+        """
         widths = self._check()
         solver = self._param("milp_solver")
         data = self._prepare(dataset, sample_weight, on_event, started)

@@ -1,5 +1,6 @@
 """Sphinx configuration of satdt's documentation site (pydata-sphinx-theme, numpydoc,
-sphinx-gallery, MyST). Build: ``python -m sphinx -W --keep-going docs docs/_build/html``."""
+sphinx-gallery, MyST-NB: the MyST pages and the teaching notebooks, run at each build).
+Build: ``python -m sphinx -W --keep-going docs docs/_build/html``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("MPLBACKEND", "Agg")
+try:  # no windows while building; in this process only, so the notebooks draw inline
+    import matplotlib
+
+    matplotlib.use("Agg")
+except ImportError:
+    pass
 
 import satdt  # noqa: E402
 
@@ -23,14 +29,27 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
     "numpydoc",
-    "myst_parser",
+    "myst_nb",  # MyST markdown pages (myst-parser) and the teaching notebooks, run at build time
     "sphinx_gallery.gen_gallery",
 ]
-source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
 exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**.zip"]
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
+
+# The notebooks of examples/notebooks are committed without outputs: each build copies them to
+# docs/teaching/notebooks/ and runs them (in the notebook's folder; their data paths follow
+# satdt.__file__), a cell that fails failing the build. The kernel imports the satdt of this
+# checkout, as the API reference does.
+NOTEBOOKS = ROOT / "examples" / "notebooks"
+nb_execution_mode = "force"  # every build: a cache would not see a change in satdt itself
+nb_execution_timeout = 300  # seconds per cell; the whole notebook takes about 10 s
+nb_execution_raise_on_error = True
+nb_execution_show_tb = True
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
 
 autosummary_generate = True
 autodoc_default_options = {"members": True, "inherited-members": False}
@@ -102,6 +121,17 @@ def _skip_slots(app: object, what: str, name: str, obj: object, skip: bool, opti
     return None
 
 
+def _copy_notebooks(app: object) -> None:
+    """docs/teaching/notebooks/*.ipynb from examples/notebooks, never edited by hand."""
+    target = Path(__file__).parent / "teaching" / "notebooks"
+    target.mkdir(exist_ok=True)
+    for notebook in sorted(NOTEBOOKS.glob("*.ipynb")):
+        copy = target / notebook.name
+        if not copy.exists() or copy.read_bytes() != notebook.read_bytes():
+            copy.write_bytes(notebook.read_bytes())
+
+
 def setup(app: object) -> None:
     app.connect("builder-inited", _write_cli_reference)
+    app.connect("builder-inited", _copy_notebooks)
     app.connect("autodoc-skip-member", _skip_slots)

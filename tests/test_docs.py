@@ -63,6 +63,7 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     pytest.importorskip("sphinx")
     pytest.importorskip("sphinx_gallery")
     pytest.importorskip("pydata_sphinx_theme")
+    pytest.importorskip("myst_nb")
     out = subprocess.run(
         [
             sys.executable,
@@ -91,6 +92,9 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     for example in (ROOT / "examples" / "gallery").glob("plot_*.py"):
         built = (html / "auto_examples" / f"{example.stem}.html").read_text(encoding="utf-8")
         assert "sphx-glr-script-out" in built or "sphx-glr-single-img" in built, example.name
+    for notebook in (ROOT / "examples" / "notebooks").glob("*.ipynb"):  # run, with pictures
+        built = (html / "teaching" / "notebooks" / f"{notebook.stem}.html").read_text("utf-8")
+        assert built.count("<img") >= 3 and "cell_output" in built, notebook.name
 
 
 @pytest.mark.slow

@@ -52,8 +52,32 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 )
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+# A class's page is its autodoc entry, every documented member in full (the page's table of
+# contents lists them); the estimators' pages add the methods they inherit (fit, predict, ...).
+templates_path = ["_templates"]
+autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
+# Nitpicky builds (-n) resolve every reference but these: the build runs offline (no
+# intersphinx), so NumPy's and the standard library's types in signatures stay plain text, as do
+# the internal types the public signatures name.
+nitpick_ignore = [
+    ("py:class", name)
+    for name in (
+        "numpy.ndarray",
+        "collections.abc.Callable",
+        "collections.abc.Sequence",
+        "os.PathLike",
+        "Model",
+        "Preparation",
+        "Stats",
+        "satdt.data.schema.Schema",
+        "satdt.learner.ParetoFront",
+        "satdt.learner.SatdtEstimator",
+        "satdt.result.Event",
+        "satdt.result.SatCall",
+    )
+]
+nitpick_ignore_regex = [("py:class", r"tuple\[(Incumbent|Event)")]  # "tuple[X, ...]", split
 # numpydoc validates the docstring of every object the API reference documents: every check but
 # those that fight the house style, where a docstring's summary is one sentence wrapped at 100
 # columns and closed on its last line (SS06, GL02), the longer story is told in the user guide
@@ -61,8 +85,6 @@ numpydoc_show_class_members = False
 # may name its value before its type (RT02).
 numpydoc_validation_checks = {"all", "GL02", "SS06", "ES01", "SA01", "EX01", "RT02"}
 numpydoc_validation_exclude = {
-    # __init__ carries no docstring of its own: the class documents its parameters
-    r"\.__init__$",
     # Written in satdt/learner.py, outside this check for now: the estimators' Parameters
     # sections are generated there from the table of searches (without types), and the
     # methods the estimators share are defined there.

@@ -362,7 +362,7 @@ class Diagram:
 
     @property
     def n_classes(self) -> int:
-        """Number of classes (the length of :attr:`classes`)."""
+        """Number of classes (the length of ``classes``)."""
         return len(self.classes)
 
     @property
@@ -465,7 +465,7 @@ class Diagram:
         Returns
         -------
         ndarray of int64 of shape (n_rows,)
-            Indices into :attr:`classes`.
+            Indices into ``classes``.
         """
         return -1 - self._route(self._check_X(X))
 
@@ -480,7 +480,7 @@ class Diagram:
         Returns
         -------
         ndarray of int64 of shape (n_rows,)
-            Indices into :attr:`classes`.
+            Indices into ``classes``.
         """
         return self.terminal(X)
 
@@ -495,7 +495,7 @@ class Diagram:
         Returns
         -------
         ndarray of shape (n_rows,)
-            Labels taken from :attr:`classes`.
+            Labels taken from ``classes``.
         """
         return self.classes[self.terminal(X)]
 

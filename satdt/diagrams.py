@@ -69,12 +69,12 @@ class OptimalDiagramClassifier(SatdtEstimator):
     The objective is the paper's (18): misclassified weight over total weight plus ``alpha``
     times the share of the skeleton's nodes (the root aside) that are used; or, with
     ``objective='size'``, the fewest nodes of a diagram classifying every row correctly.
-    ``method`` picks a route of :data:`satdt.diagram_search.DIAGRAM_METHODS` (``auto``: the
-    rule of :func:`satdt.diagram_search.choose_route`). ``diagram_`` is the fitted
+    ``method`` picks a route of ``satdt.diagram_search.DIAGRAM_METHODS`` (``auto``: the
+    rule of ``satdt.diagram_search.choose_route``). ``diagram_`` is the fitted
     :class:`~satdt.diagram.Diagram` (in the user's units), ``result_`` the
     :class:`~satdt.result.SearchResult` (``objective_value``, ``lower_bound``,
     ``proven_optimal``, the history of incumbents; ``stats`` a
-    :class:`~satdt.diagram_search.DiagramStats`), ``method_`` the route that ran. The MILP
+    ``DiagramStats``), ``method_`` the route that ran. The MILP
     solver is an optional extra: ``pip install -e ".[diagrams]"``.
     """
 

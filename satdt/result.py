@@ -43,7 +43,7 @@ class Incumbent(NamedTuple):
 
     @property
     def tree(self) -> Model:
-        """Deprecated alias of :attr:`model`."""
+        """Deprecated alias of ``model``."""
         _deprecated_tree("Incumbent")
         return self.model
 
@@ -368,7 +368,7 @@ class SearchResult:
 
     @property
     def tree(self) -> Model:
-        """Deprecated alias of :attr:`model`."""
+        """Deprecated alias of ``model``."""
         _deprecated_tree("SearchResult")
         return self.model
 

@@ -271,7 +271,7 @@ class Tree:
 
     @property
     def n_classes(self) -> int:
-        """Number of classes (the length of :attr:`classes`)."""
+        """Number of classes (the length of ``classes``)."""
         return len(self.classes)
 
     # ------------------------------------------------------------------ prediction
@@ -316,7 +316,7 @@ class Tree:
         Returns
         -------
         ndarray of int64 of shape (n_rows,)
-            Indices into :attr:`classes`.
+            Indices into ``classes``.
         """
         return self.value[self.apply(X)]
 
@@ -331,7 +331,7 @@ class Tree:
         Returns
         -------
         ndarray of shape (n_rows,)
-            Labels taken from :attr:`classes`.
+            Labels taken from ``classes``.
         """
         return self.classes[self.predict_index(X)]
 
@@ -727,7 +727,7 @@ class Tree:
         Parameters
         ----------
         n_features : int, optional
-            Number of design columns (default: as many as :attr:`feature_names`, else the
+            Number of design columns (default: as many as ``feature_names``, else the
             highest column tested plus one).
 
         Returns
@@ -745,7 +745,7 @@ class Tree:
         Parameters
         ----------
         n_features : int, optional
-            Number of design columns (default: as many as :attr:`feature_names`, else the
+            Number of design columns (default: as many as ``feature_names``, else the
             highest column tested plus one).
 
         Returns

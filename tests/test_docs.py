@@ -38,6 +38,26 @@ def test_every_relative_link_resolves(page):
         assert (page.parent / target).exists(), f"{page.relative_to(ROOT)}: {target} is missing"
 
 
+def test_every_benchmark_table_says_when_where_and_how():
+    """Each table of the benchmarks page is preceded by its **Measured** line: the date, the
+    machine (cores, CPU model, Python version) and the command that made it."""
+    lines = (ROOT / "docs" / "benchmarks.md").read_text(encoding="utf-8").splitlines()
+    headers = [i - 1 for i, line in enumerate(lines) if line.startswith("|---")]
+    assert headers
+    previous = 0
+    for header in headers:
+        before = "\n".join(lines[previous:header])
+        measured = before[before.rfind("**Measured**") :] if "**Measured**" in before else ""
+        where = f"benchmarks.md:{header + 1}"
+        assert re.search(r"\b20\d\d-\d\d-\d\d\b", measured), f"{where}: no date"
+        assert re.search(r"\d+ cores, .+\(`lscpu`", measured), f"{where}: no cores, CPU"
+        assert re.search(r"Python 3\.\d+", measured), f"{where}: no Python version"
+        assert "`python benchmarks/" in measured, f"{where}: no command"
+        previous = header + 2
+        while previous < len(lines) and lines[previous].startswith("|"):
+            previous += 1
+
+
 def test_every_gallery_example_is_in_the_site():
     gallery = sorted((ROOT / "examples" / "gallery").glob("plot_*.py"))
     assert len(gallery) >= 12

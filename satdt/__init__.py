@@ -99,9 +99,13 @@ __all__ = [
 def warmup() -> list:
     """Compile (or load from Numba's on-disk cache) every Numba kernel now, not at a first fit.
 
-    For Docker images, CI and cluster bootstrap (``satdt warmup`` on the command line). Returns
-    what was done per kernel group (:class:`satdt.dp.kernels.Compiled`: compiled or loaded,
-    seconds, the compile seconds of each kernel).
+    For Docker images, CI and cluster bootstrap (``satdt warmup`` on the command line).
+
+    Returns
+    -------
+    list of satdt.dp.kernels.Compiled
+        What was done per kernel group: compiled or loaded, the seconds, the compile seconds
+        of each kernel.
     """
     from .methods import warmup as warmup_methods
 

@@ -75,11 +75,11 @@ class Binarizer:
 
     Parameters
     ----------
-    max_thresholds
+    max_thresholds : int, optional
         ``None`` keeps every threshold. An integer ``q`` keeps, for a column with more than
         ``q`` candidate thresholds, the midpoints around ``q`` evenly spaced quantiles of the
         column's values (fewer when two quantiles fall between the same values).
-    max_features
+    max_features : int, optional
         A cap on the total number of binary features (a memory budget: the features of
         ``n`` rows take ``n`` bytes each). When the thresholds asked for would exceed it, the
         per-column number of quantile thresholds is lowered until they fit, and
@@ -123,12 +123,27 @@ class Binarizer:
     ) -> Binarizer:
         """Choose the thresholds of every column of ``X``, ordered by column then value.
 
-        ``y`` is ignored (the thresholds depend on ``X`` only; a scikit-learn ``Pipeline``
-        passes the labels). ``feature_names``: the columns' names (default ``x[0]``, ...);
-        ``indicator``: the columns that are 0/1 indicators of a category.
-        ``on_column(done, total)`` is called after each column is read and after each column's
-        thresholds are chosen (progress reports; it may raise to stop early).
-        ``column_values``: the sorted distinct values of each column, when the caller has them.
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_columns)
+            The design matrix (NaN where a cell is missing).
+        y : object, optional
+            Ignored: the thresholds depend on ``X`` only (a scikit-learn ``Pipeline`` passes
+            the labels).
+        feature_names : sequence of str, optional
+            The columns' names (default ``x[0]``, ...).
+        indicator : sequence of int, default ()
+            The columns that are 0/1 indicators of a category.
+        on_column : callable, optional
+            ``on_column(done, total)`` is called after each column is read and after each
+            column's thresholds are chosen (progress reports; it may raise to stop early).
+        column_values : sequence of ndarray, optional
+            The sorted distinct values of each column, when the caller has them.
+
+        Returns
+        -------
+        Binarizer
+            This binarizer, fitted.
         """
         if feature_names is None and _looks_like_names(y, X):
             warnings.warn(
@@ -207,7 +222,18 @@ class Binarizer:
             raise SatdtError("this Binarizer is not fitted yet; call fit(X) first")
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        """The binary features of the rows of ``X`` as a C-contiguous uint8 ``(n, k)`` matrix."""
+        """The binary features of the rows of ``X`` as a C-contiguous uint8 matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_columns)
+            Rows of the design matrix :meth:`fit` saw.
+
+        Returns
+        -------
+        ndarray of uint8 of shape (n_rows, n_features)
+            Feature ``j`` of row ``i`` is 1 where ``X[i, column_[j]] > threshold_[j]``.
+        """
         self._check_fitted()
         X = _as_matrix(X)
         if X.shape[1] != self.n_columns_in_:
@@ -235,7 +261,24 @@ class Binarizer:
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] = (),
     ) -> np.ndarray:
-        """:meth:`fit`, then :meth:`transform` the same rows."""
+        """Fit on ``X`` (:meth:`fit`), then :meth:`transform` the same rows.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_columns)
+            The design matrix.
+        y : object, optional
+            Ignored, as in :meth:`fit`.
+        feature_names : sequence of str, optional
+            The columns' names.
+        indicator : sequence of int, default ()
+            The columns that are 0/1 indicators of a category.
+
+        Returns
+        -------
+        ndarray of uint8 of shape (n_rows, n_features)
+            The binary features of the rows of ``X``.
+        """
         return self.fit(X, y, feature_names=feature_names, indicator=indicator).transform(X)
 
     def transform_bits(
@@ -244,9 +287,20 @@ class Binarizer:
         """The binary features of the rows of ``X`` as column bitsets ``(k, ceil(n / 64))`` uint64.
 
         Bit ``i`` of bitset ``j`` is feature ``j`` of row ``i`` (see
-        :func:`satdt.prepare.column_bitsets`): ``n / 8`` bytes per feature, an eighth of the
-        dense matrix, computed a block of thresholds at a time. ``on_column()`` is called
-        between blocks (progress, deadline).
+        ``satdt.prepare.column_bitsets``): ``n / 8`` bytes per feature, an eighth of the
+        dense matrix, computed a block of thresholds at a time.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_columns)
+            Rows of the design matrix :meth:`fit` saw.
+        on_column : callable, optional
+            Called without arguments between blocks (progress, deadline).
+
+        Returns
+        -------
+        ndarray of uint64 of shape (n_features, ceil(n_rows / 64))
+            One bitset per binary feature.
         """
         self._check_fitted()
         X = _as_matrix(X)
@@ -281,7 +335,13 @@ class Binarizer:
         return self.max_thresholds if self.reduced_to_ is None else self.reduced_to_
 
     def describe(self) -> str:
-        """One line saying how the features were chosen and how many there are."""
+        """One line saying how the features were chosen and how many there are.
+
+        Returns
+        -------
+        str
+            Such as ``full thresholds: 12 binary features``.
+        """
         k = self.n_features_
         count = f"{k} binary feature" + ("" if k == 1 else "s")
         q = self.max_thresholds_used_

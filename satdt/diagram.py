@@ -53,35 +53,34 @@ class Diagram:
 
     Parameters
     ----------
-    layer
+    layer : array-like of int of shape (n_nodes,)
         Layer of each internal node, non-decreasing; node 0 is the root, the only node of
         layer 0.
-    feature
+    feature : array-like of int of shape (n_nodes,)
         Feature tested by each node, or -1 for a multivariate node (a hyperplane in ``coef``).
-    threshold
+    threshold : array-like of float of shape (n_nodes,)
         ``t`` in ``x[feature] <= t``, or ``b`` in ``coef[node] @ x <= b``; finite.
-    low, high
+    low, high : array-like of int of shape (n_nodes,)
         Successor when the test holds / does not: an internal node of a later layer, or
         ``-1 - k`` for the terminal of class index ``k``.
-    coef
-        ``(n_nodes, n_features)`` hyperplanes of the multivariate nodes (rows of univariate
+    coef : ndarray of shape (n_nodes, n_features), optional
+        Hyperplanes of the multivariate nodes (rows of univariate
         nodes are ignored and stored as zeros); ``None`` when every node is univariate (and
         stored as ``None`` then, even if given).
-    n_features
+    n_features : int
         Number of design-matrix columns the diagram reads.
-    classes
+    classes : array-like of shape (n_classes,)
         The user's labels, indexed by class index.
-    feature_names
+    feature_names : sequence of str, optional
         Names of the design-matrix columns (``None``: ``x[0]``, ``x[1]``, ...).
-    counts
-        Optional ``(n_nodes, n_classes)`` training class weights passing through each node.
-    terminal_counts
-        Optional ``(n_classes, n_classes)`` training class weights reaching each terminal;
-        :meth:`predict_proba` uses them.
-    indicator
+    counts : ndarray of shape (n_nodes, n_classes), optional
+        Training class weights passing through each node.
+    terminal_counts : ndarray of shape (n_classes, n_classes), optional
+        Training class weights reaching each terminal; :meth:`predict_proba` uses them.
+    indicator : sequence of int, optional
         Indices of 0/1 indicator columns named like ``colour == red`` (printed as
         ``colour != red`` / ``colour == red``, as in :class:`~satdt.tree.Tree`).
-    root
+    root : int, optional
         Where prediction starts: ``0`` (the default) when there are internal nodes; a diagram
         with none is the single terminal ``root = -1 - k`` (see :meth:`single_terminal`).
     """
@@ -157,7 +156,28 @@ class Diagram:
         terminal_counts: np.ndarray | None = None,
         indicator: Sequence[int] | None = None,
     ) -> Diagram:
-        """The diagram without internal nodes: every row gets class ``class_index``."""
+        """The diagram without internal nodes: every row gets class ``class_index``.
+
+        Parameters
+        ----------
+        class_index : int
+            Index in ``classes`` of the class predicted.
+        n_features : int
+            Number of design-matrix columns.
+        classes : array-like of shape (n_classes,)
+            The user's labels.
+        feature_names : sequence of str, optional
+            Names of the design-matrix columns.
+        terminal_counts : ndarray of shape (n_classes, n_classes), optional
+            Training class weights reaching each terminal.
+        indicator : sequence of int, optional
+            Indices of the 0/1 indicator columns.
+
+        Returns
+        -------
+        Diagram
+            A diagram whose ``root`` is the terminal of ``class_index``.
+        """
         empty = np.zeros(0)
         return cls(
             empty,
@@ -178,9 +198,21 @@ class Diagram:
     def from_tree(cls, tree: Tree, n_features: int | None = None) -> Diagram:
         """The diagram of a tree: node depths become layers, leaves arcs to class terminals.
 
-        ``n_features`` defaults to the tree's feature names, else to one more than the
-        largest feature tested. Tree counts (when recorded) become node counts, and each
-        terminal gets the counts of the leaves of its class.
+        Tree counts (when recorded) become node counts, and each terminal gets the counts of
+        the leaves of its class.
+
+        Parameters
+        ----------
+        tree : Tree
+            The tree.
+        n_features : int, optional
+            Number of design-matrix columns (default: as many as the tree's feature names,
+            else one more than the largest feature tested).
+
+        Returns
+        -------
+        Diagram
+            A diagram with the same splits, depth and predictions.
         """
         if n_features is None and tree.feature_names is not None:
             n_features = len(tree.feature_names)
@@ -223,10 +255,28 @@ class Diagram:
         )
 
     def copy(self) -> Diagram:
+        """A copy that shares no array with this diagram.
+
+        Returns
+        -------
+        Diagram
+            An equal diagram.
+        """
         return self.replace()
 
     def replace(self, **changes: Any) -> Diagram:
-        """A validated copy with some constructor arguments replaced (e.g. ``feature_names``)."""
+        """A validated copy with some constructor arguments replaced (e.g. ``feature_names``).
+
+        Parameters
+        ----------
+        **changes
+            Constructor arguments, by name, to replace.
+
+        Returns
+        -------
+        Diagram
+            The new diagram, checked as the constructor checks.
+        """
         args: dict[str, Any] = {
             "layer": self.layer.copy(),
             "feature": self.feature.copy(),
@@ -252,7 +302,13 @@ class Diagram:
 
     # ------------------------------------------------------------------ shape
     def reachable(self) -> np.ndarray:
-        """Boolean mask of the stored internal nodes reachable from the root."""
+        """Boolean mask of the stored internal nodes reachable from the root.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_stored_nodes,)
+            True for each internal node some path from the root visits.
+        """
         return _reach(self.low, self.high, self.root)
 
     @property
@@ -306,6 +362,7 @@ class Diagram:
 
     @property
     def n_classes(self) -> int:
+        """Number of classes (the length of ``classes``)."""
         return len(self.classes)
 
     @property
@@ -324,7 +381,20 @@ class Diagram:
         return X
 
     def holds(self, X: np.ndarray, nodes: np.ndarray) -> np.ndarray:
-        """Whether row ``r`` of ``X`` satisfies the test of ``nodes[r]`` (goes to ``low``)."""
+        """Whether row ``r`` of ``X`` satisfies the test of ``nodes[r]`` (goes to ``low``).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_rows, n_features)
+            Rows of the design matrix.
+        nodes : ndarray of int of shape (n_rows,)
+            The internal node whose test each row takes.
+
+        Returns
+        -------
+        ndarray of bool of shape (n_rows,)
+            True where the row goes to the node's ``low`` successor.
+        """
         f = self.feature[nodes]
         uni = f != LEAF
         out = np.empty(len(nodes), dtype=bool)
@@ -368,6 +438,16 @@ class Diagram:
 
         Row ``r`` lists the internal nodes it visits from the root, then its terminal
         ``-1 - k``, repeated to the end as padding: the last column is always the terminal.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows, depth + 1)
+            The path of each row.
         """
         X = self._check_X(X)
         path = np.empty((len(X), self.depth + 1), dtype=np.int64)
@@ -375,19 +455,63 @@ class Diagram:
         return path
 
     def terminal(self, X: np.ndarray) -> np.ndarray:
-        """Class index of the terminal each row reaches."""
+        """Class index of the terminal each row reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows,)
+            Indices into ``classes``.
+        """
         return -1 - self._route(self._check_X(X))
 
     def predict_index(self, X: np.ndarray) -> np.ndarray:
-        """Class index predicted for each row (the class of its terminal)."""
+        """Class index predicted for each row (the class of its terminal).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows,)
+            Indices into ``classes``.
+        """
         return self.terminal(X)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """The user's label predicted for each row."""
+        """The user's label predicted for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Labels taken from ``classes``.
+        """
         return self.classes[self.terminal(X)]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Training class frequencies of each row's terminal (one-hot where unknown)."""
+        """Training class frequencies of each row's terminal (one-hot where unknown).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            The share of each class in the training weight that reached the row's terminal.
+        """
         k = self.terminal(X)
         one_hot = np.zeros((len(k), self.n_classes))
         one_hot[np.arange(len(k)), k] = 1.0
@@ -400,7 +524,22 @@ class Diagram:
     def with_counts(
         self, X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None
     ) -> Diagram:
-        """A copy whose ``counts`` and ``terminal_counts`` are the class weights of ``(X, y_index)``."""
+        """A copy whose ``counts`` and ``terminal_counts`` are the class weights of ``(X, y_index)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+        y_index : array-like of int of shape (n_rows,)
+            Class index of each row.
+        sample_weight : array-like of shape (n_rows,), optional
+            Weight of each row (default 1).
+
+        Returns
+        -------
+        Diagram
+            A copy of this diagram with the new counts.
+        """
         path = self.apply(X)
         y = np.asarray(y_index, dtype=np.int64)
         weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
@@ -425,6 +564,16 @@ class Diagram:
         layers are closed up. With ``X``, a node that rows of ``X`` reach but all leave by the
         same side is first replaced by that side's successor: predictions on ``X`` stay the
         same, elsewhere they may change. Counts of merged nodes are added.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features), optional
+            Rows whose predictions must stay the same (default: all rows).
+
+        Returns
+        -------
+        Diagram
+            The simplified diagram.
         """
         n = len(self.layer)
         if not n:
@@ -503,6 +652,16 @@ class Diagram:
         ``hi <= lo``, a constant feature). A univariate test ``x'_j <= t`` becomes
         ``x_j <= lo_j + t * s_j``; a hyperplane ``a @ x' <= b`` becomes
         ``(a / s) @ x <= b + (a / s) @ lo``.
+
+        Parameters
+        ----------
+        lo, hi : array-like of shape (n_features,)
+            The smallest and largest value of each feature, as the scaling used them.
+
+        Returns
+        -------
+        Diagram
+            The diagram over the unscaled features.
         """
         lo = np.asarray(lo, dtype=np.float64).reshape(-1)
         hi = np.asarray(hi, dtype=np.float64).reshape(-1)
@@ -530,19 +689,54 @@ class Diagram:
         return f"x[{feature}]"
 
     def node_name(self, node: int) -> str:
-        """``n<layer>.<position>``: the node's layer and its position within the layer."""
+        """The node's name, ``n<layer>.<position>``: its layer and its position there.
+
+        Parameters
+        ----------
+        node : int
+            An internal node.
+
+        Returns
+        -------
+        str
+            The name, such as ``n2.1``.
+        """
         layer = int(self.layer[node])
         first = int(np.searchsorted(self.layer, layer, side="left"))
         return f"n{layer}.{node - first}"
 
     def successor_name(self, successor: int) -> str:
-        """A node's name, or ``class <label>`` for a terminal."""
+        """A node's name, or ``class <label>`` for a terminal.
+
+        Parameters
+        ----------
+        successor : int
+            An internal node (``>= 0``) or the terminal ``-1 - k`` of class index ``k``.
+
+        Returns
+        -------
+        str
+            The name.
+        """
         if successor >= 0:
             return self.node_name(successor)
         return f"class {self.classes[-1 - successor]}"
 
     def condition(self, node: int, go_low: bool = True) -> str:
-        """The test of ``node`` as text, for its low (true) or high branch."""
+        """The test of ``node`` as text, for its low (true) or high branch.
+
+        Parameters
+        ----------
+        node : int
+            An internal node.
+        go_low : bool, default True
+            True for the low branch (the test holds), False for the high one.
+
+        Returns
+        -------
+        str
+            The test in the user's feature names, such as ``petal_length <= 2.45``.
+        """
         f = int(self.feature[node])
         t = _format_threshold(float(self.threshold[node]))
         if f != LEAF:
@@ -569,6 +763,11 @@ class Diagram:
         """Each reachable node once, in layer order: its test and both successors.
 
         ``yes`` is the successor of the rows satisfying the test, ``no`` of the others.
+
+        Returns
+        -------
+        str
+            The text, lines separated by newlines.
         """
         if not len(self.layer):
             return f"class: {self.classes[-1 - self.root]}"
@@ -580,8 +779,15 @@ class Diagram:
         return "\n".join(lines)
 
     def to_dot(self) -> str:
-        """Graphviz DOT source: a box per reachable node (one rank per layer), an ellipse per
-        reachable class terminal, edges labelled yes/no."""
+        """Graphviz DOT source: a box per reachable node, an ellipse per reachable terminal.
+
+        The nodes of a layer share one rank; edges are labelled yes/no.
+
+        Returns
+        -------
+        str
+            The source of a ``digraph``.
+        """
 
         def quote(text: str) -> str:
             escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -612,7 +818,13 @@ class Diagram:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary; :meth:`from_dict` restores an equal diagram."""
+        """A JSON-ready dictionary; :meth:`from_dict` restores an equal diagram.
+
+        Returns
+        -------
+        dict
+            The format tag, the labels, the feature names and the per-node arrays as lists.
+        """
         return {
             "format": FORMAT,
             "model": self.kind,
@@ -636,7 +848,18 @@ class Diagram:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Diagram:
-        """The diagram of a :meth:`to_dict` dictionary."""
+        """The diagram of a :meth:`to_dict` dictionary.
+
+        Parameters
+        ----------
+        data : dict
+            A dictionary written by :meth:`to_dict` (or read from its JSON).
+
+        Returns
+        -------
+        Diagram
+            The diagram.
+        """
         if data.get("format") != FORMAT:
             raise DiagramError(
                 f"not a satdt diagram: the 'format' field is {data.get('format')!r}, not {FORMAT!r}"
@@ -665,10 +888,34 @@ class Diagram:
         )
 
     def to_json(self, indent: int | None = None) -> str:
+        """The diagram as JSON text (:meth:`to_dict`, serialised).
+
+        Parameters
+        ----------
+        indent : int, optional
+            Indentation of the JSON (default: one line).
+
+        Returns
+        -------
+        str
+            The JSON text; :meth:`from_json` reads it back.
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Diagram:
+        """The diagram that JSON text of :meth:`to_json` describes.
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        Diagram
+            The diagram.
+        """
         return cls.from_dict(json.loads(text))
 
     # ------------------------------------------------------------------ comparison

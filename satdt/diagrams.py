@@ -78,12 +78,12 @@ class OptimalDiagramClassifier(SatdtEstimator):
     The objective is the paper's (18): misclassified weight over total weight plus ``alpha``
     times the share of the skeleton's nodes (the root aside) that are used; or, with
     ``objective='size'``, the fewest nodes of a diagram classifying every row correctly.
-    ``method`` picks a route of :data:`satdt.diagram_search.DIAGRAM_METHODS` (``auto``: the
-    rule of :func:`satdt.diagram_search.choose_route`). ``diagram_`` is the fitted
+    ``method`` picks a route of ``satdt.diagram_search.DIAGRAM_METHODS`` (``auto``: the
+    rule of ``satdt.diagram_search.choose_route``). ``diagram_`` is the fitted
     :class:`~satdt.diagram.Diagram` (in the user's units), ``result_`` the
     :class:`~satdt.result.SearchResult` (``objective_value``, ``lower_bound``,
     ``proven_optimal``, the history of incumbents; ``stats`` a
-    :class:`~satdt.diagram_search.DiagramStats`), ``method_`` the route that ran. The MILP
+    ``DiagramStats``), ``method_`` the route that ran. The MILP
     solver is an optional extra: ``pip install -e ".[diagrams]"``.
     """
 
@@ -242,7 +242,25 @@ class OptimalDiagramClassifier(SatdtEstimator):
         *,
         feature_names: list[str] | None = None,
     ) -> OptimalDiagramClassifier:
-        """Train the diagram on ``X`` and the labels ``y`` (see the class docstring)."""
+        """Train the diagram on ``X`` and the labels ``y`` (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_columns)
+            The features: a NumPy array, a table of strings (categorical columns) or a pandas
+            DataFrame; diagrams need complete data.
+        y : array-like of shape (n_rows,)
+            The labels.
+        sample_weight : array-like of shape (n_rows,), optional
+            Weight of each row (default 1).
+        feature_names : list of str, optional
+            Names of the columns of ``X`` (a DataFrame's are used by default).
+
+        Returns
+        -------
+        OptimalDiagramClassifier
+            This estimator, fitted: ``diagram_``, ``result_`` and ``method_`` are set.
+        """
         started = time.perf_counter()
         self._check()
         dataset = validate(X, y, feature_names=feature_names, estimator=type(self).__name__)
@@ -265,7 +283,24 @@ class OptimalDiagramClassifier(SatdtEstimator):
         on_event: Callable[[Event], None] | None = None,
         started: float | None = None,
     ) -> OptimalDiagramClassifier:
-        """Fit on a table read by :func:`satdt.read_csv` (keeps its schema)."""
+        """Fit on a table read by :func:`satdt.read_csv` (keeps its schema).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The table, with its labels.
+        sample_weight : array-like of shape (n_rows,), optional
+            Weight of each row (default 1).
+        on_event : callable, optional
+            Called with every event the search reports (live status lines).
+        started : float, optional
+            The ``time.perf_counter()`` value the time limit counts from (default: now).
+
+        Returns
+        -------
+        OptimalDiagramClassifier
+            This estimator, fitted.
+        """
         widths = self._check()
         solver = self._param("milp_solver")
         data = self._prepare(dataset, sample_weight, on_event, started)

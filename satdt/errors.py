@@ -21,7 +21,16 @@ class ParameterError(SatdtError, ValueError, TypeError):
 
 
 class ContradictionError(DataError):
-    """Rows with identical features carry different labels, so no consistent tree exists."""
+    """Rows with identical features carry different labels, so no consistent tree exists.
+
+    Parameters
+    ----------
+    message : str
+        The message: the groups of rows, their lines and labels, and how to go on.
+    groups : list of list of int
+        Each group of contradicting rows, as the 1-based lines of its rows in the source
+        file; kept as the attribute ``groups``.
+    """
 
     def __init__(self, message: str, groups: list[list[int]]) -> None:
         super().__init__(message)

@@ -50,9 +50,9 @@ def to_sklearn(tree: Tree, n_features: int | None = None) -> Any:
 
     Parameters
     ----------
-    tree
+    tree : Tree
         A satdt tree over a design matrix.
-    n_features
+    n_features : int, optional
         Columns of the design matrix (default: as many as ``tree.feature_names``, else the
         highest feature the tree tests plus one).
 
@@ -118,13 +118,24 @@ def _frequencies(tree: Tree) -> np.ndarray:
 
 
 def to_onnx(tree: Tree, n_features: int | None = None) -> Any:
-    """The tree as an ONNX model (``onnx.ModelProto``): input ``X`` (float32, one row per
-    sample), outputs ``label`` and ``probabilities`` (one column per class, no ZipMap).
+    """The tree as an ONNX model, for onnxruntime and any ONNX-ML runtime.
 
     Converted by skl2onnx from :func:`to_sklearn`'s classifier; the side of missing values
     (``nodes_missing_value_tracks_true``), which the converter leaves out, is filled in, and
     each threshold is rounded down to float32 so that ONNX decides exactly as scikit-learn.
-    Runs in onnxruntime and any ONNX-ML runtime.
+
+    Parameters
+    ----------
+    tree : Tree
+        A satdt tree over a design matrix.
+    n_features : int, optional
+        Columns of the design matrix, as for :func:`to_sklearn`.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model: input ``X`` (float32, one row per sample), outputs ``label`` and
+        ``probabilities`` (one column per class, no ZipMap).
     """
     skl2onnx = _optional("skl2onnx", "to_onnx")
     data_types = _optional("skl2onnx.common.data_types", "to_onnx")

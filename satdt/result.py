@@ -43,7 +43,7 @@ class Incumbent(NamedTuple):
 
     @property
     def tree(self) -> Model:
-        """Deprecated alias of :attr:`model`."""
+        """Deprecated alias of ``model``."""
         _deprecated_tree("Incumbent")
         return self.model
 
@@ -292,34 +292,36 @@ class Preparation:
 class SearchResult:
     """The outcome of a search.
 
-    Attributes
+    The searches build it; each parameter is an attribute of the same name.
+
+    Parameters
     ----------
-    objective
+    objective : str
         ``"depth"``, ``"size"`` or ``"error"``.
-    model
+    model : Tree or Diagram
         The best model found: a tree (simplified, over the user's design matrix) or, for the
         diagram searches, a diagram. ``tree`` is a deprecated alias.
-    objective_value
+    objective_value : float
         Its depth, node count or (weighted) training error; with a leaf penalty λ, the
         penalised value error / total weight + λ × leaves.
-    lower_bound
+    lower_bound : float
         A proven lower bound on the optimum (equal to ``objective_value`` when proven).
-    proven_optimal
+    proven_optimal : bool
         Whether the search proved that no better tree exists.
-    gap
+    runtime : float
+        Wall-clock seconds.
+    history : tuple, default ()
+        Every incumbent as ``(elapsed seconds, objective value, model)``.
+    events : tuple, default ()
+        Everything else the search reported, in order (``SatCall``, ``Progress``, ...).
+    stats : Stats, optional
+        The method's counters (a ``Stats`` subclass such as ``SatStats``).
+    preparation : Preparation, optional
+        What data preparation did.
+    gap : float, default 0.0
         The permitted gap a search completed with (ConTree's ``max_gap``, as a weight): the
         tree is then proven within ``gap`` of the optimum, though not optimal; 0 otherwise.
-    runtime
-        Wall-clock seconds.
-    history
-        Every incumbent as ``(elapsed seconds, objective value, model)``.
-    events
-        Everything else the search reported, in order (:class:`SatCall`, :class:`Progress`, ...).
-    stats
-        The method's counters (a :class:`Stats` subclass such as :class:`SatStats`).
-    preparation
-        What data preparation did (:class:`Preparation`).
-    stop_reason
+    stop_reason : str, default ""
         Why a search stopped before proving its model optimal, for people (``""`` when
         proven): the time limit, an interruption, or a time limit that passed while the
         search's kernels were still compiling on a first run (the model is then the greedy
@@ -346,10 +348,12 @@ class SearchResult:
 
     @property
     def depth(self) -> int:
+        """The model's depth."""
         return self.model.depth
 
     @property
     def n_nodes(self) -> int:
+        """The model's nodes: decision nodes and leaves (a diagram's terminals)."""
         return self.model.n_nodes
 
     @property
@@ -364,7 +368,7 @@ class SearchResult:
 
     @property
     def tree(self) -> Model:
-        """Deprecated alias of :attr:`model`."""
+        """Deprecated alias of ``model``."""
         _deprecated_tree("SearchResult")
         return self.model
 
@@ -379,11 +383,16 @@ class SearchResult:
 
         Parameters
         ----------
-        best_known
+        best_known : float
             The best objective value known for the problem, e.g. the lowest error any method
             found (it may be below this search's own best, never above a value it reached).
-        horizon
+        horizon : float, optional
             The time budget T in seconds; default: this search's ``runtime``.
+
+        Returns
+        -------
+        float
+            The integral, in seconds (between 0 and ``horizon``).
         """
         return primal_integral(
             self.history, best_known, self.runtime if horizon is None else horizon

@@ -49,21 +49,21 @@ class Tree:
 
     Parameters
     ----------
-    feature, threshold, left, right, value
+    feature, threshold, left, right, value : array-like of shape (n_nodes,)
         Per-node arrays in preorder; leaves have ``feature == -1``, ``left == right == -1``
         and a NaN threshold.
-    counts
-        ``(n_nodes, n_classes)`` training class weights reaching each node.
-    classes
+    counts : ndarray of shape (n_nodes, n_classes), optional
+        Training class weights reaching each node.
+    classes : array-like of shape (n_classes,), optional
         The user's labels, indexed by class index.
-    feature_names
+    feature_names : sequence of str, optional
         Names of the design-matrix columns (``None``: ``x[0]``, ``x[1]``, ...).
-    indicator
+    indicator : sequence of int, optional
         Indices of design columns that are 0/1 indicators of a category (named like
         ``colour == red``); they print as ``colour == red`` / ``colour != red``.
-    missing
-        int8 per node: where a row whose tested cell is missing goes (see the module notes;
-        default ``DEFAULT_LEFT`` everywhere, settled by the counts when they are given).
+    missing : array-like of int8 of shape (n_nodes,), optional
+        Where a row whose tested cell is missing goes (see the module notes; default
+        ``DEFAULT_LEFT`` everywhere, settled by the counts when they are given).
     """
 
     kind = "tree"  # the model kind in saved model files (see satdt.model)
@@ -133,7 +133,26 @@ class Tree:
         feature_names: Sequence[str] | None = None,
         indicator: Sequence[int] | None = None,
     ) -> Tree:
-        """Build a tree from ``class_index`` leaves and ``(feature, threshold, left, right)`` nodes."""
+        """Build a tree from ``class_index`` leaves and ``(feature, threshold, left, right)`` nodes.
+
+        Parameters
+        ----------
+        nested : int or tuple
+            A leaf's class index, or a node ``(feature, threshold, left, right)`` whose children
+            are nested the same way (a fifth item, where given, is the node's side for missing
+            values).
+        classes : array-like of shape (n_classes,)
+            The user's labels, indexed by class index.
+        feature_names : sequence of str, optional
+            Names of the design-matrix columns.
+        indicator : sequence of int, optional
+            Indices of the design columns that are 0/1 indicators of a category.
+
+        Returns
+        -------
+        Tree
+            The tree, its nodes in preorder, without training counts.
+        """
         feature: list[int] = []
         threshold: list[float] = []
         left: list[int] = []
@@ -171,12 +190,40 @@ class Tree:
     def single_leaf(
         cls, class_index: int, classes: Sequence[Any] | np.ndarray, **kwargs: Any
     ) -> Tree:
-        """The tree of depth 0 that predicts one class."""
+        """The tree of depth 0 that predicts one class.
+
+        Parameters
+        ----------
+        class_index : int
+            Index in ``classes`` of the class predicted.
+        classes : array-like of shape (n_classes,)
+            The user's labels.
+        **kwargs
+            ``feature_names`` and ``indicator``, as for :meth:`from_nested`.
+
+        Returns
+        -------
+        Tree
+            A single leaf.
+        """
         return cls.from_nested(int(class_index), classes, **kwargs)
 
     def to_nested(self, node: int = 0) -> Nested:
-        """The tree as nested tuples (inverse of :meth:`from_nested`; default sides for
-        missing values are left out: they follow from the counts)."""
+        """The tree as nested tuples (inverse of :meth:`from_nested`).
+
+        Default sides for missing values are left out: they follow from the counts.
+
+        Parameters
+        ----------
+        node : int, default 0
+            The node whose subtree is returned (0: the root).
+
+        Returns
+        -------
+        int or tuple
+            A leaf's class index, or ``(feature, threshold, left, right)`` with nested
+            children (and a fifth item where the node learned a side for missing values).
+        """
         if self.feature[node] == LEAF:
             return int(self.value[node])
         nested = (
@@ -224,11 +271,23 @@ class Tree:
 
     @property
     def n_classes(self) -> int:
+        """Number of classes (the length of ``classes``)."""
         return len(self.classes)
 
     # ------------------------------------------------------------------ prediction
     def apply(self, X: np.ndarray) -> np.ndarray:
-        """Index of the leaf each row of ``X`` reaches."""
+        """Index of the leaf each row of ``X`` reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix (NaN where a cell is missing).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows,)
+            The node index (in preorder) of each row's leaf.
+        """
         X = np.asarray(X, dtype=np.float64)
         leaf = np.zeros(X.shape[0], dtype=np.int64)
         rows = np.arange(X.shape[0])
@@ -247,20 +306,59 @@ class Tree:
         return leaf
 
     def predict_index(self, X: np.ndarray) -> np.ndarray:
-        """Class index predicted for each row."""
+        """Class index predicted for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix (NaN where a cell is missing).
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows,)
+            Indices into ``classes``.
+        """
         return self.value[self.apply(X)]
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """The user's label predicted for each row."""
+        """The user's label predicted for each row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix (NaN where a cell is missing).
+
+        Returns
+        -------
+        ndarray of shape (n_rows,)
+            Labels taken from ``classes``.
+        """
         return self.classes[self.predict_index(X)]
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Training class frequencies of the leaf each row reaches (one-hot where unknown)."""
+        """Training class frequencies of the leaf each row reaches (one-hot where unknown).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix (NaN where a cell is missing).
+
+        Returns
+        -------
+        ndarray of shape (n_rows, n_classes)
+            One row of :meth:`frequencies` per row of ``X``.
+        """
         return self.frequencies()[self.apply(X)]
 
     def frequencies(self) -> np.ndarray:
-        """``(n_nodes, n_classes)``: each node's training class frequencies, one-hot on the
-        node's class where no training weight reached it."""
+        """Each node's training class frequencies.
+
+        Returns
+        -------
+        ndarray of shape (n_nodes, n_classes)
+            The share of each class in the training weight reaching each node; one-hot on the
+            node's class where no training weight reached it.
+        """
         total = self.counts.sum(axis=1, keepdims=True)
         one_hot = np.eye(self.n_classes)[self.value.clip(0, self.n_classes - 1)]
         return np.where(total > 0, self.counts / np.where(total > 0, total, 1.0), one_hot)
@@ -271,7 +369,21 @@ class Tree:
         """A copy whose ``counts`` are the class weights of ``(X, y_index)`` reaching each node.
 
         Nodes without a learned side for missing values then send them to the child more of
-        this weight reached (:data:`DEFAULT_RIGHT` or :data:`DEFAULT_LEFT`).
+        this weight reached (``DEFAULT_RIGHT`` or ``DEFAULT_LEFT``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix (NaN where a cell is missing).
+        y_index : array-like of int of shape (n_rows,)
+            Class index of each row.
+        sample_weight : array-like of shape (n_rows,), optional
+            Weight of each row (default 1).
+
+        Returns
+        -------
+        Tree
+            A copy of this tree with the new counts.
         """
         X = np.asarray(X, dtype=np.float64)
         weight = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight, float)
@@ -296,12 +408,25 @@ class Tree:
         return tree
 
     def count_error(self) -> float:
-        """Training error recorded in ``counts``: the weight of each leaf not of its class."""
+        """Training error recorded in ``counts``: the weight of each leaf not of its class.
+
+        Returns
+        -------
+        float
+            The weight reaching the leaves that is not of the leaf's class.
+        """
         leaves = np.flatnonzero(self.feature == LEAF)
         counts = self.counts[leaves]
         return float(counts.sum() - counts[np.arange(len(leaves)), self.value[leaves]].sum())
 
     def copy(self) -> Tree:
+        """A deep copy: the arrays are copied, the names shared.
+
+        Returns
+        -------
+        Tree
+            An equal tree that shares no array with this one.
+        """
         return Tree(
             self.feature.copy(),
             self.threshold.copy(),
@@ -323,6 +448,16 @@ class Tree:
         other child; sibling leaves of the same class are merged into one leaf. One
         bottom-up pass reaches the fixed point, because both rules only look at subtrees
         that are already simplified and at the rows reaching them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix (NaN where a cell is missing).
+
+        Returns
+        -------
+        Tree
+            The simplified tree, with the counts of this tree's nodes it keeps.
         """
         X = np.asarray(X, dtype=np.float64)
         reached = np.zeros(self.n_nodes, dtype=np.int64)
@@ -363,13 +498,31 @@ class Tree:
         y_index: np.ndarray,
         sample_weight: np.ndarray,
     ) -> Tree:
-        """This tree pruned bottom-up into its cheapest subtree for the error objective.
+        """Prune this tree bottom-up into its cheapest subtree for the error objective.
 
         ``counts`` must be those of ``(X, y_index, sample_weight)``. A subtree becomes a leaf
         when a leaf costs no more (weighted error + ``leaf_penalty`` per leaf: cost-complexity
         pruning) or when one of its children holds fewer than ``min_support`` rows of
         positive weight; the result is the best pruning of this tree under both rules (a
         greedy start the penalised searches can take as their first incumbent).
+
+        Parameters
+        ----------
+        leaf_penalty : float
+            Cost of each leaf, in units of weight.
+        min_support : int
+            Fewest rows of positive weight a child of a split must hold.
+        X : array-like of shape (n_rows, n_features)
+            The training rows of the design matrix.
+        y_index : array-like of int of shape (n_rows,)
+            Class index of each row.
+        sample_weight : array-like of shape (n_rows,)
+            Weight of each row.
+
+        Returns
+        -------
+        Tree
+            The cheapest pruning of this tree.
         """
         X = np.asarray(X, dtype=np.float64)
         weight = np.asarray(sample_weight, dtype=np.float64)
@@ -412,6 +565,24 @@ class Tree:
         A node testing ``b_j <= 0.5`` becomes ``x[column[j]] <= threshold[j]``: both send the
         same rows left, so predictions are unchanged. ``missing[j]`` says where feature ``j``
         puts rows missing that cell (``MISSING_LEFT``/``MISSING_RIGHT``, or a default).
+
+        Parameters
+        ----------
+        column : array-like of int of shape (n_binary,)
+            The design column each binary feature tests.
+        threshold : array-like of float of shape (n_binary,)
+            The threshold each binary feature compares its column with.
+        feature_names : sequence of str, optional
+            Names of the design columns.
+        indicator : sequence of int, optional
+            Indices of the design columns that are 0/1 indicators of a category.
+        missing : array-like of int8 of shape (n_binary,), optional
+            Where each binary feature sends a row whose cell is missing.
+
+        Returns
+        -------
+        Tree
+            The same tree over the design columns.
         """
         tree = self.copy()
         internal = tree.feature != LEAF
@@ -434,7 +605,20 @@ class Tree:
         return f"x[{feature}]"
 
     def condition(self, node: int, go_left: bool) -> str:
-        """The test of ``node`` as text, for its left (true) or right branch."""
+        """The test of ``node`` as text, for its left (true) or right branch.
+
+        Parameters
+        ----------
+        node : int
+            An internal node.
+        go_left : bool
+            True for the left branch (the test holds), False for the right one.
+
+        Returns
+        -------
+        str
+            The test in the user's feature names, such as ``petal_length <= 2.45``.
+        """
         text = self._test(node, go_left)
         return text + " or missing" if self._takes_missing(node, go_left) else text
 
@@ -465,10 +649,28 @@ class Tree:
         return text
 
     def class_label(self, node: int) -> str:
+        """The label a node predicts, as text.
+
+        Parameters
+        ----------
+        node : int
+            A node of the tree.
+
+        Returns
+        -------
+        str
+            The user's label of the node's class.
+        """
         return str(self.classes[self.value[node]])
 
     def export_text(self) -> str:
-        """An indented text drawing, one line per branch, in the user's names and labels."""
+        """An indented text drawing, one line per branch, in the user's names and labels.
+
+        Returns
+        -------
+        str
+            The drawing, lines separated by newlines.
+        """
         lines: list[str] = []
 
         def walk(node: int, indent: str) -> None:
@@ -486,8 +688,15 @@ class Tree:
         return "\n".join(lines)
 
     def to_dot(self) -> str:
-        """Graphviz DOT source: boxes for tests, ellipses for leaves, edges labelled yes/no
-        (``or missing`` on the edge missing values learned to take)."""
+        """Graphviz DOT source: boxes for tests, ellipses for leaves, edges labelled yes/no.
+
+        The edge that missing values learned to take also says ``or missing``.
+
+        Returns
+        -------
+        str
+            The source of a ``digraph``.
+        """
 
         def quote(text: str) -> str:
             return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -509,23 +718,53 @@ class Tree:
         return "\n".join(lines)
 
     def to_sklearn(self, n_features: int | None = None) -> Any:
-        """A fitted ``sklearn.tree.DecisionTreeClassifier`` that predicts as this tree does
-        (``predict``, ``predict_proba``, ``apply``, missing values routed the same), so that
-        scikit-learn's ``plot_tree``, ``export_graphviz``, ``export_text`` and converters
-        read it; see :func:`satdt.export.to_sklearn` (``n_features``: design columns)."""
+        """The tree as a fitted scikit-learn ``DecisionTreeClassifier``.
+
+        It predicts as this tree does (``predict``, ``predict_proba``, ``apply``, missing values
+        routed the same), so that scikit-learn's ``plot_tree``, ``export_graphviz``,
+        ``export_text`` and converters read it; see :func:`satdt.export.to_sklearn`.
+
+        Parameters
+        ----------
+        n_features : int, optional
+            Number of design columns (default: as many as ``feature_names``, else the
+            highest column tested plus one).
+
+        Returns
+        -------
+        sklearn.tree.DecisionTreeClassifier
+            The fitted scikit-learn tree.
+        """
         from .export import to_sklearn
 
         return to_sklearn(self, n_features)
 
     def to_onnx(self, n_features: int | None = None) -> Any:
-        """The tree as an ONNX model (input ``X`` float32; outputs ``label`` and
-        ``probabilities``); see :func:`satdt.export.to_onnx`."""
+        """The tree as an ONNX model; see :func:`satdt.export.to_onnx`.
+
+        Parameters
+        ----------
+        n_features : int, optional
+            Number of design columns (default: as many as ``feature_names``, else the
+            highest column tested plus one).
+
+        Returns
+        -------
+        onnx.ModelProto
+            The model: input ``X`` (float32), outputs ``label`` and ``probabilities``.
+        """
         from .export import to_onnx
 
         return to_onnx(self, n_features)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary; :meth:`from_dict` restores an equal tree."""
+        """A JSON-ready dictionary; :meth:`from_dict` restores an equal tree.
+
+        Returns
+        -------
+        dict
+            The format tag, the labels, the feature names and the per-node arrays as lists.
+        """
         return {
             "format": "satdt-tree",
             "version": 1,
@@ -547,6 +786,23 @@ class Tree:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Tree:
+        """The tree a dictionary of :meth:`to_dict` describes.
+
+        Parameters
+        ----------
+        data : dict
+            A dictionary written by :meth:`to_dict` (or read from its JSON).
+
+        Returns
+        -------
+        Tree
+            The tree.
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is not a satdt tree.
+        """
         if data.get("format") != "satdt-tree":
             raise ValueError("not a satdt tree: the 'format' field is missing or not 'satdt-tree'")
         threshold = [np.nan if t is None else float(t) for t in data["threshold"]]
@@ -564,10 +820,34 @@ class Tree:
         )
 
     def to_json(self, indent: int | None = None) -> str:
+        """The tree as JSON text (:meth:`to_dict`, serialised).
+
+        Parameters
+        ----------
+        indent : int, optional
+            Indentation of the JSON (default: one line).
+
+        Returns
+        -------
+        str
+            The JSON text; :meth:`from_json` reads it back.
+        """
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> Tree:
+        """The tree that JSON text of :meth:`to_json` describes.
+
+        Parameters
+        ----------
+        text : str
+            The JSON text.
+
+        Returns
+        -------
+        Tree
+            The tree.
+        """
         return cls.from_dict(json.loads(text))
 
     # ------------------------------------------------------------------ comparison

@@ -28,23 +28,23 @@ def read_csv(
 
     Parameters
     ----------
-    path
+    path : str or os.PathLike
         The file, UTF-8 encoded (a byte-order mark is allowed). With ``input_format="auto"``, a
         ``.txt`` file is read as label-first (whitespace-separated, no header, label in the
         first column, features ``x1..xm``), anything else as CSV.
-    target
+    target : str or int, optional
         CSV only: the label column, as a name or a 0-based index (default: the last column).
-    drop
+    drop : sequence of str, default ()
         Names of columns to ignore (they may hold anything, missing values included).
-    input_format
+    input_format : {"auto", "csv", "labelfirst"}, default "auto"
         ``"auto"``, ``"csv"`` or ``"labelfirst"``.
-    sep
+    sep : str, optional
         CSV only: the character between cells, such as ``","``, ``";"``, ``"\\t"`` or ``"|"``.
         ``None`` (the default) detects it from the header line and the first data lines: a
         comma, semicolon, tab or ``|`` is accepted when it splits the header into two fields or
         more and every sampled line into as many (cells in double quotes may contain it); a
         comma is preferred when several are accepted.
-    missing
+    missing : {"split", "error"}, default "split"
         ``"split"`` (the default): a feature cell may be missing (see Notes); ``"error"``:
         a missing feature cell raises :class:`DataError`.
 

@@ -179,18 +179,20 @@ class Schema:
 class Dataset:
     """A validated table: design matrix, labels and where each row came from.
 
-    Attributes
+    :func:`satdt.read_csv` builds it; each parameter is an attribute of the same name.
+
+    Parameters
     ----------
-    X
-        float64 ``(n, p)`` design matrix, C-contiguous.
-    y
+    X : ndarray of float64 of shape (n, p)
+        The design matrix, C-contiguous.
+    y : ndarray of shape (n,) or None
         Labels: int64 when every label is an integer value, float64 when numeric otherwise,
         a unicode array for text labels; ``None`` when the table has no label column.
-    schema
+    schema : Schema
         How the table maps to ``X``.
-    line_numbers
-        int64 ``(n,)``: 1-based line of each row in the source file (the CSV header is line 1).
-    source
+    line_numbers : ndarray of int64 of shape (n,)
+        1-based line of each row in the source file (the CSV header is line 1).
+    source : str or None
         The file as given by the user, for messages.
     """
 
@@ -202,6 +204,7 @@ class Dataset:
 
     @property
     def feature_names(self) -> list[str]:
+        """The names of the design matrix's columns (categories as ``colour == red``)."""
         return list(self.schema.feature_names)
 
 

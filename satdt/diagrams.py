@@ -106,7 +106,11 @@ class OptimalDiagramClassifier(SatdtEstimator):
             "widths",
             (1, 2, 4, 4),
             "Nodes per layer of the skeleton (the first must be 1).",
-            (Check("a sequence of positive integers starting with 1", _is_sequence),),
+            (
+                Check(
+                    "a sequence of positive integers starting with 1", _is_sequence, "tuple of int"
+                ),
+            ),
         ),
         Param("alpha", 0.01, "Weight of the complexity term of objective (18).", (Real(0),)),
         Param(
@@ -149,7 +153,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             "'false_negative', 'positive': label}: the rate of positive predictions (or of false "
             "positives / negatives) of the two groups of a two-valued column stay within "
             "the ratio, both ways (19).",
-            (NONE, Check("a dict with at least 'column'", _is_fairness)),
+            (NONE, Check("a dict with at least 'column'", _is_fairness, "dict")),
         ),
         Param(
             "heuristic_time",

@@ -53,7 +53,15 @@ __all__ = ["Condition", "Contrast", "Explainer", "Explanation", "explain", "redu
 
 @dataclass(frozen=True)
 class Condition:
-    """A condition on one column of the user's table, as people read it."""
+    """A condition on one column of the user's table, as people read it.
+
+    Parameters
+    ----------
+    column : str
+        The column's name.
+    text : str
+        The condition (``2.45 < petal length <= 4.75``, ``colour = red``).
+    """
 
     column: str
     text: str
@@ -64,8 +72,18 @@ class Condition:
 
 @dataclass(frozen=True)
 class Contrast:
-    """A CXp: the columns that, changed, can give ``prediction``; ``conditions`` say to what
-    (the tests on them of one path of the model that ends in ``prediction``)."""
+    """A CXp: columns that, changed, can give another prediction.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The columns to change (a subset-minimal set).
+    conditions : tuple of Condition
+        What they must become: the tests on them of one path of the model that ends in
+        ``prediction``.
+    prediction : object
+        The label that path gives.
+    """
 
     columns: tuple[str, ...]
     conditions: tuple[Condition, ...]
@@ -78,25 +96,26 @@ class Contrast:
 
 @dataclass(frozen=True)
 class Explanation:
-    """Why a model predicts what it does for one row.
+    """Why a model predicts what it does for one row (each parameter is an attribute).
 
-    Attributes
+    Parameters
     ----------
-    row
+    row : int
         The row's index in the data explained.
-    prediction
+    prediction : object
         The label the model predicts.
-    path
+    path : tuple of Condition
         The tests the row passes on its way through the model, merged per column.
-    axp
+    axp : tuple of Condition
         One AXp (subset-minimal), as the row's conditions on its columns.
-    smallest_axp
+    smallest_axp : tuple of Condition
         An AXp with the fewest columns.
-    cxps
+    cxps : tuple of Contrast
         Every CXp, fewest columns first (for a tree or a diagram they come from its paths).
-    axps
-        Every AXp, smallest first, when enumeration was asked for (else empty); ``complete``
-        says whether the enumeration ended (not stopped by its limit or time limit).
+    axps : tuple of tuple of Condition, default=()
+        Every AXp, smallest first, when enumeration was asked for (else empty).
+    complete : bool, default=True
+        Whether the enumeration ended (not stopped by its limit or time limit).
     """
 
     row: int
@@ -145,7 +164,13 @@ class Explanation:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        """The explanation as JSON-ready values."""
+        """The explanation as JSON-ready values.
+
+        Returns
+        -------
+        dict
+            The fields above as strings, lists and numbers, with ``redundancy``.
+        """
 
         def texts(conditions: Sequence[Condition]) -> list[str]:
             return [c.text for c in conditions]
@@ -589,18 +614,21 @@ def explain(
 
     Parameters
     ----------
-    model
+    model : estimator, Tree or Diagram
         A fitted :class:`~satdt.OptimalTreeClassifier` or
         :class:`~satdt.OptimalDiagramClassifier` (``X`` is then as given to ``fit``: a
         table, categorical columns included), or a :class:`~satdt.Tree` or
         :class:`~satdt.Diagram` (``X`` is then its design matrix).
-    X
+    X : array-like or DataFrame
         The rows.
-    rows
+    rows : sequence of int, optional
         Which rows to explain (default: all).
-    enumerate_axps, limit, time_limit
-        Also list every AXp of each row, smallest first, at most ``limit`` per row and for at
-        most ``time_limit`` seconds per row.
+    enumerate_axps : bool, default=False
+        Also list every AXp of each row, smallest first.
+    limit : int, default=100
+        At most this many AXps per row.
+    time_limit : float, optional
+        Seconds per row for the enumeration.
 
     Returns
     -------
@@ -639,8 +667,20 @@ def explain(
 
 
 def redundancy(explanations: Sequence[Explanation]) -> dict[str, float]:
-    """How redundant the paths are: the mean share of a path's columns that the smallest AXp
-    does not need, the share of rows whose path holds such columns, and the mean lengths."""
+    """How redundant the paths of some explained rows are.
+
+    Parameters
+    ----------
+    explanations : sequence of Explanation
+        From :func:`satdt.explain`.
+
+    Returns
+    -------
+    dict
+        ``rows``; ``mean_redundancy``, the mean share of a path's columns that the smallest
+        AXp does not need; ``redundant_rows``, the share of rows whose path holds such
+        columns; ``mean_path_columns`` and ``mean_smallest_axp``, the mean lengths.
+    """
     if not explanations:
         return {"rows": 0, "mean_redundancy": 0.0, "redundant_rows": 0.0}
     shares = [e.redundancy for e in explanations]

@@ -87,8 +87,8 @@ def _is_deprecated_default(value: Any) -> bool:
 
 
 def _documented_type(param: Param) -> str:
-    """The numpydoc type line of a parameter: its values and its default."""
-    return f"{param.describe()}, default={param.default!r}"
+    """The numpydoc type line of a parameter: its type and its default."""
+    return f"{param.type_name()}, default={param.default!r}"
 
 
 def _literal_names(text: str) -> str:
@@ -168,11 +168,18 @@ class SatdtEstimator:
         )
         __init__.__qualname__ = f"{cls.__name__}.__init__"
         cls.__init__ = __init__  # type: ignore[method-assign]
-        documented = [(param.name, _documented_type(param), param.help) for param in cls._PARAMS]
+        documented = [
+            (param.name, _documented_type(param), f"{param.help} Values: {param.describe()}.")
+            for param in cls._PARAMS
+        ]
         for name, param in cls._method_params().items():
             users = [m.name for m in methods.METHODS.values() if param in m.params]
             documented.append(
-                (name, _documented_type(param), f"Method {', '.join(users)}: {param.help}.")
+                (
+                    name,
+                    _documented_type(param),
+                    f"Method {', '.join(users)}: {param.help} ({param.describe()}).",
+                )
             )
         documented.append(
             (
@@ -300,11 +307,25 @@ class SatdtEstimator:
     def fit(
         self, X: Any, y: Any, sample_weight: Any = None, *, feature_names: list[str] | None = None
     ) -> SatdtEstimator:
-        """Find the optimal model for ``(X, y)``; returns ``self``.
+        """Find the optimal model for ``(X, y)``.
 
-        ``X`` is a numeric array, a table of strings/objects (categorical columns) or a pandas
-        DataFrame. ``sample_weight`` weighs rows for the error objective; the consistency
-        objectives use it only as presence (a row of weight 0 is left out).
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            A numeric array, a table of strings/objects (categorical columns) or a pandas
+            DataFrame.
+        y : array-like
+            The labels.
+        sample_weight : array-like, optional
+            Row weights for the error objective; the consistency objectives use them only as
+            presence (a row of weight 0 is left out).
+        feature_names : list of str, optional
+            Column names (a DataFrame's are used otherwise).
+
+        Returns
+        -------
+        SatdtEstimator
+            ``self``, fitted.
         """
         started = time.perf_counter()
         self._resolve()
@@ -375,10 +396,25 @@ class SatdtEstimator:
     ) -> SatdtEstimator:
         """Fit on a table read by :func:`satdt.read_csv` (keeps its schema and line numbers).
 
-        ``on_event`` receives every event as it happens (SAT calls, preparation progress: the
-        CLI's live status line); ``started`` is the ``time.perf_counter()`` value the time
-        limit counts from (default: now; the CLI passes the moment it started reading).
         Ctrl-C during the search returns the best model found so far, not proven.
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The table.
+        sample_weight : array-like, optional
+            Row weights, as for :meth:`fit`.
+        on_event : callable, optional
+            Receives every event as it happens (SAT calls, preparation progress: the CLI's
+            live status line).
+        started : float, optional
+            The ``time.perf_counter()`` value the time limit counts from (default: now; the
+            CLI passes the moment it started reading).
+
+        Returns
+        -------
+        SatdtEstimator
+            ``self``, fitted.
         """
         method, options = self._resolve()
         data = self._prepare(dataset, sample_weight, on_event, started)
@@ -638,17 +674,50 @@ class SatdtEstimator:
         return design
 
     def predict(self, X: Any) -> np.ndarray:
-        """The label predicted for each row of ``X``."""
+        """The label predicted for each row of ``X``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Rows with the columns given to ``fit``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One label per row.
+        """
         return self._fitted_model().predict(self._design(X))
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Training class frequencies of the leaf each row reaches, columns in ``classes_`` order."""
+        """Training class frequencies of the leaf (or terminal) each row reaches.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Rows with the columns given to ``fit``.
+
+        Returns
+        -------
+        numpy.ndarray
+            ``(n_rows, n_classes)``, columns in ``classes_`` order.
+        """
         return self._fitted_model().predict_proba(self._design(X))
 
     def apply(self, X: Any) -> np.ndarray:
-        """Where each row ends: a tree's leaf (its node index, as scikit-learn's ``apply``);
-        a diagram's path, the nodes it visits then its terminal (:meth:`Diagram.apply`,
-        whose last column is the terminal ``-1 - class index``)."""
+        """Where each row ends.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Rows with the columns given to ``fit``.
+
+        Returns
+        -------
+        numpy.ndarray
+            A tree's leaf per row (its node index, as scikit-learn's ``apply``); a diagram's
+            path, the nodes it visits then its terminal (:meth:`Diagram.apply`, whose last
+            column is the terminal ``-1 - class index``).
+        """
         return self._fitted_model().apply(self._design(X))
 
     def explain(
@@ -660,9 +729,27 @@ class SatdtEstimator:
         limit: int = 100,
         time_limit: float | None = None,
     ) -> list[Any]:
-        """Why the fitted model predicts what it does on ``rows`` of ``X`` (default: all):
-        the path, abductive and contrastive explanations on the user's columns
-        (:func:`satdt.explain`, whose parameters these are)."""
+        """Why the fitted model predicts what it does (:func:`satdt.explain`).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Rows with the columns given to ``fit``.
+        rows : sequence of int, optional
+            The rows to explain (default: all).
+        enumerate_axps : bool, default=False
+            Also list every abductive explanation, smallest first.
+        limit : int, default=100
+            At most this many abductive explanations per row.
+        time_limit : float, optional
+            Seconds per row for the enumeration.
+
+        Returns
+        -------
+        list of Explanation
+            One per row: the path, abductive and contrastive explanations on the user's
+            columns, each checked against the model.
+        """
         from .explanations import explain
 
         return explain(
@@ -670,7 +757,22 @@ class SatdtEstimator:
         )
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Mean (weighted) accuracy on ``(X, y)``."""
+        """Mean (weighted) accuracy on ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like or DataFrame
+            Rows with the columns given to ``fit``.
+        y : array-like
+            Their labels.
+        sample_weight : array-like, optional
+            Row weights.
+
+        Returns
+        -------
+        float
+            The share of the rows' weight predicted correctly.
+        """
         correct = self.predict(X) == np.asarray(y)
         return float(np.average(correct, weights=sample_weights(sample_weight, len(correct))))
 
@@ -694,13 +796,24 @@ class OptimalTreeClassifier(SatdtEstimator):
         (missing values included), so scikit-learn's ``plot_tree``, ``export_graphviz`` and
         ``export_text`` (pass ``feature_names=list(est.feature_names_in_)``), SHAP's tree
         explainer and skl2onnx take it. Needs scikit-learn (the ``export`` extra).
+
+        Returns
+        -------
+        sklearn.tree.DecisionTreeClassifier
+            The same tree, fitted.
         """
         return self._fitted_model().to_sklearn(self._export_columns())
 
     def to_onnx(self) -> Any:
-        """The fitted tree as an ONNX model (``onnx.ModelProto``: input ``X`` float32 rows,
-        outputs ``label`` and ``probabilities``), for onnxruntime and other ONNX runtimes.
-        Needs skl2onnx (the ``export`` extra)."""
+        """The fitted tree as an ONNX model, for onnxruntime and other ONNX runtimes.
+
+        Needs skl2onnx (the ``export`` extra).
+
+        Returns
+        -------
+        onnx.ModelProto
+            Input ``X`` (float32 rows), outputs ``label`` and ``probabilities``.
+        """
         return self._fitted_model().to_onnx(self._export_columns())
 
     def _export_columns(self) -> int:
@@ -718,9 +831,22 @@ class OptimalTreeClassifier(SatdtEstimator):
     def pareto_dataset(
         self, dataset: Dataset, *, on_event: Callable[[Event], None] | None = None
     ) -> ParetoFront:
-        """The depth/size Pareto front of a table read by :func:`satdt.read_csv` (see :func:`pareto_front`).
+        """The depth/size Pareto front of a table read by :func:`satdt.read_csv`.
 
-        The fitted ``tree_`` is the smallest tree of the front.
+        The fitted ``tree_`` is the smallest tree of the front (see :func:`pareto_front`).
+
+        Parameters
+        ----------
+        dataset : Dataset
+            The table.
+        on_event : callable, optional
+            Receives every event as it happens.
+
+        Returns
+        -------
+        ParetoFront
+            A list of ``(depth, n_nodes, tree, proven)``, one per depth, with the rule that
+            ended it as ``stop_reason``.
         """
         if self.objective != "size" or self.max_nodes is not None:
             raise ParameterError(
@@ -754,13 +880,31 @@ def pareto_front(
     feature_names: list[str] | None = None,
     **params: Any,
 ) -> ParetoFront:
-    """The depth/size trade-off of consistent trees: for each depth from the minimum to
-    ``max_depth`` (default: the minimum + 2), the fewest nodes of a tree of at most that depth.
+    """The depth/size trade-off of consistent trees.
 
-    Returns a list of ``(depth, n_nodes, tree, proven)``; its ``stop_reason`` says which rule
-    ended it (the last depth asked for, a time limit, or the leaf count L at depth d with
-    L <= d + 2, after which no deeper tree can be smaller). ``params`` are those of
-    :class:`OptimalTreeClassifier` (``time_limit``, ``resolve``, ``solver``, ...).
+    For each depth from the minimum to ``max_depth`` (default: the minimum + 2), the fewest
+    nodes of a tree of at most that depth.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame
+        The rows, as for :meth:`OptimalTreeClassifier.fit`.
+    y : array-like
+        The labels.
+    max_depth : int, optional
+        The last depth (default: the minimum + 2).
+    feature_names : list of str, optional
+        Column names.
+    **params : dict
+        Parameters of :class:`OptimalTreeClassifier` (``time_limit``, ``resolve``,
+        ``solver``, ...).
+
+    Returns
+    -------
+    ParetoFront
+        A list of ``(depth, n_nodes, tree, proven)``; its ``stop_reason`` says which rule
+        ended it (the last depth asked for, a time limit, or the leaf count L at depth d with
+        L <= d + 2, after which no deeper tree can be smaller).
     """
     model = OptimalTreeClassifier(objective="size", max_depth=max_depth, **params)
     model._resolve()

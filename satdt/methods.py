@@ -154,7 +154,7 @@ TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "leaf_penalty",
         0.0,
-        'objective="error": minimise (weighted errors) / (total weight) + leaf_penalty * '
+        'With objective="error": minimise (weighted errors) / (total weight) + leaf_penalty * '
         "(number of leaves) over trees of depth at most max_depth, so that a leaf is split "
         "only where that saves more than leaf_penalty of the weight; result_.objective_value "
         "is then that penalised value. 0: the fewest errors.",
@@ -167,7 +167,7 @@ TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "min_support",
         1,
-        'objective="error": every leaf holds at least this many training rows (of positive '
+        'With objective="error": every leaf holds at least this many training rows (of positive '
         "weight); a split is tried only when both sides hold that many.",
         (Integer(1),),
         objectives=("error",),
@@ -179,7 +179,11 @@ TREE_PARAMS: tuple[Param, ...] = (
         None,
         "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
         "multiplies sample_weight, as in scikit-learn.",
-        (NONE, Choice(("balanced",)), Check("a dict {label: weight >= 0}", _class_weight_dict)),
+        (
+            NONE,
+            Choice(("balanced",)),
+            Check("a dict {label: weight >= 0}", _class_weight_dict, "dict"),
+        ),
         metavar="W",
         cli_help="'balanced' (n_rows / (n_classes * rows of the class)) or LABEL=WEIGHT pairs "
         "separated by commas (e.g. yes=3,no=1): multiplies each row's weight",
@@ -190,7 +194,7 @@ TREE_PARAMS: tuple[Param, ...] = (
         "Cores for one fit (None: 1; -1: every core; -2: all but one): the portfolio's searches "
         "run side by side sharing the incumbent; with solver='race' the SAT searches race that "
         "many solvers on every call. The optima are the same; 1 is the single-core search.",
-        (NONE, Check("a non-zero integer", _n_jobs)),
+        (NONE, Check("a non-zero integer", _n_jobs, "int")),
         metavar="N",
         cli_help="cores for this fit (-1: every core); the optimum is the same",
     ),

@@ -65,6 +65,10 @@ class Rule:
         """A command-line word as a value of this rule, or ``_UNREAD``."""
         return _UNREAD
 
+    def type_name(self) -> str:
+        """The rule as a numpydoc type (``int``, ``float``, ``{'a', 'b'}``, ``None``)."""
+        return "object"
+
 
 @dataclass(frozen=True)
 class Choice(Rule):
@@ -84,6 +88,9 @@ class Choice(Rule):
 
     def parse(self, text: str) -> Any:
         return text if text in self.names() else _UNREAD
+
+    def type_name(self) -> str:
+        return "{" + ", ".join(repr(name) for name in self.names()) + "}"
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,9 @@ class Integer(Rule):
             return int(text)
         except ValueError:
             return _UNREAD
+
+    def type_name(self) -> str:
+        return "int"
 
 
 @dataclass(frozen=True)
@@ -138,6 +148,9 @@ class Real(Rule):
         except ValueError:
             return _UNREAD
 
+    def type_name(self) -> str:
+        return "float"
+
 
 @dataclass(frozen=True)
 class _Nothing(Rule):
@@ -145,6 +158,9 @@ class _Nothing(Rule):
         return value is None
 
     def describe(self) -> str:
+        return "None"
+
+    def type_name(self) -> str:
         return "None"
 
 
@@ -157,12 +173,16 @@ class Check(Rule):
 
     description: str
     test: Callable[[Any], bool]
+    kind: str = "object"  # its numpydoc type
 
     def accepts(self, value: Any) -> bool:
         return self.test(value)
 
     def describe(self) -> str:
         return self.description
+
+    def type_name(self) -> str:
+        return self.kind
 
 
 @dataclass(frozen=True)
@@ -189,6 +209,11 @@ class Param:
     def describe(self) -> str:
         """The values allowed, in words."""
         return " or ".join(rule.describe() for rule in self.rules)
+
+    def type_name(self) -> str:
+        """The values allowed as a numpydoc type: ``int or None``, ``{'a', 'b'}``."""
+        names = list(dict.fromkeys(rule.type_name() for rule in self.rules))
+        return " or ".join(names) or "object"
 
     def check(self, value: Any) -> None:
         """Raise :class:`ParameterError` saying the rule, the value seen and the default."""

@@ -60,17 +60,26 @@ class _Node:
 
 
 class RashomonSet:
-    """Every tree within ``epsilon`` of the optimum (see the module notes); from
-    :func:`rashomon_set`.
+    """Every tree within ``epsilon`` of the optimum (see the module notes), as
+    :func:`~satdt.rashomon_set` and :func:`~satdt.minimum_size_trees` return it.
 
-    Attributes
+    Its attributes: ``optimum``, the least objective (errors / total weight + leaf_penalty *
+    leaves; nodes for :func:`~satdt.minimum_size_trees`); ``epsilon``, the slack (the set holds the
+    trees of objective at most ``optimum + epsilon``); ``count``, the number of trees in the
+    set (exact, a Python integer).
+
+    Parameters
     ----------
-    optimum
-        The least objective (errors / total weight + leaf_penalty * leaves).
-    epsilon
-        The slack: the set holds the trees of objective at most ``optimum + epsilon``.
-    count
-        The number of trees in the set (exact, a Python integer).
+    solver : object
+        The dynamic programme over the prepared data (internal).
+    root : int
+        The mask of every row.
+    depth : int
+        The depth budget.
+    epsilon : float
+        The slack.
+    unit : str, optional
+        ``"nodes"``: the optimum and the histogram count nodes.
     """
 
     def __init__(
@@ -94,8 +103,13 @@ class RashomonSet:
         return 2 * min(leaves) - 1 if leaves else math.nan
 
     def histogram(self) -> dict[float, int]:
-        """How many trees of the set reach each objective value (nodes for
-        :func:`minimum_size_trees`), best first."""
+        """How many trees of the set reach each objective value, best first.
+
+        Returns
+        -------
+        dict
+            Objective value (nodes for :func:`~satdt.minimum_size_trees`) -> number of trees.
+        """
         values: Counter = Counter()
         for key, count in self._histogram.items():
             value = 2 * key[1] - 1 if self._in_nodes else round(self._solver.cost(key), 12)
@@ -103,7 +117,18 @@ class RashomonSet:
         return dict(sorted(values.items()))
 
     def trees(self, limit: int | None = None) -> Iterator[Tree]:
-        """The trees of the set, best objective first (lazily; at most ``limit``)."""
+        """The trees of the set, best objective first, lazily.
+
+        Parameters
+        ----------
+        limit : int, optional
+            At most this many.
+
+        Yields
+        ------
+        Tree
+            Each tree, checked against the data and the bound.
+        """
         keys = sorted(self._histogram, key=self._solver.cost)
         produced = 0
         for key in keys:
@@ -114,7 +139,20 @@ class RashomonSet:
                 yield self._solver.tree(nested)
 
     def sample(self, n: int, random_state: int | None = None) -> list[Tree]:
-        """``n`` trees drawn uniformly from the set (with replacement)."""
+        """Draw trees uniformly from the set, with replacement.
+
+        Parameters
+        ----------
+        n : int
+            How many.
+        random_state : int, optional
+            The seed.
+
+        Returns
+        -------
+        list of Tree
+            The trees drawn, each checked against the data and the bound.
+        """
         rng = random.Random(random_state)
         keys = list(self._histogram)
         weights = [self._histogram[k] for k in keys]
@@ -125,8 +163,16 @@ class RashomonSet:
         return drawn
 
     def feature_importance(self) -> dict[str, float]:
-        """Each column's share of the trees of the set that split on it (exact: the trees
-        that avoid every binary feature of the column, counted, subtracted from all)."""
+        """Each column's share of the trees of the set that split on it.
+
+        Exact: the trees that avoid every binary feature of the column are counted and
+        subtracted from all.
+
+        Returns
+        -------
+        dict
+            Column name -> share of the trees (0 to 1).
+        """
         shares = {}
         for name, features in self._solver.columns.items():
             without = self._solver.node(self._root, self._depth, features)
@@ -325,17 +371,23 @@ def rashomon_set(
 
     Parameters
     ----------
-    X, y, sample_weight, feature_names
-        As for :meth:`satdt.OptimalTreeClassifier.fit`; ``X`` may also be a table read by
+    X : array-like, DataFrame or Dataset
+        As for :meth:`satdt.OptimalTreeClassifier.fit`, or a table read by
         :func:`satdt.read_csv` (its labels are used: pass ``y=None``).
-    max_depth
+    y : array-like or None
+        The labels.
+    max_depth : int
         The depth budget of the trees.
-    epsilon
+    epsilon : float
         The slack, in the objective's unit (a fraction of the total weight): 0 gives every
         optimal tree.
-    leaf_penalty
+    leaf_penalty : float, default=0.0
         The cost of a leaf, as in the estimator.
-    **params
+    sample_weight : array-like, optional
+        Row weights (multiples of a common unit such as 1/100: counts are exact).
+    feature_names : list of str, optional
+        Column names.
+    **params : dict
         Other parameters of :class:`~satdt.OptimalTreeClassifier` that shape the data:
         ``max_thresholds``, ``class_weight``, ``max_memory_mb``, ``missing``.
 
@@ -366,29 +418,33 @@ def minimum_size_trees(
     feature_names: list[str] | None = None,
     **params: Any,
 ) -> RashomonSet:
-    """Every tree with the fewest nodes that classifies every training row correctly: at the
-    minimum depth, or among the trees of depth at most ``max_depth`` (the optimal trees of
-    ``objective="size"``), counted and enumerated exactly.
+    """Every tree with the fewest nodes that classifies every training row correctly.
 
-    Such a tree has no redundant part (a split whose sides compute the same function would make
-    it larger), so the set holds trees that differ as functions on the training rows' binary
-    features. ``optimum`` and ``histogram()`` are in nodes.
+    At the minimum depth, or among the trees of depth at most ``max_depth``: the optimal
+    trees of ``objective="size"``, counted and enumerated exactly. Such a tree has no
+    redundant part (a split whose sides compute the same function would make it larger), so
+    the set holds trees that differ as functions on the training rows' binary features.
+    ``optimum`` and ``histogram()`` are in nodes.
 
     Parameters
     ----------
-    X, y, feature_names
-        As for :meth:`satdt.OptimalTreeClassifier.fit`; ``X`` may also be a table read by
+    X : array-like, DataFrame or Dataset
+        As for :meth:`satdt.OptimalTreeClassifier.fit`, or a table read by
         :func:`satdt.read_csv` (its labels are used: pass ``y=None``).
-    max_depth
+    y : array-like or None
+        The labels.
+    max_depth : int, optional
         The depth budget (default: the minimum depth, found first by the depth search).
-    **params
+    feature_names : list of str, optional
+        Column names.
+    **params : dict
         Other parameters of :class:`~satdt.OptimalTreeClassifier` that shape the data:
         ``max_thresholds``, ``resolve``, ``max_memory_mb``, ``missing``.
 
     Returns
     -------
     RashomonSet
-        Every minimum-size tree, as for :func:`rashomon_set`.
+        Every minimum-size tree, as for :func:`~satdt.rashomon_set`.
     """
     from .learner import OptimalTreeClassifier
 

@@ -62,9 +62,10 @@ def test_signature_and_docstring_come_from_the_table(estimator) -> None:
     params = estimator().get_params()
     for param in estimator._table().values():
         assert params[param.name] == param.default or params[param.name] is param.default
-        assert f"{param.name} : {param.describe()}, default={param.default!r}" in (
+        assert f"{param.name} : {param.type_name()}, default={param.default!r}" in (
             estimator.__doc__
         )
+        assert " ".join(param.describe().split()) in " ".join(estimator.__doc__.split())
 
 
 def test_defaults_are_real_values_not_auto() -> None:

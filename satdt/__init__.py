@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .models import display
+
 if TYPE_CHECKING:
     from .binarize import Binarizer
     from .data import Dataset, read_csv
-    from .diagram import Diagram
     from .diagrams import OptimalDiagramClassifier
     from .errors import (
         ContradictionError,
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
         SatdtError,
     )
     from .learner import OptimalTreeClassifier, pareto_front
+    from .models import Diagram, Tree
     from .result import SearchResult
-    from .tree import Tree
 
 __version__ = "0.1.0"
 
@@ -37,7 +38,7 @@ _PUBLIC = {
     "Binarizer": "binarize",
     "read_csv": "data",
     "Dataset": "data",
-    "Diagram": "diagram",
+    "Diagram": "models",
     "OptimalDiagramClassifier": "diagrams",
     "SatdtError": "errors",
     "ContradictionError": "errors",
@@ -49,8 +50,20 @@ _PUBLIC = {
     "OptimalTreeClassifier": "learner",
     "pareto_front": "learner",
     "SearchResult": "result",
-    "Tree": "tree",
+    "Tree": "models",
 }
+
+
+def _model_svg(model: Any) -> str | None:
+    """A notebook's picture of a model: :func:`satdt.plot.model_svg`, imported when drawn."""
+    from .plot import model_svg
+
+    return model_svg(model)
+
+
+# The models import no plotting code; the package root, which knows both, gives them their
+# picture (satdt.models.display is a few lines of the standard library: importing it is cheap).
+display.set_svg(_model_svg)
 
 
 def __getattr__(name: str) -> Any:

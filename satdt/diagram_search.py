@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from .diagram import Diagram
-from .diagram_checks import Fairness, objective, violation
 from .errors import InfeasibleError, ParameterError, SatdtError, TooLargeForSat
+from .models.diagram import Diagram
+from .models.diagram_checks import Fairness, objective, violation
 from .prepare import Prepared
 from .result import Recorder, Stats
 

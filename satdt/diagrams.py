@@ -20,16 +20,6 @@ import numpy as np
 
 from . import methods
 from .data import Dataset, check_complete
-from .diagram import Diagram
-from .diagram_checks import (
-    FAIRNESS_KINDS,
-    SPLITS,
-    Fairness,
-    check_widths,
-    fits,
-    objective,
-    violation,
-)
 from .diagram_search import (
     DIAGRAM_METHODS,
     ROUTES,
@@ -48,6 +38,16 @@ from .errors import (
     user_stacklevel,
 )
 from .learner import SatdtEstimator, _check_count, _check_positive, check_class_weight
+from .models.diagram import Diagram
+from .models.diagram_checks import (
+    FAIRNESS_KINDS,
+    SPLITS,
+    Fairness,
+    check_widths,
+    fits,
+    objective,
+    violation,
+)
 from .prepare import Prepared, validate
 from .result import Event
 
@@ -71,7 +71,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
     ``objective='size'``, the fewest nodes of a diagram classifying every row correctly.
     ``method`` picks a route of :data:`satdt.diagram_search.DIAGRAM_METHODS` (``auto``: the
     rule of :func:`satdt.diagram_search.choose_route`). ``diagram_`` is the fitted
-    :class:`~satdt.diagram.Diagram` (in the user's units), ``result_`` the
+    :class:`~satdt.models.Diagram` (in the user's units), ``result_`` the
     :class:`~satdt.result.SearchResult` (``objective_value``, ``lower_bound``,
     ``proven_optimal``, the history of incumbents; ``stats`` a
     :class:`~satdt.diagram_search.DiagramStats`), ``method_`` the route that ran. The MILP

@@ -39,6 +39,7 @@ from .errors import (
     user_stacklevel,
 )
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
+from .models.tree import LEAF, Tree
 from .prepare import (
     Prepared,
     check_class_weight,
@@ -50,7 +51,6 @@ from .prepare import (
     validate,
 )
 from .result import Event, Progress, Recorder, SearchResult
-from .tree import LEAF, Tree
 
 # From this many rows on, a greedy tree grown on the numeric data (every threshold, Numba)
 # is the first incumbent, so that a time limit or a memory budget never leaves the user

@@ -27,10 +27,7 @@ SEARCH = (
 # the tables of searches (trees; diagram routes): the only way into the MILP
 MIP_IMPORTERS = ("satdt.mip", "satdt.methods", "satdt.diagram_search")
 MODELS_AND_DATA = (
-    "satdt.tree",
-    "satdt.diagram",
-    "satdt.diagram_checks",
-    "satdt.model",
+    "satdt.models",
     "satdt.data",
     "satdt.binarize",
     "satdt.prepare",

@@ -14,8 +14,8 @@ from naive import min_diagram_objective
 
 import satdt.diagram_search as ds
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier
-from satdt.diagram_checks import objective
 from satdt.errors import NotProvenWarning, SatdtError
+from satdt.models.diagram_checks import objective
 
 ROOT = Path(__file__).resolve().parents[1]
 ODD = ROOT.parent / "shared" / "data" / "odd"

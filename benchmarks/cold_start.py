@@ -106,7 +106,7 @@ def _fit(path: Path, depth: int, cache: str, limit: float | None = None) -> tupl
 
 def _accuracy(document: dict, path: Path) -> float:
     X, y = _load(path)
-    from satdt.tree import Tree
+    from satdt.models.tree import Tree
 
     tree = Tree.from_dict(document["tree"])
     return float((tree.predict(X) == y).mean())

@@ -11,10 +11,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .models import display
+
 if TYPE_CHECKING:
     from .binarize import Binarizer
     from .data import Dataset, read_csv
-    from .diagram import Diagram
     from .diagrams import OptimalDiagramClassifier
     from .errors import (
         ContradictionError,
@@ -27,9 +28,9 @@ if TYPE_CHECKING:
     )
     from .explanations import explain
     from .learner import OptimalTreeClassifier, pareto_front
+    from .models import Diagram, Tree
     from .rashomon import minimum_size_trees, rashomon_set
     from .result import SearchResult
-    from .tree import Tree
 
 __version__ = "0.1.0"
 
@@ -39,7 +40,7 @@ _PUBLIC = {
     "Binarizer": "binarize",
     "read_csv": "data",
     "Dataset": "data",
-    "Diagram": "diagram",
+    "Diagram": "models",
     "OptimalDiagramClassifier": "diagrams",
     "SatdtError": "errors",
     "ContradictionError": "errors",
@@ -54,8 +55,20 @@ _PUBLIC = {
     "SearchResult": "result",
     "rashomon_set": "rashomon",
     "minimum_size_trees": "rashomon",
-    "Tree": "tree",
+    "Tree": "models",
 }
+
+
+def _model_svg(model: Any) -> str | None:
+    """A notebook's picture of a model: :func:`satdt.plot.model_svg`, imported when drawn."""
+    from .plot import model_svg
+
+    return model_svg(model)
+
+
+# The models import no plotting code; the package root, which knows both, gives them their
+# picture (satdt.models.display is a few lines of the standard library: importing it is cheap).
+display.set_svg(_model_svg)
 
 
 def __getattr__(name: str) -> Any:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .errors import REMOVED_IN, DataError, ParameterError, SatdtError
-from .tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
+from .models.tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
 
 
 def readable_threshold(threshold: float, below: float, above: float) -> str:
@@ -94,7 +94,7 @@ class Binarizer:
         on the rows where that cell is present (``inf`` for ``x is missing``).
     missing_
         int8 ``(k,)``: where the rows missing that cell go, in the codes of
-        :class:`~satdt.tree.Tree`: ``MISSING_RIGHT`` (the feature is 1 on them),
+        :class:`~satdt.models.Tree`: ``MISSING_RIGHT`` (the feature is 1 on them),
         ``MISSING_LEFT`` (0), or ``DEFAULT_LEFT`` for a column without missing values.
     names_
         Readable names: ``petal_length > 2.45``, ``age > 30.5 or missing``, ``age is missing``,

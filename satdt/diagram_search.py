@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from .diagram import Diagram
-from .diagram_checks import Fairness, objective, violation
-from .errors import InfeasibleError, ParameterError, SatdtError, TooLargeForSat
+from .errors import InfeasibleError, ParameterError, TooLargeForSat
+from .models.diagram import Diagram
+from .models.diagram_checks import Fairness, objective, violation
 from .prepare import Prepared
-from .result import Recorder, Stats
+from .result import Recorder, SearchResult, Stats
+from .tree_search import min_error_tree
 
 EXTENSIONS = ("max_splits", "min_flow", "fairness")
 # The starts' share of the time limit each, and their budget without one (seconds).
@@ -167,37 +168,30 @@ def fit_tree_diagram(
     depth: int,
     seconds: float,
     simplify: bool = True,
-) -> tuple[Diagram, Any] | None:
-    """The fewest-errors tree of depth ``depth`` (the tree DP, ``method='auto'``, at most
-    ``seconds``) on ``X`` and the class indices ``y``, as a diagram (classes ``0..n_classes-1``;
-    ``simplify``: equal subtrees merged) with the tree's search result; None when no tree came."""
-    from .learner import OptimalTreeClassifier
-
+) -> tuple[Diagram, SearchResult] | None:
+    """The fewest-errors tree of depth ``depth`` (the tree search of ``method='auto'``, at most
+    ``seconds``: :func:`satdt.tree_search.min_error_tree`) on ``X`` and the class indices
+    ``y``, as a diagram (classes ``0..n_classes-1``; ``simplify``: equal subtrees merged) with
+    the tree's search result; None when no tree came before the time ran out."""
     if seconds <= 0.01:
         return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            model = OptimalTreeClassifier(
-                objective="error",
-                max_depth=depth,
-                time_limit=seconds if np.isfinite(seconds) else None,
-            ).fit(X, y, sample_weight=weight)
-    except SatdtError:
+    result = min_error_tree(X, y, weight, depth, seconds if np.isfinite(seconds) else None)
+    if result is None:
         return None
-    tree = Diagram.from_tree(model.tree_, n_features=X.shape[1])
-    label = np.asarray(model.tree_.classes, dtype=np.int64)  # tree class index -> row label
+    found = result.model
+    tree = Diagram.from_tree(found, n_features=X.shape[1])
+    label = np.asarray(found.classes, dtype=np.int64)  # tree class index -> row label
     low, high = (
         np.where(arc < 0, -1 - label[-1 - np.minimum(arc, -1)], arc)
         for arc in (tree.low, tree.high)
     )
     diagram = tree.replace(low=low, high=high, classes=np.arange(n_classes))
-    return (diagram.simplify() if simplify else diagram), model.result_
+    return (diagram.simplify() if simplify else diagram), result
 
 
 def _tree_diagram(
     data: Prepared, depth: int, seconds: float, X: np.ndarray | None = None
-) -> tuple[Diagram, Any] | None:
+) -> tuple[Diagram, SearchResult] | None:
     """:func:`fit_tree_diagram` on the prepared rows (``X`` default: the design matrix)."""
     X = data.X if X is None else X
     return fit_tree_diagram(X, data.y, data.weight, data.n_classes, depth, seconds)

@@ -20,16 +20,6 @@ import numpy as np
 
 from . import methods
 from .data import Dataset, check_complete
-from .diagram import Diagram
-from .diagram_checks import (
-    FAIRNESS_KINDS,
-    SPLITS,
-    Fairness,
-    check_widths,
-    fits,
-    objective,
-    violation,
-)
 from .diagram_search import (
     DIAGRAM_METHODS,
     ROUTES,
@@ -48,6 +38,16 @@ from .errors import (
     user_stacklevel,
 )
 from .learner import SatdtEstimator, check_class_weight
+from .models.diagram import Diagram
+from .models.diagram_checks import (
+    FAIRNESS_KINDS,
+    SPLITS,
+    Fairness,
+    check_widths,
+    fits,
+    objective,
+    violation,
+)
 from .params import NONE, Check, Choice, Integer, Param, Real
 from .prepare import Prepared, validate
 from .result import Event
@@ -80,7 +80,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
     ``objective='size'``, the fewest nodes of a diagram classifying every row correctly.
     ``method`` picks a route of ``satdt.diagram_search.DIAGRAM_METHODS`` (``auto``: the
     rule of ``satdt.diagram_search.choose_route``). ``diagram_`` is the fitted
-    :class:`~satdt.diagram.Diagram` (in the user's units), ``result_`` the
+    :class:`~satdt.models.Diagram` (in the user's units), ``result_`` the
     :class:`~satdt.result.SearchResult` (``objective_value``, ``lower_bound``,
     ``proven_optimal``, the history of incumbents; ``stats`` a
     ``DiagramStats``), ``method_`` the route that ran. The MILP

@@ -133,6 +133,19 @@ def renamed(old: str, new: str, owner: str) -> None:
     )
 
 
+def moved_module(old: str, new: str) -> None:
+    """Warn that module ``old`` is now ``new`` (a FutureWarning, shown at the user's import;
+    called by the thin module left at the old path)."""
+    import warnings
+
+    warnings.warn(
+        f"{old} moved to {new} (same contents) and the old path stops working in satdt "
+        f"{REMOVED_IN}: import from {new}",
+        FutureWarning,
+        stacklevel=3,  # the user's import (import machinery frames are skipped)
+    )
+
+
 class NotProvenWarning(UserWarning):
     """A search stopped (time limit, interruption) before proving its tree optimal."""
 

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ParameterError, SatdtError
-from .tree import LEAF, MISSING_LEFT, MISSING_RIGHT, Tree
+from .models.tree import LEAF, MISSING_LEFT, MISSING_RIGHT, Tree
 
 __all__ = ["Condition", "Contrast", "Explainer", "Explanation", "explain", "redundancy"]
 

@@ -1,173 +1,20 @@
-"""Trees that leave satdt: a fitted scikit-learn ``DecisionTreeClassifier`` and ONNX.
-
-A satdt :class:`~satdt.tree.Tree` already uses scikit-learn's orientation (``x[f] <= t``
-goes left, a per-node side for missing values); :func:`to_sklearn` writes its nodes into the
-arrays of ``sklearn.tree._tree.Tree`` (leaves ``-1`` children and feature ``-2``, class
-frequencies per node, the side of missing values in ``missing_go_to_left``), so that
-scikit-learn's own ``predict``, ``predict_proba``, ``apply``, ``plot_tree``,
-``export_graphviz``, ``export_text``, SHAP's tree explainer and skl2onnx read it as one of
-their own. :func:`to_onnx` converts that classifier with skl2onnx and completes what the
-converter leaves out (where missing values go; thresholds rounded down to float32, the
-precision ONNX and scikit-learn compare in).
-
-scikit-learn compares ``float32(x) <= t``: a value within float32 rounding of a threshold
-(about 6e-8 relative) may take the other branch than in satdt, which compares in float64;
-satdt's thresholds lie midway between training values, so training rows never do.
-
-scikit-learn, skl2onnx and onnxruntime are optional (the ``export`` extra), imported here
-only.
-"""
+"""Moved to :mod:`satdt.models.export`: this old path still works, with a FutureWarning, until
+the release that :data:`satdt.errors.REMOVED_IN` names."""
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
-import numpy as np
+from .errors import moved_module
+from .models import export as _moved
 
-from .errors import SatdtError
-from .tree import LEAF, MISSING_RIGHT, Tree
-
-# scikit-learn's markers for a leaf's children and feature
-_SKLEARN_LEAF, _SKLEARN_UNDEFINED = -1, -2
-# added to a leaf's predicted class where its training frequencies tie with another class
-# that scikit-learn's argmax would pick first (large enough to count in ONNX's float32)
-_TIE_BREAK = 1e-6
+moved_module(__name__, _moved.__name__)
+__all__ = [name for name in dir(_moved) if not name.startswith("_")]  # as `import *` gave
 
 
-def _optional(module: str, what: str) -> Any:
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        raise SatdtError(
-            f"{what} needs the optional package {module.split('.')[0]!r}: "
-            "pip install 'satdt[export]'"
-        ) from None
+def __getattr__(name: str) -> Any:
+    return getattr(_moved, name)
 
 
-def to_sklearn(tree: Tree, n_features: int | None = None) -> Any:
-    """A fitted ``sklearn.tree.DecisionTreeClassifier`` that predicts as ``tree`` does.
-
-    Parameters
-    ----------
-    tree : Tree
-        A satdt tree over a design matrix.
-    n_features : int, optional
-        Columns of the design matrix (default: as many as ``tree.feature_names``, else the
-        highest feature the tree tests plus one).
-
-    Returns
-    -------
-    sklearn.tree.DecisionTreeClassifier
-        Its ``predict``, ``predict_proba`` and ``apply`` (node ids are the same) equal the
-        tree's on every row (see the module notes on float32); ``classes_`` are the tree's
-        labels. Nodes hold the training class weights of ``tree.counts``.
-    """
-    tree_module = _optional("sklearn.tree._tree", "to_sklearn")
-    sklearn_tree = _optional("sklearn.tree", "to_sklearn")
-    if n_features is None:
-        tested = int(tree.feature.max(initial=-1)) + 1
-        n_features = len(tree.feature_names) if tree.feature_names is not None else tested
-    if int(tree.feature.max(initial=-1)) >= n_features:
-        raise SatdtError(
-            f"the tree tests feature {int(tree.feature.max())} but n_features={n_features}: "
-            "pass the number of columns of the design matrix"
-        )
-    n = tree.n_nodes
-    leaf = tree.feature == LEAF
-    nodes = np.zeros(n, dtype=tree_module.NODE_DTYPE)
-    nodes["left_child"] = np.where(leaf, _SKLEARN_LEAF, tree.left)
-    nodes["right_child"] = np.where(leaf, _SKLEARN_LEAF, tree.right)
-    nodes["feature"] = np.where(leaf, _SKLEARN_UNDEFINED, tree.feature)
-    nodes["threshold"] = np.where(leaf, float(_SKLEARN_UNDEFINED), tree.threshold)
-    weight = tree.counts.sum(axis=1)
-    nodes["weighted_n_node_samples"] = weight
-    nodes["n_node_samples"] = np.maximum(np.rint(weight), 0).astype(np.int64)
-    if "missing_go_to_left" in nodes.dtype.names:
-        nodes["missing_go_to_left"] = np.where(leaf, 0, (tree.missing & 1) == 0)
-    elif (~leaf & (tree.missing == MISSING_RIGHT)).any():
-        raise SatdtError("missing values need scikit-learn >= 1.3 to export: upgrade it")
-    frequencies = _frequencies(tree)
-    with np.errstate(invalid="ignore"):
-        nodes["impurity"] = 1.0 - (frequencies**2).sum(axis=1)
-    values = frequencies[:, None, :]
-    structure = tree_module.Tree(n_features, np.array([tree.n_classes], dtype=np.intp), 1)
-    structure.__setstate__(
-        {"max_depth": tree.depth, "node_count": n, "nodes": nodes, "values": values}
-    )
-    model = sklearn_tree.DecisionTreeClassifier(max_depth=max(tree.depth, 1))
-    model.n_features_in_ = n_features
-    model.n_outputs_ = 1
-    model.classes_ = np.asarray(tree.classes)
-    model.n_classes_ = tree.n_classes
-    model.max_features_ = n_features
-    model.tree_ = structure
-    return model
-
-
-def _frequencies(tree: Tree) -> np.ndarray:
-    """Each node's training class frequencies (satdt's ``predict_proba`` at that node), with
-    the node's own class made the first maximum where frequencies tie, so that scikit-learn's
-    argmax predicts what satdt does."""
-    frequencies = tree.frequencies()
-    leaves = np.flatnonzero(tree.feature == LEAF)
-    wrong = leaves[frequencies[leaves].argmax(axis=1) != tree.value[leaves]]
-    frequencies[wrong, tree.value[wrong]] = frequencies[wrong].max(axis=1) + _TIE_BREAK
-    frequencies[wrong] /= frequencies[wrong].sum(axis=1, keepdims=True)
-    return frequencies
-
-
-def to_onnx(tree: Tree, n_features: int | None = None) -> Any:
-    """The tree as an ONNX model, for onnxruntime and any ONNX-ML runtime.
-
-    Converted by skl2onnx from :func:`to_sklearn`'s classifier; the side of missing values
-    (``nodes_missing_value_tracks_true``), which the converter leaves out, is filled in, and
-    each threshold is rounded down to float32 so that ONNX decides exactly as scikit-learn.
-
-    Parameters
-    ----------
-    tree : Tree
-        A satdt tree over a design matrix.
-    n_features : int, optional
-        Columns of the design matrix, as for :func:`to_sklearn`.
-
-    Returns
-    -------
-    onnx.ModelProto
-        The model: input ``X`` (float32, one row per sample), outputs ``label`` and
-        ``probabilities`` (one column per class, no ZipMap).
-    """
-    skl2onnx = _optional("skl2onnx", "to_onnx")
-    data_types = _optional("skl2onnx.common.data_types", "to_onnx")
-    model = to_sklearn(tree, n_features)
-    onnx_model = skl2onnx.to_onnx(
-        model,
-        initial_types=[("X", data_types.FloatTensorType([None, model.n_features_in_]))],
-        options={id(model): {"zipmap": False}},
-        target_opset={"": 17, "ai.onnx.ml": 3},
-    )
-    (ensemble,) = [n for n in onnx_model.graph.node if n.op_type == "TreeEnsembleClassifier"]
-    _complete_ensemble(ensemble, model.tree_)
-    return onnx_model
-
-
-def _complete_ensemble(ensemble: Any, structure: Any) -> None:
-    """Set the ONNX nodes' missing sides and float32 thresholds from scikit-learn's nodes."""
-    helper = _optional("onnx.helper", "to_onnx")
-    attributes = {a.name: a for a in ensemble.attribute}
-    node_ids = np.asarray(attributes["nodes_nodeids"].ints)
-    go_left = np.asarray(structure.missing_go_to_left, dtype=np.int64)[node_ids]
-    internal = np.asarray(structure.children_left)[node_ids] != _SKLEARN_LEAF
-    thresholds = np.asarray(structure.threshold)[node_ids]
-    single = thresholds.astype(np.float32)
-    above = single.astype(np.float64) > thresholds
-    single[above] = np.nextafter(single[above], np.float32(-np.inf))
-    single[~internal] = 0.0
-    del attributes["nodes_values"].floats[:]
-    attributes["nodes_values"].floats.extend(single.tolist())
-    tracks = [int(v) for v in np.where(internal, go_left, 0)]
-    if "nodes_missing_value_tracks_true" in attributes:
-        del attributes["nodes_missing_value_tracks_true"].ints[:]
-        attributes["nodes_missing_value_tracks_true"].ints.extend(tracks)
-    else:
-        ensemble.attribute.append(helper.make_attribute("nodes_missing_value_tracks_true", tracks))
+def __dir__() -> list[str]:
+    return dir(_moved)

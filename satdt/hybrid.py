@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .errors import TimeUp, no_consistent_tree
+from .models.tree import Tree, depth_lower_bound, leaf_lower_bound
 from .result import (
     Decision,
     HybridStats,
@@ -68,7 +69,6 @@ from .result import (
     SearchResult,
     front_ends_after,
 )
-from .tree import Tree, depth_lower_bound, leaf_lower_bound
 
 if TYPE_CHECKING:
     from .dp.consistent import ConsistencyDP, QuantilePrimal

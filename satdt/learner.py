@@ -39,6 +39,7 @@ from .errors import (
     user_stacklevel,
 )
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
+from .models.tree import LEAF, Tree
 from .params import Param
 from .prepare import (
     Prepared,
@@ -49,13 +50,7 @@ from .prepare import (
     sample_weights,
     validate,
 )
-from .result import Event, Progress, Recorder, SearchResult
-from .tree import LEAF, Tree
-
-# From this many rows on, a greedy tree grown on the numeric data (every threshold, Numba)
-# is the first incumbent, so that a time limit or a memory budget never leaves the user
-# with less than one greedy pass; below, the methods' own first trees come at once.
-LARGE_ROWS = 20_000
+from .result import Event, Recorder, SearchResult
 
 
 class ParetoFront(list):
@@ -492,127 +487,11 @@ class SatdtEstimator:
             )
 
     def _search(self, method: Method, task: Task) -> SearchResult:
-        """Run the method, after the shared first steps: one class, a greedy start, time-outs."""
-        data, recorder = task.data, task.recorder
-        recorder.to_user_tree = data.user_tree if method.input == "binary" else data.finish
-        if data.n_classes == 1:
-            if self.max_nodes is not None and self.max_nodes < 1:
-                raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
-            leaf = data.finish(Tree.single_leaf(0, data.classes))
-            value = OBJECTIVES[self.objective].value_of(leaf, 0.0, task.leaf_penalty)
-            recorder.improve(leaf, value, mapped=True)
-            return recorder.snapshot(proven_optimal=True)
-        if len(data.y) >= LARGE_ROWS:
-            self._greedy_start(task)
-        try:
-            if not self._await_kernels(method, task):
-                if recorder.best is None:  # no admissible greedy tree: as any time-out
-                    raise TimeUp
-                return recorder.snapshot(proven_optimal=False)
-            if task.max_depth is None and OBJECTIVES[self.objective].kind != CONSISTENCY:
-                return methods.run_without_depth(method, task)
-            return method.run(task)
-        except TimeUp:
-            if recorder.best is None:
-                self._greedy_start(task, hurry=True)
-            if recorder.best is None:
-                raise InfeasibleError(
-                    "the time limit passed before any model satisfying the constraints was "
-                    "found; raise time_limit"
-                ) from None
-            return recorder.snapshot(proven_optimal=False)
+        """Run the method through :func:`satdt.tree_search.run_search` (one class, a greedy
+        start, kernels awaited, time-outs; no depth limit: :func:`satdt.methods.run_without_depth`)."""
+        from . import tree_search
 
-    def _await_kernels(self, method: Method, task: Task) -> bool:
-        """Make sure the method's Numba kernels are ready before it runs; False: time is up.
-
-        On a first run they compile in a background process (:mod:`satdt.dp.kernels`) while
-        a greedy tree grown in NumPy becomes the incumbent, so that a time limit that passes
-        first still returns a real tree, not proven, saying why. Once compiled they load
-        from Numba's cache in a fraction of a second.
-        """
-        options = method.kernels({**task.options, "min_support": task.min_support})
-        if not options:
-            return True
-        from .dp import kernels
-
-        background = kernels.request([group for option in options for group in option])
-        recorder = task.recorder
-        if not any(kernels.ready(option) for option in options):
-            if not background:
-                return True  # no background compilation here: the method compiles them itself
-            if recorder.best is None:
-                self._greedy_start(task)
-            step = "compiling the search kernels (first run only)"
-            recorder.event(Progress(step))
-
-            def tell(seconds: float) -> None:
-                if seconds >= 1:
-                    recorder.event(Progress(f"{step}: {seconds:.0f} s"))
-
-            if not kernels.wait(options, task.deadline, tell):
-                left = task.data.time_left()
-                if left is None or left > 0:
-                    return True  # the background compilation failed: the method compiles here
-                recorder.stop_reason = (
-                    "time limit while the search kernels were compiling (a first run), so this "
-                    "is the greedy tree; later runs load the kernels from the cache"
-                )
-                return False
-        # the most the method can use (the others, if any, compile in the background meanwhile)
-        chosen = max((option for option in options if kernels.ready(option)), key=len)
-        if task.deadline is None or all(kernels.loaded(g) for g in chosen):
-            return True
-        # in the cache but not in this process: loading takes about a second, so the greedy
-        # tree first, and the time limit holds while they load
-        if recorder.best is None:
-            self._greedy_start(task)
-        if kernels.load_in_background(chosen).done(max(task.deadline - time.perf_counter(), 0.0)):
-            return True
-        recorder.stop_reason = (
-            "time limit while the search kernels were loading from the cache, so this is the "
-            "greedy tree"
-        )
-        return False
-
-    def _greedy_start(self, task: Task, hurry: bool = False) -> None:
-        """Record a greedy tree grown on the numeric data as the first incumbent.
-
-        For the consistency objectives it is grown until every leaf is pure (a consistent
-        tree); for the error objective, to ``max_depth``. Its value becomes the bound the
-        method must beat. ``hurry``: the deadline has passed, grow it at once anyway.
-        """
-        from .dp.greedy import greedy_numeric_tree
-
-        data = task.data
-        if data.has_missing:
-            return  # the numeric greedy tree takes no missing values: the method starts alone
-        consistency = OBJECTIVES[self.objective].kind == CONSISTENCY
-        data.recorder.event(Progress("growing a greedy tree on the numeric data"))
-        tree = greedy_numeric_tree(
-            data.X,
-            data.y,
-            data.n_classes,
-            sample_weight=data.weight,
-            max_depth=None if consistency else self.max_depth,
-            deadline=None if hurry else data.deadline,
-        )
-        # grown on these rows and weights, it carries their class weights; a tree grown until
-        # every leaf is pure has no leaf to merge, so only a depth-capped one is simplified
-        tree = data.named(tree) if consistency else data.finish(tree)
-        if not consistency and (task.leaf_penalty > 0 or task.min_support > 1):
-            tree = tree.pruned(task.leaf_penalty, task.min_support, data.X, data.y, data.weight)
-        error = tree.count_error()
-        if consistency and (
-            error > 0
-            or (self.max_depth is not None and tree.depth > self.max_depth)
-            or (self.max_nodes is not None and tree.n_nodes > self.max_nodes)
-        ):
-            return  # not admissible: the method must find its own first tree
-        value = OBJECTIVES[self.objective].value_of(tree, error, task.leaf_penalty)
-        if data.recorder.improve(tree, value, mapped=True) is not None:
-            # now, within the time limit: not again at the end
-            self._check_model(tree, data, value, task)
-            task.checked = tree
+        return tree_search.run_search(method, task)
 
     def _check_model(
         self, model: Any, data: Prepared, value: float, task: Task | None = None

@@ -28,8 +28,8 @@ from .errors import (
     TimeUp,
     data_conversion_warning,
 )
+from .models.tree import Tree
 from .result import Progress, Recorder
-from .tree import Tree
 
 _ROWS_SHOWN = 10  # rows listed per group of contradictory rows in an error message
 
@@ -461,7 +461,7 @@ class BinaryView:
     ``B`` is a C-contiguous uint8 ``(n, k)`` matrix without constant, identical or
     complementary columns; ``binarizer`` chose the thresholds (``describe()`` says how).
     ``missing[j]`` says where feature ``j`` puts rows missing that cell (the codes of
-    :class:`~satdt.tree.Tree`; see :attr:`Binarizer.missing_`).
+    :class:`~satdt.models.Tree`; see :attr:`Binarizer.missing_`).
     """
 
     B: np.ndarray

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InfeasibleError, ParameterError
-from .tree import Tree
+from .models.tree import Tree
 
 __all__ = ["RashomonSet", "minimum_size_trees", "rashomon_set"]
 

@@ -18,10 +18,10 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from .errors import REMOVED_IN, SatdtError
-from .tree import Tree
+from .models.tree import Tree
 
 if TYPE_CHECKING:
-    from .model import Model
+    from .models.model import Model
 
 
 def _deprecated_tree(owner: str) -> None:

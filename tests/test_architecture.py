@@ -1,9 +1,12 @@
-"""Module boundaries of the architecture map: no module imports across them.
+"""Module boundaries of the architecture map: no module imports across them, and no cycle.
 
 Every module of the package is parsed with ``ast``; its imports, function-level and relative
 ones included (and ``importlib.import_module`` of a literal name), are resolved to absolute
 module names and checked against the rules below. A rule names module prefixes, so it keeps
-holding when a module becomes a package.
+holding when a module becomes a package. The imports that run when a module is imported
+(module level, not under ``TYPE_CHECKING``) form a graph with no cycle; a function-level
+import may close one (a lazy import, as ``Tree.to_sklearn`` imports the exporters).
+Each rule is shown to fail on an import that crosses it.
 """
 
 from __future__ import annotations
@@ -21,21 +24,23 @@ SEARCH = (
     "satdt.dp",
     "satdt.mip",
     "satdt.methods",
+    "satdt.tree_search",
     "satdt.diagram_search",
     "satdt.hybrid",
 )
 # the tables of searches (trees; diagram routes): the only way into the MILP
 MIP_IMPORTERS = ("satdt.mip", "satdt.methods", "satdt.diagram_search")
+MODELS = ("satdt.models",)
 MODELS_AND_DATA = (
-    "satdt.tree",
-    "satdt.diagram",
-    "satdt.diagram_checks",
-    "satdt.model",
+    *MODELS,
     "satdt.data",
     "satdt.binarize",
     "satdt.prepare",
     "satdt.result",
 )
+PLOTTING = ("satdt.plot", "matplotlib")
+# old paths of modules moved into satdt.models: thin modules for users, one release long
+MOVED = ("satdt.tree", "satdt.diagram", "satdt.diagram_checks", "satdt.model", "satdt.export")
 
 # (modules the rule applies to, imports they must not make, why)
 RULES = [
@@ -50,6 +55,10 @@ RULES = [
         "the DP side uses numpy and numba only",
     ),
     (MODELS_AND_DATA, SEARCH, "models and data import no search code"),
+    (MODELS_AND_DATA, ESTIMATORS, "models and data import no estimator"),
+    (MODELS, PLOTTING, "models import no plotting code"),
+    (SEARCH, ESTIMATORS, "searches import no estimator and no command line"),
+    (("satdt",), MOVED, "the package imports the models from satdt.models, not the old paths"),
 ]
 
 
@@ -62,22 +71,30 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _resolve(node: ast.ImportFrom, package: str) -> str:
+    """The absolute name of the module a ``from ... import`` statement names."""
+    if not node.level:
+        return str(node.module)
+    parts = package.split(".")
+    base = ".".join(parts[: len(parts) - node.level + 1])
+    return f"{base}.{node.module}" if node.module else base
+
+
+def _package(path: Path) -> str:
+    name = _module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
 def _imports(path: Path) -> set[str]:
     """Every module name the file imports, anywhere in it, as an absolute name (``from a
     import b`` gives ``a`` and ``a.b``, since ``b`` may be a module)."""
-    name = _module_name(path)
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    package = _package(path)
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[: len(parts) - node.level + 1])
-                base = f"{base}.{node.module}" if node.module else base
-            else:
-                base = node.module
+            base = _resolve(node, package)
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
         elif (
@@ -92,7 +109,117 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-MODULES = {_module_name(p): _imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+def _type_checking(node: ast.stmt) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def _import_time_statements(body: list[ast.stmt]):
+    """The import statements that run when the module is imported: at module level, in
+    class bodies and in ``if``/``try``/``with`` blocks there; not in functions, not under
+    ``if TYPE_CHECKING``."""
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or _type_checking(node):
+            continue
+        else:
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    yield from _import_time_statements(inner)
+
+
+def _module_level_imports(path: Path, known: set[str]) -> set[str]:
+    """The satdt modules whose code runs when this file is imported because it imports them
+    (the packages on the way included, but not the importer's own packages, which are loaded
+    already)."""
+    name, package = _module_name(path), _package(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    targets: set[str] = set()
+    for node in _import_time_statements(tree.body):
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        else:
+            base = _resolve(node, package)
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)
+    found: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            if prefix in known and prefix != name and not name.startswith(prefix + "."):
+                found.add(prefix)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles of a graph: each strongly connected component of more than one
+    module (or a module importing itself), sorted (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for succ in sorted(graph.get(node, ())):
+            if succ not in index:
+                visit(succ)
+                low[node] = min(low[node], low[succ])
+            elif succ in on_stack:
+                low[node] = min(low[node], index[succ])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, ()):
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def _crossings(
+    modules: dict[str, set[str]], owners: tuple[str, ...], forbidden: tuple[str, ...]
+) -> list[str]:
+    return [
+        f"{module} imports {name}"
+        for module, names in modules.items()
+        if _within(module, owners)
+        for name in sorted(names)
+        if _within(name, forbidden)
+    ]
+
+
+def _reached_only_through(
+    modules: dict[str, set[str]], target: tuple[str, ...], importers: tuple[str, ...]
+) -> list[str]:
+    return [
+        f"{module} imports {name}"
+        for module, names in modules.items()
+        if not _within(module, importers)
+        for name in sorted(names)
+        if _within(name, target)
+    ]
+
+
+FILES = sorted(PACKAGE.rglob("*.py"))
+MODULES = {_module_name(p): _imports(p) for p in FILES}
+AT_IMPORT = {_module_name(p): _module_level_imports(p, set(MODULES)) for p in FILES}
 
 
 def test_imports_are_resolved() -> None:
@@ -101,31 +228,44 @@ def test_imports_are_resolved() -> None:
     assert "satdt.result" in MODULES["satdt.dp.boxes"]  # `from ..result import ...`
     assert "numba" in MODULES["satdt.dp._counts"]
     assert "pysat.examples.rc2" in MODULES["satdt.sat.diagram.maxsat"]
+    # ... and the graph of what runs at import time only the module-level ones
+    assert "satdt.sat.problem" not in AT_IMPORT["satdt.methods"]  # inside a function
+    assert "satdt.result" not in AT_IMPORT["satdt.models.model"]  # under TYPE_CHECKING
+    assert {"satdt.models", "satdt.models.diagram"} <= AT_IMPORT["satdt.mip.solution"]
+    assert "satdt.models.display" in AT_IMPORT["satdt.models.tree"]  # `from . import display`
+    assert "satdt.models" not in AT_IMPORT["satdt.models.tree"]  # its own package
 
 
 @pytest.mark.parametrize(("owners", "forbidden", "why"), RULES, ids=[r[2] for r in RULES])
 def test_no_module_imports_across_a_boundary(owners, forbidden, why) -> None:
-    crossings = [
-        f"{module} imports {name}"
-        for module, names in MODULES.items()
-        if _within(module, owners)
-        for name in sorted(names)
-        if _within(name, forbidden)
-    ]
+    crossings = _crossings(MODULES, owners, forbidden)
     assert not crossings, f"{why}: " + "; ".join(crossings)
 
 
 def test_the_consistency_portfolio_is_reached_only_through_the_table_of_searches() -> None:
-    importers = [m for m, names in MODULES.items() if "satdt.hybrid" in names]
-    assert importers == ["satdt.methods"], importers
+    crossings = _reached_only_through(MODULES, ("satdt.hybrid",), ("satdt.methods",))
+    assert not crossings, "; ".join(crossings)
 
 
 def test_the_milp_is_reached_only_through_the_tables_of_searches() -> None:
-    crossings = [
-        f"{module} imports {name}"
-        for module, names in MODULES.items()
-        if not _within(module, MIP_IMPORTERS)
-        for name in sorted(names)
-        if _within(name, ("satdt.mip",))
-    ]
+    crossings = _reached_only_through(MODULES, ("satdt.mip",), MIP_IMPORTERS)
     assert not crossings, "; ".join(crossings)
+
+
+def test_no_import_cycle_among_the_modules() -> None:
+    # what runs at import time: a cycle there makes the order of imports matter
+    cycles = _cycles(AT_IMPORT)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_every_rule_fails_on_a_crossing() -> None:
+    # each rule, fed one import that crosses it, reports that import (a rule that cannot fail
+    # guards nothing)
+    for owners, forbidden, why in RULES:
+        module, name = f"{owners[0]}.probe", f"{forbidden[0]}.probe"
+        assert _crossings({module: {name}}, owners, forbidden) == [f"{module} imports {name}"], why
+    assert _reached_only_through({"satdt.learner": {"satdt.hybrid"}}, ("satdt.hybrid",), ())
+    assert _reached_only_through({"satdt.diagrams": {"satdt.mip.milp"}}, ("satdt.mip",), ())
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"a"}}) == [["a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

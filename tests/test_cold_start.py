@@ -47,7 +47,7 @@ def cart_accuracy(depth: int) -> float:
 
 def accuracy(document: dict) -> float:
     from satdt import read_csv
-    from satdt.tree import Tree
+    from satdt.models.tree import Tree
 
     data = read_csv(IRIS)
     tree = Tree.from_dict(document["tree"])

@@ -11,10 +11,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import diagram_terminal
 
-from satdt.diagram import Diagram, DiagramError
 from satdt.errors import SatdtError
-from satdt.model import Model
-from satdt.tree import Tree
+from satdt.models.diagram import Diagram, DiagramError
+from satdt.models.model import Model
+from satdt.models.tree import Tree
 
 
 def random_nested(rng: np.random.Generator, depth: int, n_features: int, n_classes: int):

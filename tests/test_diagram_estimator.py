@@ -11,10 +11,10 @@ import pytest
 from naive import min_diagram_objective
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, read_csv
-from satdt.diagram import Diagram
-from satdt.diagram_checks import objective
 from satdt.errors import NotProvenWarning
-from satdt.model import load_model, save_model
+from satdt.models.diagram import Diagram
+from satdt.models.diagram_checks import objective
+from satdt.models.model import load_model, save_model
 
 pytest.importorskip("highspy")
 IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"

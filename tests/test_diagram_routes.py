@@ -14,8 +14,8 @@ from naive import min_diagram_objective
 
 import satdt.diagram_search as ds
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier
-from satdt.diagram_checks import objective
 from satdt.errors import NotProvenWarning, SatdtError
+from satdt.models.diagram_checks import objective
 
 ROOT = Path(__file__).resolve().parents[1]
 ODD = ROOT.parent / "shared" / "data" / "odd"
@@ -294,3 +294,42 @@ def test_maxsat_refuses_a_formula_over_the_memory_budget() -> None:
     X, y = _odd("ionosphere")
     with pytest.raises(SatdtError, match="max_memory_mb"):
         _fit(X=X, y=y, method="maxsat", widths=(1, 2, 4, 8), max_memory_mb=256)
+
+
+def test_the_tree_start_is_the_tree_estimators_tree():
+    # the best tree of a skeleton runs the tree search of the table without the estimator,
+    # and finds what the estimator finds
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(80, 3)).round(1), rng.integers(0, 3, size=80)
+    weight = rng.uniform(0.5, 2.0, size=80)
+    for depth in (1, 2, 3):
+        diagram, result = ds.fit_tree_diagram(X, y, weight, 3, depth, 60.0, simplify=False)
+        model = OptimalTreeClassifier(objective="error", max_depth=depth)
+        model.fit(X, y, sample_weight=weight)
+        assert result.model == model.tree_ and result.proven_optimal
+        # equal up to the order of a float sum (a greedy first tree may hold the same value)
+        assert result.objective_value == pytest.approx(model.result_.objective_value, rel=1e-12)
+        assert np.array_equal(diagram.predict_index(X), model.predict(X))
+
+
+def test_the_tree_start_is_none_only_when_no_tree_came(monkeypatch):
+    import satdt.tree_search as tree_search
+    from satdt.errors import InfeasibleError, ParameterError
+
+    X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
+    assert ds.fit_tree_diagram(X, y, None, 2, 1, 0.005) is None  # no time at all
+    with pytest.raises(ValueError, match="infinity"):  # a mistake is not "no tree"
+        ds.fit_tree_diagram(np.array([[np.inf], [0.0]]), np.array([0, 1]), None, 2, 1, 5.0)
+
+    def stopped(method, task):
+        raise InfeasibleError("the time limit passed before any model")
+
+    monkeypatch.setattr(tree_search, "run_search", stopped)
+    assert ds.fit_tree_diagram(X, y, None, 2, 1, 5.0) is None
+
+    def broken(method, task):
+        raise ParameterError("a bug, not a time-out")
+
+    monkeypatch.setattr(tree_search, "run_search", broken)
+    with pytest.raises(ParameterError, match="a bug"):
+        ds.fit_tree_diagram(X, y, None, 2, 1, 5.0)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from satdt import OptimalTreeClassifier, Tree, read_csv
-from satdt.tree import DEFAULT_LEFT, DEFAULT_RIGHT, LEAF, MISSING_LEFT, MISSING_RIGHT
+from satdt.models.tree import DEFAULT_LEFT, DEFAULT_RIGHT, LEAF, MISSING_LEFT, MISSING_RIGHT
 
 sklearn_tree = pytest.importorskip("sklearn.tree")
 

@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 from satdt.dp import _greedy_kernels, greedy
 from satdt.dp.greedy import greedy_numeric_tree
 from satdt.errors import DataError, SatdtError
-from satdt.tree import LEAF, Tree
+from satdt.models.tree import LEAF, Tree
 
 # ---------------------------------------------------------------------------- reference
 

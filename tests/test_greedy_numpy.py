@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from satdt.dp import _greedy_kernels, _greedy_numpy, greedy
 from satdt.dp._greedy_numpy import grow_numpy
-from satdt.tree import LEAF, Tree
+from satdt.models.tree import LEAF, Tree
 
 # ---------------------------------------------------------------------------- helpers
 

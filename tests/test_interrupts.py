@@ -126,12 +126,12 @@ def _ctrl_c_in_disguise() -> None:
 
 @pytest.mark.parametrize("greedy_first", [True, False])
 def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypatch, greedy_first):
-    from satdt import NotProvenWarning, OptimalTreeClassifier
+    from satdt import NotProvenWarning, OptimalTreeClassifier, tree_search
     from satdt.errors import interrupt_handled, interrupt_pending
 
     def search(self, method, task):
         if greedy_first:
-            self._greedy_start(task)
+            tree_search.greedy_start(task)
         _ctrl_c_in_disguise()
 
     monkeypatch.setattr(OptimalTreeClassifier, "_search", search)
@@ -153,10 +153,10 @@ def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypa
 
 
 def test_an_error_without_a_ctrl_c_is_not_taken_for_one(monkeypatch):
-    from satdt import OptimalTreeClassifier
+    from satdt import OptimalTreeClassifier, tree_search
 
     def search(self, method, task):
-        self._greedy_start(task)
+        tree_search.greedy_start(task)
         raise TypeError("a bug of ours")
 
     monkeypatch.setattr(OptimalTreeClassifier, "_search", search)

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satdt.diagram import Diagram
-from satdt.diagram_checks import objective
 from satdt.errors import SatdtError
 from satdt.mip.heuristic import construct
+from satdt.models.diagram import Diagram
+from satdt.models.diagram_checks import objective
 
 # The benchmark data sits next to the repository, in ../shared/data (see its README.md).
 ODD_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "odd"

@@ -17,9 +17,9 @@ from satdt.data.exact import _read_csv_exact
 from satdt.data.fast import _read_csv_fast
 from satdt.data.sniff import _open
 from satdt.errors import ContradictionError, DataError, SatdtError
-from satdt.model import load_model
+from satdt.models.model import load_model
+from satdt.models.tree import DEFAULT_LEFT, DEFAULT_RIGHT, MISSING_LEFT, MISSING_RIGHT, Tree
 from satdt.prepare import find_contradictions
-from satdt.tree import DEFAULT_LEFT, DEFAULT_RIGHT, MISSING_LEFT, MISSING_RIGHT, Tree
 
 TOKENS = ["", "NA", "n/a", "N/A", "NaN", "nan", "?", "null", "None", "NONE"]
 

@@ -12,8 +12,8 @@ import pytest
 import satdt
 from satdt import OptimalTreeClassifier
 from satdt.errors import ContradictionError, NotProvenWarning
-from satdt.learner import LARGE_ROWS
 from satdt.result import Progress
+from satdt.tree_search import LARGE_ROWS
 
 
 def _noisy_numeric(rows: int, columns: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

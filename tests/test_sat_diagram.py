@@ -17,9 +17,9 @@ from pysat.solvers import Solver
 import satdt.sat.diagram.size as sd
 from satdt import OptimalTreeClassifier
 from satdt.data import Dataset, from_arrays
-from satdt.diagram_checks import objective as diagram_objective
 from satdt.diagram_search import fit_tree_diagram
 from satdt.errors import DataError, InfeasibleError
+from satdt.models.diagram_checks import objective as diagram_objective
 from satdt.sat.diagram import (
     DiagramLoop,
     compact,
@@ -110,7 +110,7 @@ def test_more_skeletons_and_rows_against_brute_force(seed: int) -> None:
 
 
 def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
-    from satdt.diagram_checks import objective
+    from satdt.models.diagram_checks import objective
 
     B, y = _random(7, 6, 3, distinct=False)
     result = minimum_error_diagram(B, y, 2, (1, 2), alpha=0.1)

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satdt.tree import Tree
+from satdt.models.tree import Tree
 
 CLASSES = np.array(["no", "yes"])
 

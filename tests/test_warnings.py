@@ -60,3 +60,33 @@ def test_diagram_warning_points_at_the_callers_line(entry: str) -> None:
     else:
         caught = _warnings_of(lambda: model.fit_dataset(data))
     _check_points_here(caught, "stopped early")
+
+
+# modules moved into satdt.models: the old paths work, with a FutureWarning, for one release
+MOVED = {
+    "satdt.tree": "satdt.models.tree",
+    "satdt.diagram": "satdt.models.diagram",
+    "satdt.diagram_checks": "satdt.models.diagram_checks",
+    "satdt.model": "satdt.models.model",
+    "satdt.export": "satdt.models.export",
+}
+
+
+@pytest.mark.parametrize("old", sorted(MOVED))
+def test_a_moved_module_warns_at_the_users_import_and_still_works(old: str) -> None:
+    import importlib
+    import sys
+
+    from satdt.errors import REMOVED_IN
+
+    sys.modules.pop(old, None)  # imported afresh, so that its warning is given again
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        exec(compile(f"import {old}", __file__, "exec"), {})  # an import statement here
+    module, new = sys.modules[old], importlib.import_module(MOVED[old])
+    moved = [w for w in caught if issubclass(w.category, FutureWarning)]
+    assert len(moved) == 1 and f"satdt {REMOVED_IN}" in str(moved[0].message)
+    assert MOVED[old] in str(moved[0].message)
+    assert moved[0].filename == __file__  # the user's import, not the library's
+    public = [name for name in dir(new) if not name.startswith("__")]
+    assert public and all(getattr(module, name) is getattr(new, name) for name in public)

@@ -8,7 +8,7 @@ import json
 from ..data import read_with_schema
 from ..errors import SatdtError
 from ..explanations import explain, redundancy
-from ..model import load_model
+from ..models.model import load_model
 from .files import write_output
 from .messages import EXIT_OK
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..data import Dataset, read_csv
 from ..errors import SatdtError
-from ..model import Model, model_dict, save_model
+from ..models.model import Model, model_dict, save_model
 from ..result import SearchResult
 
 # Options that name a file a command writes (checked before it reads or searches anything).

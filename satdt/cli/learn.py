@@ -14,7 +14,7 @@ from .. import methods
 from ..data import read_with_schema
 from ..errors import NotProvenWarning, SatdtError
 from ..learner import OptimalTreeClassifier
-from ..model import load_model
+from ..models.model import load_model
 from .draw import check_drawings, draw, draw_title
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK

@@ -15,7 +15,7 @@ from .. import methods
 from ..data import Dataset, read_with_schema
 from ..errors import NotProvenWarning
 from ..learner import OptimalTreeClassifier, ParetoFront
-from ..model import Model
+from ..models.model import Model
 from .messages import cli_message
 
 _INDENTED_NODES = 2000  # JSON output of larger models is not indented

@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from ..binarize import readable_thresholds
-from ..tree import LEAF, Tree
+from ..models.tree import LEAF, Tree
 
 # Codes rank << shift | class are int32 while they stay below this, else int64.
 _CODE_LIMIT = 2**31

@@ -40,8 +40,8 @@ import numpy as np
 
 from ..binarize import threshold_between
 from ..errors import DataError, InfeasibleError, TimeUp
+from ..models.tree import Tree
 from ..result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult, front_ends_after
-from ..tree import Tree
 
 #: ``label`` of a box holding no row.
 EMPTY = -2

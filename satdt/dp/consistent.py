@@ -48,8 +48,8 @@ import numpy as np
 
 from ..binarize import Binarizer
 from ..errors import TimeUp
+from ..models.tree import Tree
 from ..result import ConTreeStats, Decision, DPStats, Recorder, SearchResult
-from ..tree import Tree
 from .common import prepare_binary
 from .contree import PRUNING, _checked_tree, _flags, _root_order, _Search, prepare_numeric
 

@@ -67,9 +67,9 @@ import numpy as np
 
 from ..binarize import threshold_between
 from ..errors import DataError, ParameterError, TimeUp
+from ..models.tree import Tree
 from ..prepare import group_rows
 from ..result import ConTreeStats, Recorder, SearchResult
-from ..tree import Tree
 from . import _contree_kernels as k
 from . import kernels
 from .common import check_inputs, check_leaf_options

@@ -11,7 +11,7 @@ without and with it (Algorithm 1, lines 14-27); nodes with two levels left are s
 exactly by the shared depth-two kernels. Solved branches go to a cache capped in memory
 (:mod:`satdt.dp._dl85_cache`, Algorithm 1, lines 9-11 and 28-29); a full cache stops
 storing, and the search stays exact. This module prepares the data, checks the options,
-runs the restarts and turns the search's nested trees into :class:`~satdt.tree.Tree`.
+runs the restarts and turns the search's nested trees into :class:`~satdt.models.Tree`.
 
 CA-DL8.5 (Algorithm 2). A rule prunes features (``discrepancy``: the sum of the positions
 of the features chosen on the path, in heuristic order, is at most the limit; ``topk``: the
@@ -60,8 +60,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ParameterError, TimeUp
+from ..models.tree import Tree
 from ..result import DL85Stats, Recorder, Restart, SearchResult
-from ..tree import Tree
 from ._dl85_anytime import LEAF, Companion, CompanionProved
 from ._dl85_search import Search
 from .common import (

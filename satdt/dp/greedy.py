@@ -31,7 +31,7 @@ import numpy as np
 
 from ..binarize import readable_thresholds
 from ..errors import DataError, ParameterError
-from ..tree import LEAF, Tree
+from ..models.tree import LEAF, Tree
 from . import kernels
 from ._greedy_numpy import grow_numpy
 

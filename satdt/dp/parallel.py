@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from ..models.tree import Tree
 from ..result import DL85Stats, DPStats, Event, Incumbent, PortfolioStats, Recorder, SearchResult
-from ..tree import Tree
 from .common import PreparedBinary
 
 # Seconds of Blossom alone first (its first trees): what it proves by then costs no second

@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from satdt.diagram_checks import Fairness
 from satdt.errors import SatdtError
 from satdt.mip.solvers import LinearModel, check_clock
+from satdt.models.diagram_checks import Fairness
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..diagram import Diagram
-from ..diagram_checks import SPLITS, objective
 from ..errors import SatdtError, TimeUp
+from ..models.diagram import Diagram
+from ..models.diagram_checks import SPLITS, objective
 
 # Largest number of floats a split evaluation holds at once (rows x features x classes).
 _CHUNK_FLOATS = 2_000_000

@@ -2,7 +2,7 @@
 
 :func:`solve_diagram` checks its input, builds the model (:mod:`satdt.mip.formulation`), encodes
 a start diagram (:mod:`satdt.mip.solution`), runs HiGHS or SCIP (:mod:`satdt.mip.solvers`) within
-the deadline and decodes the best solution into a :class:`~satdt.diagram.Diagram`.
+the deadline and decodes the best solution into a :class:`~satdt.models.Diagram`.
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from satdt.diagram import Diagram
-from satdt.diagram_checks import FAIRNESS_KINDS, SPLITS, Fairness, check_widths
-from satdt.diagram_checks import objective as objective_18
 from satdt.errors import SatdtError, TimeUp
 from satdt.mip import solvers
 from satdt.mip.formulation import MilpOptions, _build, _merge_rows, _Problem, _Skeleton
 from satdt.mip.solution import _decode, _encode_start, _to_diagram, _Unrepresentable
+from satdt.models.diagram import Diagram
+from satdt.models.diagram_checks import FAIRNESS_KINDS, SPLITS, Fairness, check_widths
+from satdt.models.diagram_checks import objective as objective_18
 
 __all__ = ["Fairness", "IncumbentHook", "MilpOptions", "MipOutcome", "solve_diagram"]
 

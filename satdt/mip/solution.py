@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from satdt.diagram import Diagram
 from satdt.mip.formulation import _Problem, _Skeleton
+from satdt.models.diagram import Diagram
 
 # --------------------------------------------------------------------------------------------
 # diagrams <-> solutions
@@ -18,7 +18,7 @@ from satdt.mip.formulation import _Problem, _Skeleton
 
 @dataclass
 class _Arrays:
-    """A decoded diagram as plain arrays (the fields of :class:`satdt.diagram.Diagram`)."""
+    """A decoded diagram as plain arrays (the fields of :class:`satdt.models.Diagram`)."""
 
     layer: np.ndarray
     feature: np.ndarray
@@ -301,7 +301,7 @@ def _start_split(
 def _to_diagram(
     arrays: _Arrays, X: np.ndarray, y: np.ndarray, weight: np.ndarray, n_classes: int
 ) -> Diagram:
-    """A :class:`satdt.diagram.Diagram` from decoded arrays, with the class weights of ``(X, y)``.
+    """A :class:`satdt.models.Diagram` from decoded arrays, with the class weights of ``(X, y)``.
 
     Classes are ``0..n_classes-1``; thresholds are in the scaled units of ``X``.
     """

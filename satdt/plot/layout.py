@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..diagram import Diagram, _reach
 from ..errors import SatdtError
-from ..tree import LEAF, Tree
+from ..models.diagram import Diagram, _reach
+from ..models.tree import LEAF, Tree
 
 BASE_FONT = 9.0  # points: the font of a picture drawn at its own size
 CHAR = 0.6 / 72  # average glyph width of DejaVu Sans, in inches per point of font size

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SatdtError
-from ..tree import Tree
+from ..models.tree import Tree
 from ._mpl import check_plot_target
 from ._panels import Panel, finish, panel_figure
 from .layout import BASE_FONT, model_picture

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import TimeUp
+from ..models.tree import Tree
 from ..result import Recorder
-from ..tree import Tree
 from .loop import CounterexampleLoop
 from .perfect import Clauses, leaf_clauses, path_vars, perfect_form
 from .problem import Problem

@@ -5,7 +5,7 @@ of Avellaneda (AAAI 2020) for a dataset and a depth -- formulas (1)-(6) for ever
 row, and with a node limit the labelled-leaf counter (7)-(10) -- with no incremental loop,
 and a comment line giving the meaning of every variable in the user's terms.
 :func:`read_solution` reads what a solver prints, and :func:`decode_dimacs` turns a model
-into a :class:`~satdt.tree.Tree` using nothing but the CNF file and the solution.
+into a :class:`~satdt.models.Tree` using nothing but the CNF file and the solution.
 
 The formulas, the exact variable and clause counts and a fully worked example are in
 ``encodings/perfect-tree.md`` and ``encodings/node-counter.md`` (symbols:
@@ -32,8 +32,8 @@ from pysat.formula import IDPool
 
 from ..data import Dataset
 from ..errors import DataError
+from ..models.tree import DEFAULT_LEFT, Tree
 from ..prepare import prepare_consistent
-from ..tree import DEFAULT_LEFT, Tree
 from .counter import SequentialCounter, labelled_leaf_vars
 from .perfect import (
     Clauses,

@@ -20,8 +20,8 @@ import numpy as np
 from pysat.formula import IDPool
 
 from ..errors import TimeUp
+from ..models.tree import Tree
 from ..result import Recorder, SatCall
-from ..tree import Tree
 from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
 from .heuristics import repair_bottom
 from .perfect import (

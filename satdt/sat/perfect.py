@@ -25,7 +25,7 @@ import numpy as np
 from pysat.card import CardEnc, EncType
 from pysat.formula import IDPool
 
-from ..tree import Tree
+from ..models.tree import Tree
 
 Clauses = list[list[int]]
 

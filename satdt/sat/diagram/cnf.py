@@ -11,8 +11,8 @@ import numpy as np
 from pysat.formula import IDPool
 
 from ...data import Dataset
-from ...diagram_checks import check_widths
 from ...errors import DataError
+from ...models.diagram_checks import check_widths
 from ...prepare import group_rows, prepare
 from ...result import Recorder
 from ..counter import SequentialCounter

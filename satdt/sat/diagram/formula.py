@@ -35,9 +35,9 @@ from typing import Any
 import numpy as np
 from pysat.formula import IDPool
 
-from ...diagram import Diagram
-from ...diagram_checks import check_widths
 from ...errors import DataError
+from ...models.diagram import Diagram
+from ...models.diagram_checks import check_widths
 
 Clauses = list[list[int]]
 
@@ -368,7 +368,7 @@ def build_diagram(
     classes: Sequence[Any] | np.ndarray | None = None,
     feature_names: Sequence[str] | None = None,
 ) -> Diagram:
-    """The reachable part of a skeleton assignment as a :class:`~satdt.diagram.Diagram`.
+    """The reachable part of a skeleton assignment as a :class:`~satdt.models.Diagram`.
 
     ``feature[u]`` is node u's binary feature and ``succ[u]`` its ``(low, high)`` successors.
     """

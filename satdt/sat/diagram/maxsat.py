@@ -23,9 +23,9 @@ import numpy as np
 from pysat.examples.rc2 import RC2Stratified
 from pysat.formula import WCNF, IDPool
 
-from ...diagram import Diagram
-from ...diagram_checks import Fairness, objective, violation
 from ...errors import DataError, InfeasibleError, TimeUp, TooLargeForSat
+from ...models.diagram import Diagram
+from ...models.diagram_checks import Fairness, objective, violation
 from ...prepare import group_rows
 from ..counter import SequentialCounter, weighted_counter
 from .formula import (
@@ -147,7 +147,7 @@ def fairness_clauses(
     g2: np.ndarray,
     rule: Fairness,
 ) -> Clauses:
-    """Fairness (19) on rates (as :class:`~satdt.diagram.Fairness` defines them), exactly.
+    """Fairness (19) on rates (as :class:`~satdt.models.diagram_checks.Fairness` defines them), exactly.
 
     Per group a weighted count ``k`` of rows predicted positive (parity), of rows of another
     class predicted positive (false positives) or of positive rows predicted otherwise (false

@@ -12,9 +12,9 @@ import numpy as np
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
-from ...diagram import Diagram, _reach
-from ...diagram_checks import fits
 from ...errors import DataError, InfeasibleError, TimeUp
+from ...models.diagram import Diagram, _reach
+from ...models.diagram_checks import fits
 from ...prepare import group_rows
 from ..counter import leaf_counter
 from ..heuristics import greedy_tree

@@ -1,0 +1,60 @@
+"""The models satdt learns and what they do on their own: predict, explain, save, export.
+
+:class:`Tree` (:mod:`satdt.models.tree`) and :class:`Diagram` (:mod:`satdt.models.diagram`,
+held to the rules of :mod:`satdt.models.diagram_checks`) follow one protocol, :class:`Model`
+(:mod:`satdt.models.model`, with model files); :mod:`satdt.models.export` turns trees into
+scikit-learn's and ONNX's. The models import no search code and no plotting code: the
+searches build them, :mod:`satdt.plot` draws them (a notebook's picture through the hook of
+:mod:`satdt.models.display`). Names are imported on first use, so importing this package is
+cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .diagram import Diagram
+    from .diagram_checks import DiagramError
+    from .export import to_onnx, to_sklearn
+    from .model import MODEL_KINDS, Model, load_model, save_model
+    from .tree import Tree
+
+_PUBLIC = {
+    "Tree": "tree",
+    "Diagram": "diagram",
+    "DiagramError": "diagram_checks",
+    "Model": "model",
+    "MODEL_KINDS": "model",
+    "load_model": "model",
+    "save_model": "model",
+    "to_sklearn": "export",
+    "to_onnx": "export",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'satdt.models' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})
+
+
+__all__ = [
+    "MODEL_KINDS",
+    "Diagram",
+    "DiagramError",
+    "Model",
+    "Tree",
+    "load_model",
+    "save_model",
+    "to_onnx",
+    "to_sklearn",
+]

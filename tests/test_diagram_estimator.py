@@ -230,6 +230,20 @@ def test_cli_diagram_size_and_bad_widths(tmp_path, capsys):
     assert "--widths takes integers" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("method", ["maxsat", "milp"])
+def test_cli_diagram_on_a_table_with_a_categorical_column(capsys, method):
+    # the summary counts errors on the design matrix, which the diagram reads (one-hot)
+    from satdt.cli import main
+
+    tiny = IRIS.parent / "tiny.csv"
+    argv = ["diagram", str(tiny), "--widths", "1,2", "--method", method, "--time-limit", "20"]
+    if method == "milp":
+        pytest.importorskip("highspy")
+        argv += ["--milp-solver", "highs"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert "training errors: 0 of 5 rows" in capsys.readouterr().out
+
+
 def test_cli_encode_diagram_writes_a_satisfiable_cnf(tmp_path, capsys):
     from pysat.formula import CNF
     from pysat.solvers import Solver

@@ -329,3 +329,14 @@ def test_a_leaf_penalty_without_max_depth_equals_a_depth_that_cannot_bind(case):
 def test_no_max_depth_needs_a_leaf_penalty():
     with pytest.raises(ParameterError, match=r"needs max_depth .* or a leaf_penalty > 0"):
         OptimalTreeClassifier(objective="error").fit([[0.0], [1.0]], [0, 1])
+
+
+def test_cli_fit_without_max_depth_takes_a_leaf_penalty(capsys):
+    from pathlib import Path
+
+    iris = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
+    assert main(["fit", str(iris), "--leaf-penalty", "0.02"]) == 0
+    out = capsys.readouterr().out
+    assert "(proven optimal)" in out and "depth: 2 (any depth)" in out
+    assert main(["fit", str(iris)]) == 2
+    assert "needs --max-depth" in capsys.readouterr().err

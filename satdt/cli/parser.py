@@ -193,7 +193,12 @@ def _add_fit_command(commands: Any) -> None:
         description="Find the decision tree of depth at most K with the fewest misclassified rows.",
     )
     _add_data_options(fit)
-    _add_param(fit, "max_depth", required=True, help="maximum depth of the tree")
+    _add_param(
+        fit,
+        "max_depth",
+        help="maximum depth of the tree; without it, --leaf-penalty > 0 bounds the leaves and "
+        "the tree may be of any depth",
+    )
     _add_error_options(fit)
     _add_method_options(fit, "fit")
     _add_output_options(fit)

@@ -66,7 +66,8 @@ def tree_summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
         else:
             error = result.objective_value
             lines.append(f"errors: {error:g} of {n} rows ({proof}), accuracy {1 - error / n:.4f}")
-        lines.append(f"depth: {tree.depth} (at most {model.max_depth})")
+        budget = "any depth" if model.max_depth is None else f"at most {model.max_depth}"
+        lines.append(f"depth: {tree.depth} ({budget})")
         lines.append(f"nodes: {tree.n_nodes} ({leaves_phrase(tree)})")
     else:
         proof = (
@@ -203,7 +204,8 @@ def diagram_summary(model: Any, dataset: Dataset) -> list[str]:
     """The summary lines after a diagram: objective and proof, shape, route, starts, time."""
     result, fitted = model.result_, model.diagram_
     n = len(dataset.y)
-    errors = int((model.predict(dataset.X) != np.asarray(dataset.y)).sum())
+    # the diagram reads the design matrix (categorical columns one-hot), as dataset.X is
+    errors = int((fitted.predict(dataset.X) != np.asarray(dataset.y)).sum())
     proof = (
         "proven optimal"
         if result.proven_optimal

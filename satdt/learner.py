@@ -593,9 +593,9 @@ class SatdtEstimator:
         Returns
         -------
         numpy.ndarray
-            A tree's leaf per row (its node index, as scikit-learn's ``apply``); a diagram's
-            path, the nodes it visits then its terminal (:meth:`Diagram.apply`, whose last
-            column is the terminal ``-1 - class index``).
+            The node each row ends at: a tree's leaf (its node index, as scikit-learn's
+            ``apply``), a diagram's terminal (:meth:`Diagram.apply`; ``Diagram.decision_path``
+            gives the nodes a row visits).
         """
         return self._fitted_model().apply(self._design(X))
 

@@ -302,8 +302,10 @@ class SearchResult:
         The best model found: a tree (simplified, over the user's design matrix) or, for the
         diagram searches, a diagram. ``tree`` is a deprecated alias.
     objective_value : float
-        Its depth, node count or (weighted) training error; with a leaf penalty λ, the
-        penalised value error / total weight + λ × leaves.
+        The objective's value in its own formula: a depth; a node count; the weighted
+        training error (``objective="error"``); with a leaf penalty λ, error / total weight +
+        λ × leaves; for a diagram, objective (18), error / total weight + α × share of nodes
+        used. ``training_error`` gives the weighted training error of any model.
     lower_bound : float
         A proven lower bound on the optimum (equal to ``objective_value`` when proven).
     proven_optimal : bool
@@ -365,6 +367,12 @@ class SearchResult:
     def n_splits(self) -> int:
         """The model's decision nodes."""
         return self.model.n_splits
+
+    @property
+    def training_error(self) -> float:
+        """The model's weighted training error (misclassified weight), the same word on trees
+        and diagrams whatever the objective's unit."""
+        return self.model.count_error()
 
     @property
     def tree(self) -> Model:

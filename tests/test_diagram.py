@@ -101,7 +101,7 @@ def test_single_leaf_tree_is_single_terminal() -> None:
     assert diagram.export_text() == "class: yes"
     X = np.zeros((4, 2))
     assert list(diagram.predict(X)) == ["yes"] * 4
-    assert diagram.apply(X).tolist() == [[-2]] * 4
+    assert diagram.decision_path(X).tolist() == [[-2]] * 4
 
 
 # ---------------------------------------------------------------------------- prediction
@@ -113,7 +113,7 @@ def test_predict_agrees_with_row_by_row_walk(seed: int, multivariate: bool) -> N
     X = rng.integers(5, size=(200, 3)) / 4
     expected = [diagram_terminal(diagram, x) for x in X]
     assert diagram.terminal(X).tolist() == expected
-    path = diagram.apply(X)
+    path = diagram.decision_path(X)
     assert path.shape == (200, diagram.depth + 1)
     assert np.array_equal(-1 - path[:, -1], expected)
     for row in path:  # internal nodes, then the terminal repeated

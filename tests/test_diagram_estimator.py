@@ -79,7 +79,7 @@ def test_parsimony_and_stability_hold_on_the_returned_diagram():
     small = _fit(X, y, widths=(1, 2, 2), alpha=0.0, max_splits=1, time_limit=60)
     assert small.diagram_.n_splits <= 1
     stable = _fit(X, y, widths=(1, 2, 2), alpha=0.0, min_flow=8, time_limit=60)
-    paths = stable.diagram_.apply(X)
+    paths = stable.diagram_.decision_path(X)
     for node in range(len(stable.diagram_.layer)):
         through = (paths == node).any(axis=1).sum()
         assert through == 0 or through >= 8

@@ -84,7 +84,7 @@ def test_univariate_thresholds_are_snapped_midpoints() -> None:
     X, y, n_classes, widths, _ = _random_case(3)
     out = solve_diagram(X, y, n_classes, widths, MilpOptions(alpha=0.0))
     d = out.diagram
-    reach = d.apply(X)
+    reach = d.decision_path(X)
     for node in range(len(d.layer)):
         values = X[(reach[:, :-1] == node).any(axis=1), d.feature[node]]
         low, high = values[values <= d.threshold[node]], values[values > d.threshold[node]]

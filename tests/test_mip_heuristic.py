@@ -183,7 +183,7 @@ def test_split_sides_are_min_gap_apart(min_gap: float) -> None:
     y = ((X[:, 0] > 0.3) ^ (X[:, 1] > 0.6)).astype(int)
     diagram = construct(X, y, 2, (1, 2, 2, 2), alpha=0.0, max_starts=10, min_gap=min_gap)
     fits_skeleton(diagram, (1, 2, 2, 2))
-    path = diagram.apply(X)
+    path = diagram.decision_path(X)
     for node in range(diagram.n_splits):
         here = np.any(path == node, axis=1)
         column = X[here, diagram.feature[node]]

@@ -20,11 +20,18 @@ def _xor(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def _shared_words(model) -> None:
-    """What every model says about itself agrees with its own structure."""
+def _shared_words(model, X=None) -> None:
+    """What every model says about itself agrees with its own structure; apply gives the
+    node each row ends at, one per row, a node that predicts the row's class."""
     assert model.n_nodes == model.n_splits + model.n_leaves
     assert model.n_splits >= 0 and model.n_leaves >= 1 and model.depth >= 0
     assert (model.n_splits == 0) == (model.depth == 0)
+    if X is not None:
+        ends = model.apply(X)
+        assert ends.shape == (len(X),)
+        # rows ending at one node get one prediction
+        for node in np.unique(ends):
+            assert len(np.unique(model.predict(X[ends == node]))) == 1
 
 
 def _routes() -> list[dict]:
@@ -44,7 +51,7 @@ def test_a_tree_and_the_same_tree_as_a_diagram_say_the_same():
     tree = OptimalTreeClassifier(max_depth=3).fit(X, y).tree_
     diagram = Diagram.from_tree(tree)
     for model in (tree, diagram):
-        _shared_words(model)
+        _shared_words(model, X)
     assert diagram.n_splits == tree.n_splits and diagram.depth == tree.depth
     np.testing.assert_array_equal(diagram.predict(X), tree.predict(X))
     np.testing.assert_allclose(diagram.predict_proba(X), tree.predict_proba(X))
@@ -57,7 +64,8 @@ def test_every_route_speaks_the_tree_words(route):
     X, y = _xor()
     params = {"widths": (1, 2, 2), "alpha": 0.01, "time_limit": 60, **route}
     est = OptimalDiagramClassifier(**params).fit(X, y)
-    _shared_words(est.diagram_)
+    _shared_words(est.diagram_, X)
+    np.testing.assert_array_equal(est.apply(X), est.diagram_.apply(X))
     result = est.result_
     assert (result.n_nodes, result.n_splits, result.n_leaves, result.depth) == (
         est.diagram_.n_nodes,
@@ -112,3 +120,20 @@ def test_renamed_diagram_parameters_work_with_a_future_warning(old, new, value):
         ).fit(X, y)
     assert by_old.diagram_ == by_new.diagram_
     assert old in by_old.get_params() and new in by_old.get_params()
+
+
+@pytest.mark.parametrize("route", _routes(), ids=lambda r: r["method"])
+def test_training_error_is_one_word_on_trees_and_diagrams(route):
+    X, y = _xor()
+    tree = OptimalTreeClassifier(objective="error", max_depth=2).fit(X, y)
+    wrong = float((tree.predict(X) != y).sum())
+    assert tree.result_.training_error == wrong == tree.result_.objective_value
+    assert (
+        Diagram.from_tree(tree.tree_)
+        .with_counts(X, np.searchsorted(tree.classes_, y))
+        .count_error()
+        == wrong
+    )
+    params = {"widths": (1, 2, 2), "alpha": 0.01, "time_limit": 60, **route}
+    est = OptimalDiagramClassifier(**params).fit(X, y)
+    assert est.result_.training_error == float((est.predict(X) != y).sum())

@@ -434,7 +434,21 @@ class Diagram:
             path[:, step:] = state[:, None]
         return state
 
-    def apply(self, X: np.ndarray) -> np.ndarray:
+    def count_error(self) -> float:
+        """Training error recorded in ``terminal_counts``, as :meth:`Tree.count_error
+        <satdt.models.Tree.count_error>` gives a tree's.
+
+        Returns
+        -------
+        float
+            The weight reaching each terminal that is not of the terminal's class.
+        """
+        if self.terminal_counts is None:
+            raise ValueError("this diagram holds no training counts (see with_counts)")
+        counts = self.terminal_counts
+        return float(counts.sum() - np.trace(counts))
+
+    def decision_path(self, X: np.ndarray) -> np.ndarray:
         """The path of each row: an ``(n_rows, depth + 1)`` int array.
 
         Row ``r`` lists the internal nodes it visits from the root, then its terminal
@@ -454,6 +468,23 @@ class Diagram:
         path = np.empty((len(X), self.depth + 1), dtype=np.int64)
         self._route(X, path=path)
         return path
+
+    def apply(self, X: np.ndarray) -> np.ndarray:
+        """The node each row ends at, as :meth:`Tree.apply <satdt.models.Tree.apply>` gives
+        a tree's leaf: its terminal, numbered after the stored decision nodes (terminal
+        ``k`` is node ``len(feature) + k``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_rows, n_features)
+            Rows of the design matrix the diagram reads.
+
+        Returns
+        -------
+        ndarray of int64 of shape (n_rows,)
+            The terminal node of each row; :meth:`decision_path` gives the nodes it visits.
+        """
+        return len(self.feature) + self.terminal(X)
 
     def terminal(self, X: np.ndarray) -> np.ndarray:
         """Class index of the terminal each row reaches.
@@ -541,7 +572,7 @@ class Diagram:
         Diagram
             A copy of this diagram with the new counts.
         """
-        path = self.apply(X)
+        path = self.decision_path(X)
         y = np.asarray(y_index, dtype=np.int64)
         weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
         k = self.n_classes

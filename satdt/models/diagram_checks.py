@@ -300,7 +300,7 @@ def violation(
     if max_splits is not None and diagram.n_splits > max_splits:
         return f"{diagram.n_splits} decision nodes, more than max_splits={max_splits}"
     if min_flow is not None and diagram.n_splits:
-        path = diagram.apply(X)
+        path = diagram.decision_path(X)
         flow = np.zeros(diagram.n_splits)
         for step in range(path.shape[1]):
             inner = path[:, step] >= 0

@@ -116,6 +116,9 @@ class Explanation:
         Every AXp, smallest first, when enumeration was asked for (else empty).
     complete : bool, default=True
         Whether the enumeration ended (not stopped by its limit or time limit).
+    path_axp : tuple of Condition, default=()
+        The smallest AXp among the path's own columns (the path is an AXp once its needless
+        tests are dropped; Izza et al.'s measure of a path's redundancy).
     """
 
     row: int
@@ -126,6 +129,7 @@ class Explanation:
     cxps: tuple[Contrast, ...]
     axps: tuple[tuple[Condition, ...], ...] = ()
     complete: bool = True
+    path_axp: tuple[Condition, ...] = ()
 
     @property
     def cxp(self) -> Contrast | None:
@@ -139,10 +143,11 @@ class Explanation:
 
     @property
     def redundancy(self) -> float:
-        """The share of the path's columns that the smallest AXp does not need (0 for a path
-        that is itself an AXp)."""
+        """The share of the path's columns that the prediction does not need: those left out
+        of the smallest AXp among the path's own columns (0 for a path that is itself an AXp,
+        as Izza et al. measure a path's redundancy)."""
         used = {c.column for c in self.path}
-        return 1.0 - len(used & {c.column for c in self.smallest_axp}) / len(used) if used else 0.0
+        return 1.0 - len(self.path_axp) / len(used) if used else 0.0
 
     def __str__(self) -> str:
         def joined(conditions: Sequence[Condition]) -> str:
@@ -191,6 +196,7 @@ class Explanation:
             ],
             "axps": [texts(axp) for axp in self.axps],
             "complete": self.complete,
+            "path_axp": texts(self.path_axp),
             "redundancy": self.redundancy,
         }
 
@@ -261,6 +267,10 @@ class Explainer:
             [sorted(s) for s, _ in cxps], time.perf_counter() + time_limit if time_limit else None
         )
         smallest = next(hitting)
+        on_path = {self.group[c] for path in self._own_paths(x, predicted) for c in path}
+        within_path = next(
+            _minimal_hitting_sets(sorted(sorted(s & on_path) for s, _ in cxps), None)
+        )
         if enumerate_axps:
             axps = [smallest]
             for found in hitting:
@@ -271,7 +281,7 @@ class Explainer:
                     complete = False
                     break
                 axps.append(found)
-        for candidate in [axp, smallest, *axps]:
+        for candidate in [axp, smallest, within_path, *axps]:
             self._check_axp(x, predicted, candidate)
         for features, _ in cxps:
             self._check_cxp(x, predicted, features)
@@ -292,6 +302,7 @@ class Explainer:
             ),
             axps=tuple(self._conditions(x, found) for found in axps),
             complete=complete,
+            path_axp=self._conditions(x, within_path),
         )
 
     def blocking_sets(self, x: np.ndarray, predicted: int) -> list[tuple[frozenset[int], _Path]]:
@@ -433,6 +444,16 @@ class Explainer:
                 Condition(name, _interval(name, max(below, default=None), min(above, default=None)))
             )
         return tuple(conditions)
+
+    def _own_paths(self, x: np.ndarray, predicted: int) -> list[list[int]]:
+        """The design columns tested on the row's own path (one path: a tree's, or a
+        diagram's route)."""
+        for path in self.paths:
+            if path.target == predicted and all(
+                self._holds(f, t, x) for f, t in path.tests.items()
+            ):
+                return [[test[0] for tests in path.tests.values() for test in tests]]
+        return [[]]
 
     def _path_conditions(self, x: np.ndarray) -> tuple[Condition, ...]:
         """The tests of the row's own path, merged per column."""

@@ -77,6 +77,11 @@ def _check_against_brute_force(model, X: np.ndarray) -> None:
             assert all(cxp & axp for axp in axps)
         for contrast in explanation.cxps:
             assert contrast.prediction != explanation.prediction
+        # the path's redundancy is measured within the path's own columns (Izza et al.)
+        on_path = _indices(explanation.path, model)
+        inside = [axp for axp in axps if axp <= on_path]
+        assert _indices(explanation.path_axp, model) in inside
+        assert len(explanation.path_axp) == min(map(len, inside))
 
 
 @settings(deadline=None, max_examples=60)
@@ -211,3 +216,11 @@ def test_cli_explains_a_saved_model(tmp_path, capsys):
     assert usage.value.code == 2 and "0,3,5-7" in capsys.readouterr().err
     assert main(["explain", str(saved), str(iris), "--rows", "500"]) == 2
     assert "row 500 is not a row of X" in capsys.readouterr().err
+
+
+def test_a_path_that_is_an_axp_is_not_redundant_even_when_a_smaller_axp_leaves_it():
+    tree = Tree.from_nested((0, 0.5, (1, 0.5, 0, 1), (2, 0.5, 0, 1)), classes=np.array([0, 1]))
+    (explanation,) = explain(tree, [[0.0, 1.0, 1.0]], enumerate_axps=True)
+    assert [str(c) for c in explanation.smallest_axp] == ["x[1] > 0.5", "x[2] > 0.5"]
+    assert [str(c) for c in explanation.path_axp] == ["x[0] <= 0.5", "x[1] > 0.5"]
+    assert explanation.redundancy == 0.0

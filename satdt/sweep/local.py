@@ -1,20 +1,30 @@
-"""The local executor: jobs on spawned worker processes, watched by the parent.
+"""The local executor: jobs on worker processes, watched by the parent.
 
 Workers tell the parent through a queue which job they start, so the parent knows what runs
 where: a job over ``time_limit + margin`` has its worker killed and is recorded failed (not
 retried: it would run away again); when a worker dies the pool breaks, the jobs that were
 running are retried up to ``retries`` times and those that had not started are resubmitted
 free, to a new pool.
+
+Workers start fast: on Linux, when the parent runs no other thread, they are forked after
+the parent has read each data file once and loaded the Numba kernels the jobs' estimators
+run (:func:`_prime`), so a worker starts in milliseconds with both (copy-on-write) instead
+of importing satdt, reading the files and loading the kernels itself (about 2 s each);
+elsewhere they are spawned, as before. A pool that ends a sweep whole stays alive for the
+next sweep of this process (a notebook's grid after grid), until the process exits.
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures as cf
 import contextlib
 import multiprocessing as mp
 import os
 import queue
 import signal
+import sys
+import threading
 import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
@@ -48,14 +58,57 @@ def _kill(pids: Iterable[int]) -> None:
             os.kill(pid, signal.SIGKILL)
 
 
+def _context() -> Any:
+    """Fork where it is safe and fast (Linux, no other thread in the parent: a fork copies
+    only the calling thread, so a lock another thread held would stay held in the child);
+    else spawn (clean state, any platform)."""
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return mp.get_context("fork")
+    return mp.get_context("spawn")
+
+
+def _prime(jobs: list[SweepJob]) -> None:
+    """Before forking: read each data file once and load the kernels of the jobs' estimators
+    in the parent, for the workers to inherit. Never raises: a job that cannot be primed
+    fails in its worker, where its record says why."""
+    from .worker import _cached, _warm, resolve_estimator
+
+    seen: set[tuple[str, str]] = set()
+    for job in jobs:
+        with contextlib.suppress(Exception):
+            _cached(job.train, job.read)
+            if job.test is not None:
+                _cached(job.test, job.read, schema_of=job.train)
+        estimator = (job.estimator, repr(sorted(job.params.items())))
+        if estimator not in seen:
+            seen.add(estimator)
+            with contextlib.suppress(Exception):
+                _warm(resolve_estimator(job.estimator)(**job.params))
+
+
+# Pools kept for the next sweep of this process: (processes, start method) -> the executor,
+# its queue of messages and the pids of its workers.
+_KEPT: dict[tuple[int, str], tuple[cf.ProcessPoolExecutor, Any, set[int]]] = {}
+
+
+@atexit.register
+def _close_kept() -> None:
+    for executor, _, workers in _KEPT.values():
+        executor.shutdown(wait=False, cancel_futures=True)
+        _kill(workers)
+    _KEPT.clear()
+
+
 def _run_local(
     jobs: list[SweepJob], run: _Run, processes: int, retries: int, margin: float
 ) -> None:
-    """Run on ``processes`` local processes (spawned: clean state, Numba-safe, any platform).
+    """Run on ``processes`` local processes (see the module notes).
 
     A pool is used until a worker dies; then the jobs to rerun go to a new pool.
     """
-    context = mp.get_context("spawn")
+    if _context().get_start_method() == "fork":
+        _prime(jobs)
+    context = _context()  # priming started no thread, or it is spawn after all
     attempts: dict[str, int] = {}
     while jobs:
         jobs = _Pool(context, processes, run, attempts, retries, margin).execute(jobs)
@@ -79,11 +132,17 @@ class _Pool:
         self.attempts = attempts  # key -> times its worker died under it, over every pool
         self.retries = retries
         self.margin = margin
-        self.messages = context.Queue()
-        self.executor = cf.ProcessPoolExecutor(
-            processes, mp_context=context, initializer=_init_worker, initargs=(self.messages,)
-        )
-        self.workers: set[int] = set()
+        self.kept = (processes, context.get_start_method())
+        if self.kept in _KEPT:  # the pool of an earlier sweep of this process, whole
+            self.executor, self.messages, self.workers = _KEPT.pop(self.kept)
+            self._listen()  # late "start" messages of the earlier sweep: not this one's
+            self.running.clear()
+        else:
+            self.messages = context.Queue()
+            self.executor = cf.ProcessPoolExecutor(
+                processes, mp_context=context, initializer=_init_worker, initargs=(self.messages,)
+            )
+            self.workers = set()
         self.running: dict[str, tuple[int, float]] = {}  # key -> (worker pid, when heard)
         self.finished: set[str] = set()
         self.killed: dict[str, float] = {}  # key -> seconds it had run
@@ -106,8 +165,12 @@ class _Pool:
             self.executor.shutdown(wait=False, cancel_futures=True)
             _kill(self.workers)
             raise
-        self.executor.shutdown(wait=False)  # every result is in: no need to wait for the exit
-        return self._reruns()
+        reruns = self._reruns()
+        if self.broken:
+            self.executor.shutdown(wait=False)  # every result is in: no need to wait for the exit
+        else:  # whole: kept for the next sweep of this process
+            _KEPT[self.kept] = (self.executor, self.messages, self.workers)
+        return reruns
 
     def _listen(self) -> None:
         """Take in the workers' messages: a worker started, a job started on a worker."""

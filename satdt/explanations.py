@@ -241,6 +241,7 @@ class Explainer:
         self.paths = list(_paths(model, self.group))
         self.thresholds = _thresholds(model)
         self.missing_ok = _learned_missing(model, self.group, len(self.features))
+        self._index_nodes()
 
     # ------------------------------------------------------------------ one row
     def explain(
@@ -349,35 +350,73 @@ class Explainer:
 
     def _other_class_reachable(self, x: np.ndarray, predicted: int, fixed: set[int]) -> bool:
         """Whether the free features (all but ``fixed``) can take values that lead to another
-        class: a walk of the model that keeps, per free feature, the tests taken so far."""
+        class: a depth-first walk of the model that follows the row on the fixed features and
+        keeps, per free feature, the interval (and, for a categorical one, the tests) the
+        branches taken so far allow, undoing them on the way back."""
+        nodes = self._nodes
+        n = len(self.features)
+        low, high = [-math.inf] * n, [math.inf] * n
+        missing = list(self.missing_ok)  # whether a missing value still follows every test
+        categorical_tests: dict[int, list[_Test]] = {f: [] for f in self.categorical}
+
+        def reaches_other(node: int) -> bool:
+            here = nodes[node]
+            if here[0] is None:  # a leaf (terminal) of class here[1]
+                return here[1] != predicted
+            column, threshold, feature, branches = here
+            if feature in fixed:
+                for goes_low, child, missing_goes in branches:
+                    test = (column, threshold, goes_low, missing_goes)
+                    if self._holds(feature, (test,), x):
+                        return reaches_other(child)
+                return False
+            tests = categorical_tests.get(feature)
+            for goes_low, child, missing_goes in branches:
+                if tests is not None:
+                    tests.append((column, threshold, goes_low, missing_goes))
+                    if self._satisfiable(feature, tests) and reaches_other(child):
+                        return True
+                    tests.pop()
+                    continue
+                saved = low[feature], high[feature], missing[feature]
+                if goes_low:
+                    high[feature] = min(high[feature], threshold)
+                else:
+                    low[feature] = max(low[feature], threshold)
+                missing[feature] = missing[feature] and missing_goes
+                if (low[feature] < high[feature] or missing[feature]) and reaches_other(child):
+                    return True
+                low[feature], high[feature], missing[feature] = saved
+            return False
+
+        return reaches_other(self._root)
+
+    def _index_nodes(self) -> None:
+        """Per node, what the walk reads: ``(None, class)`` for a leaf or terminal, else
+        ``(column, threshold, feature, ((goes low, child, missing follows), ...))``; nodes
+        keyed by their index (a diagram's terminals by ``-1 - class``)."""
         model = self.model
         is_tree = isinstance(model, Tree)
-        stack: list[tuple[int, dict[int, tuple[_Test, ...]]]] = [
-            (0 if is_tree else int(model.root), {})
-        ]
-        while stack:
-            node, taken = stack.pop()
+        nodes: dict[int, tuple] = {}
+        for node in range(len(model.feature)):
             if is_tree and model.feature[node] == LEAF:
-                if int(model.value[node]) != predicted:
-                    return True
-                continue
-            if not is_tree and node < 0:
-                if -1 - node != predicted:
-                    return True
+                nodes[node] = (None, int(model.value[node]))
                 continue
             column = int(model.feature[node])
-            threshold = float(model.threshold[node])
-            feature = self.group[column]
-            for goes_low, child in self._branches(node, is_tree):
-                test = (column, threshold, goes_low, self._missing_goes(node, goes_low, is_tree))
-                if feature in fixed:
-                    if self._holds(feature, [test], x):
-                        stack.append((child, taken))
-                    continue
-                tests = (*taken.get(feature, ()), test)
-                if self._satisfiable(feature, tests):
-                    stack.append((int(child), {**taken, feature: tests}))
-        return False
+            nodes[node] = (
+                column,
+                float(model.threshold[node]),
+                self.group[column],
+                tuple(
+                    (goes_low, child, self._missing_goes(node, goes_low, is_tree))
+                    for goes_low, child in self._branches(node, is_tree)
+                ),
+            )
+        if not is_tree:
+            for k in range(len(model.classes)):
+                nodes[-1 - k] = (None, k)
+        self._nodes = nodes
+        self._root = 0 if is_tree else int(model.root)
 
     def _branches(self, node: int, is_tree: bool) -> list[tuple[bool, int]]:
         model = self.model

@@ -527,3 +527,39 @@ def test_diagram_estimator_by_name(tmp_path):
     _, results = read_results(tmp_path / "r.jsonl")
     assert summary.progress.failed == 0 and len(results) == 2
     assert all(r["nodes"] >= 1 and r["test_accuracy"] is not None for r in results)
+
+
+_TWO_SWEEPS = """
+import json, sys
+from satdt.sweep import local, read_results, run_sweep
+
+spec, out = json.loads(sys.argv[1]), sys.argv[2]
+runs = []
+for name in ("first", "second"):
+    run_sweep(spec, f"{out}/{name}.jsonl", jobs=2)
+    _, records = read_results(f"{out}/{name}.jsonl")
+    runs.append([[r["key"], r["pid"], r["warmup"], r["objective_value"]] for r in records])
+print(json.dumps({"runs": runs, "kept": [list(k) for k in local._KEPT]}))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_workers_start_primed_and_a_whole_pool_serves_the_next_sweep(tmp_path):
+    """In a process of its own (no other thread): workers forked after the parent read the
+    data and loaded the kernels load nothing (warm-up 0); the second sweep of the process
+    runs on the same workers, with the same results."""
+    done = subprocess.run(
+        [sys.executable, "-c", _TWO_SWEEPS, json.dumps(_tree_spec()), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    first, second = report["runs"]
+    assert len(first) == len(second) == 24
+    assert all(warmup < 1e-3 for _, _, warmup, _ in first)  # nothing left to load
+    assert {pid for _, pid, _, _ in second} <= {pid for _, pid, _, _ in first}
+    assert {k: v for k, _, _, v in second} == {k: v for k, _, _, v in first}
+    assert report["kept"] == [[2, "fork"]]

@@ -60,7 +60,8 @@ def _kill(pids: Iterable[int]) -> None:
 
 def _context() -> Any:
     """Fork where it is safe and fast (Linux, no other thread in the parent: a fork copies
-    only the calling thread, so a lock another thread held would stay held in the child);
+    only the calling thread, so a lock another thread held would stay held in the child; a
+    kept pool's own threads count, so a pool that breaks is replaced by spawned workers);
     else spawn (clean state, any platform)."""
     if sys.platform == "linux" and threading.active_count() == 1:
         return mp.get_context("fork")
@@ -92,10 +93,15 @@ _KEPT: dict[tuple[int, str], tuple[cf.ProcessPoolExecutor, Any, set[int]]] = {}
 
 
 @atexit.register
-def _close_kept() -> None:
+def _close_kept(wait: bool = False) -> None:
+    """Stop the kept pools (at exit: at once; ``wait``: until their threads end, so that
+    the parent runs no other thread and may fork again)."""
     for executor, _, workers in _KEPT.values():
-        executor.shutdown(wait=False, cancel_futures=True)
-        _kill(workers)
+        if wait:
+            executor.shutdown(wait=True)
+        else:
+            executor.shutdown(wait=False, cancel_futures=True)
+            _kill(workers)
     _KEPT.clear()
 
 
@@ -106,9 +112,13 @@ def _run_local(
 
     A pool is used until a worker dies; then the jobs to rerun go to a new pool.
     """
-    if _context().get_start_method() == "fork":
-        _prime(jobs)
-    context = _context()  # priming started no thread, or it is spawn after all
+    if (processes, "fork") in _KEPT:  # forked for an earlier sweep: its workers serve
+        context = mp.get_context("fork")
+    else:
+        _close_kept(wait=True)  # one kept pool at a time: its threads would forbid a fork
+        if _context().get_start_method() == "fork":
+            _prime(jobs)
+        context = _context()  # priming started no thread, or it is spawn after all
     attempts: dict[str, int] = {}
     while jobs:
         jobs = _Pool(context, processes, run, attempts, retries, margin).execute(jobs)
@@ -132,6 +142,8 @@ class _Pool:
         self.attempts = attempts  # key -> times its worker died under it, over every pool
         self.retries = retries
         self.margin = margin
+        self.running: dict[str, tuple[int, float]] = {}  # key -> (worker pid, when heard)
+        self.finished: set[str] = set()
         self.kept = (processes, context.get_start_method())
         if self.kept in _KEPT:  # the pool of an earlier sweep of this process, whole
             self.executor, self.messages, self.workers = _KEPT.pop(self.kept)
@@ -143,8 +155,6 @@ class _Pool:
                 processes, mp_context=context, initializer=_init_worker, initargs=(self.messages,)
             )
             self.workers = set()
-        self.running: dict[str, tuple[int, float]] = {}  # key -> (worker pid, when heard)
-        self.finished: set[str] = set()
         self.killed: dict[str, float] = {}  # key -> seconds it had run
         self.broken: list[SweepJob] = []
 

@@ -5,10 +5,17 @@ The scheduler reschedules the jobs of a dead worker up to its
 then the job is recorded failed (``KilledWorker``). A single-threaded worker arms a
 process-wide ``SIGALRM`` timer for ``time_limit + margin``: a runaway fit kills the worker
 process, its nanny restarts it and the same rule ends in a failed record.
+
+Workers are primed once per sweep, all at once, before the first job (each reads the data files
+and loads the kernels the jobs' estimators run, :func:`satdt.sweep.local._prime`), not inside
+the first job of each; a local cluster started here (``local:N``) that ends a sweep whole
+stays up for the next sweep of this process, until it exits.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import signal
 import time
@@ -22,6 +29,18 @@ if TYPE_CHECKING:
     from .run import _Run
 
 _CLUSTER_HINT = 'pip install -e ".[cluster]"'
+# Local clusters kept for the next sweep of this process: "local:N retries=R" -> (client,
+# cluster).
+_KEPT: dict[str, tuple[Any, Any]] = {}
+
+
+@atexit.register
+def _close_kept() -> None:
+    for client, cluster in _KEPT.values():
+        with contextlib.suppress(Exception):
+            client.close()
+            cluster.close()
+    _KEPT.clear()
 
 
 def _dask_client(scheduler: str, retries: int) -> tuple[Any, Any]:
@@ -65,13 +84,26 @@ def _run_on_dask_worker(job: SweepJob, hard_limit: float | None) -> dict[str, An
             signal.setitimer(signal.ITIMER_REAL, 0)
 
 
+def _prime_worker(jobs: list[SweepJob]) -> None:
+    """On a worker, before its first job: read the data, load the kernels."""
+    from .local import _prime
+
+    _prime(jobs)
+
+
 def _run_dask(jobs: list[SweepJob], run: _Run, scheduler: str, retries: int, margin: float) -> None:
     """Run on a Dask cluster; results come back to this process in order of completion."""
-    client, cluster = _dask_client(scheduler, retries)
+    kept = f"{scheduler} retries={retries}"  # a local cluster's allowed failures are its own
+    if kept in _KEPT:
+        client, cluster = _KEPT.pop(kept)
+    else:
+        client, cluster = _dask_client(scheduler, retries)
     from distributed import as_completed
 
     futures = []
+    whole = False
     try:
+        client.run(_prime_worker, jobs)
         by_key = {}
         for job in jobs:
             limit = None if job.time_limit is None else job.time_limit + margin
@@ -97,8 +129,12 @@ def _run_dask(jobs: list[SweepJob], run: _Run, scheduler: str, retries: int, mar
                 run.report(sum(len(keys) for keys in processing.values()))
             else:
                 run.report()
+        whole = True
     finally:
         client.cancel(futures)
-        client.close()
-        if cluster is not None:
-            cluster.close()
+        if whole and cluster is not None:  # kept for the next sweep of this process
+            _KEPT[kept] = (client, cluster)
+        else:
+            client.close()
+            if cluster is not None:
+                cluster.close()

@@ -269,9 +269,12 @@ class Explainer:
         )
         smallest = next(hitting)
         on_path = {self.group[c] for path in self._own_paths(x, predicted) for c in path}
-        within_path = next(
-            _minimal_hitting_sets(sorted(sorted(s & on_path) for s, _ in cxps), None)
-        )
+        restricted = [s & on_path for s, _ in cxps]
+        droppable = [f for f in on_path if all(s - {f} for s in restricted)]
+        if droppable:  # the path is not itself an AXp: its smallest AXp, by MaxSAT
+            within_path = next(_minimal_hitting_sets(sorted(map(sorted, restricted)), None))
+        else:  # no test of the path can go: the path is its only AXp
+            within_path = sorted(on_path)
         if enumerate_axps:
             axps = [smallest]
             for found in hitting:
@@ -364,10 +367,10 @@ class Explainer:
             if here[0] is None:  # a leaf (terminal) of class here[1]
                 return here[1] != predicted
             column, threshold, feature, branches = here
-            if feature in fixed:
+            if feature in fixed:  # the row's own way
+                value = x[column]
                 for goes_low, child, missing_goes in branches:
-                    test = (column, threshold, goes_low, missing_goes)
-                    if self._holds(feature, (test,), x):
+                    if missing_goes if value != value else (value <= threshold) == goes_low:
                         return reaches_other(child)
                 return False
             tests = categorical_tests.get(feature)
@@ -471,7 +474,7 @@ class Explainer:
                     text = f"{name} is none of the categories learned"
                 conditions.append(Condition(name, text))
                 continue
-            (column,) = [c for c, f in enumerate(self.group) if f == feature]
+            column = self.group.index(feature)  # a numeric feature's one design column
             value = x[column]
             if math.isnan(value):
                 conditions.append(Condition(name, f"{name} is missing"))

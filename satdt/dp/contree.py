@@ -236,7 +236,7 @@ class _Search:
     def _d2_ready(self) -> bool:
         """Whether depth-two subproblems go to the D2Split kernel: when asked for (``d2``) and
         compiled; until then (a first run) they recurse in Python, which finds the same optima."""
-        if self.d2_kernel is None and self.d2 and kernels.ready(["contree_d2"]):
+        if self.d2_kernel is None and self.d2 and kernels.ready(_d2_groups()):
             from ._contree_d2 import solve_d2
 
             self.d2_kernel = solve_d2
@@ -636,8 +636,8 @@ def solve_min_error(
     if not (max_gap >= 0):
         raise ParameterError(f"max_gap must be >= 0; got {max_gap}")
     flags, d2 = _flags(prune)
-    if d2 and not kernels.request(["contree_d2"]):  # no background compilation: here, now
-        kernels.load(["contree_d2"])
+    if d2 and not kernels.request(_d2_groups()):  # no background compilation: here, now
+        kernels.load(_d2_groups())
     total = float(w.sum())
     tol = _REL_TOL * max(1.0, total)
     gap = float(max_gap) * total if 0 < max_gap < 1 else float(max_gap)
@@ -752,16 +752,31 @@ def _greedy_first(X, y, w, n_classes, max_depth, deadline, prep, report, ub, pen
 def _solve_with_primal(search, order, depth, ub, slack, deadline, recorder, primal):
     """The exact search briefly (easy problems end here), then Blossom's good trees early
     (``primal(until)``), then the exact search again with their bound and its cache."""
-    kernels.request(["blossom"])
+    blossom = _primal_groups()
+    kernels.request(blossom)
     left = max(deadline - time.perf_counter(), 0.0)
     search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
     try:
         return search.solve(order, depth, ub, slack=slack, root=True)
     except TimeUp:
-        if kernels.ready(["blossom"]):  # on a first run they may be compiling still
+        if kernels.ready(blossom):  # on a first run they may be compiling still
             until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
             primal(min(until, deadline))
         if recorder.best is not None:
             ub = min(ub, recorder.best.value - slack)
         search.deadline = deadline
         return search.solve(order, depth, ub, slack=slack, root=True)
+
+
+def _d2_groups() -> tuple[str, ...]:
+    """The depth-two kernel's groups (from the table of searches)."""
+    from ..methods import kernels_of
+
+    return kernels_of("contree").later
+
+
+def _primal_groups() -> tuple[str, ...]:
+    """The primal's groups: Blossom's (from the table of searches)."""
+    from ..methods import kernels_of
+
+    return kernels_of("blossom").start

@@ -143,9 +143,9 @@ def solve_min_error(
         irreducible_error=prep.floor,
     )
     source = (B, y, w, n_classes)
-    # what DL8.5 needs to start (its three-level kernel, group "dl85", it takes in when ready)
-    ca_groups = ["counts", "support"] if s > 1 else ["counts"]
-    if not kernels.ready(ca_groups) and not kernels.ready(["blossom"]):
+    # what DL8.5 needs to start (its three-level kernel it takes in when ready) and Blossom
+    ca_groups, blossom_groups, both = _groups(s)
+    if not kernels.ready(ca_groups) and not kernels.ready(blossom_groups):
         kernels.load(ca_groups)  # nothing ready: compile here (the caller did not wait)
     leaf = {"leaf_penalty": P, "min_support": s}
     if K == 0 or M == 0 or bound <= prep.floor + P:  # nothing to interleave
@@ -160,7 +160,6 @@ def solve_min_error(
             B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
             upper_bound=upper_bound, rule=rule, prep=prep, **leaf,
         )  # fmt: skip
-    both = ["blossom", "dl85", *ca_groups]  # the child inherits every kernel loaded here
     if n_jobs >= 2 and parallel.available() and kernels.ready(both):
         kernels.load(both)
         return parallel.solve_min_error(
@@ -171,7 +170,7 @@ def solve_min_error(
     proven = False
     blossom_seconds = 0.0
     if (first_slice > 0 or not kernels.ready(ca_groups)) and kernels.load_soon(
-        ["blossom"], deadline
+        blossom_groups, deadline
     ):
         run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats, **leaf)
         first = time.perf_counter() + first_slice
@@ -192,7 +191,7 @@ def solve_min_error(
     def start_blossom():
         """Blossom's search, from the incumbent, once its kernels are loaded (near the
         deadline, loaded in a background thread first)."""
-        if not kernels.load_soon(["blossom"], deadline):
+        if not kernels.load_soon(blossom_groups, deadline):
             return None
         best = recorder.best
         now = bound if best is None else min(bound, best.value - tol)
@@ -222,6 +221,18 @@ def solve_min_error(
     )
     recorder.lower_bound = result.lower_bound
     return recorder.snapshot(proven_optimal=result.proven_optimal)
+
+
+def _groups(min_support: int) -> tuple[list[str], list[str], list[str]]:
+    """The kernel groups (from the table of searches): what DL8.5 starts on under this
+    minimum support, Blossom's, and both searches' whole (what a child process inherits when
+    they run side by side)."""
+    from ..methods import kernels_of
+
+    dl85 = kernels_of("dl85")
+    start = list(dl85.to_start(min_support))
+    blossom = list(kernels_of("blossom").start)
+    return start, blossom, [*blossom, *dl85.later, *start]
 
 
 def _prover(by_blossom: bool, rule: str | None) -> str:

@@ -489,24 +489,23 @@ def _blossom_feature_cap(data: Prepared) -> int:
 
 
 def _run_dp(
-    solve: Callable[..., SearchResult], task: Task, X: np.ndarray, **options: Any
+    solve: Callable[..., SearchResult], task: Task, X: np.ndarray, *options: Any
 ) -> SearchResult:
     """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds, clock,
-    leaf penalty and minimum leaf support."""
+    leaf penalty and minimum leaf support (:class:`satdt.dp.common.SearchSettings`), and the
+    search's own ``options`` object if any."""
+    from .dp.common import SearchSettings
+
     data, best = task.data, task.recorder.best
-    return solve(
-        X,
-        data.y,
-        data.n_classes,
-        int(task.max_depth),
+    settings = SearchSettings(
+        task.recorder,
         sample_weight=data.weight,
         deadline=task.deadline,
-        recorder=task.recorder,
         upper_bound=None if best is None else best.value,
         leaf_penalty=task.leaf_penalty,
         min_support=task.min_support,
-        **options,
     )
+    return solve(X, data.y, data.n_classes, int(task.max_depth), settings, *options)
 
 
 def _run_blossom(task: Task) -> SearchResult:
@@ -529,7 +528,7 @@ def _dl85_schedules() -> tuple[str, ...]:
 
 
 def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
-    from .dp.dl85 import solve_min_error
+    from .dp.dl85 import DL85Options, solve_min_error
 
     data = task.data
     options = dict(task.options)
@@ -545,7 +544,8 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
             stacklevel=user_stacklevel(),
         )
         options["relax_step"] = step / 100
-    return _run_dp(solve_min_error, task, data.binary(_blossom_feature_cap(data)).B, **options)
+    B = data.binary(_blossom_feature_cap(data)).B
+    return _run_dp(solve_min_error, task, B, DL85Options(**options))
 
 
 def _run_cadl85(task: Task) -> SearchResult:
@@ -553,10 +553,10 @@ def _run_cadl85(task: Task) -> SearchResult:
 
 
 def _run_portfolio(task: Task) -> SearchResult:
-    from .dp.portfolio import solve_min_error
+    from .dp.portfolio import PortfolioOptions, solve_min_error
 
     B = task.data.binary(_blossom_feature_cap(task.data)).B
-    return _run_dp(solve_min_error, task, B, n_jobs=task.n_jobs)
+    return _run_dp(solve_min_error, task, B, PortfolioOptions(n_jobs=task.n_jobs))
 
 
 def _report_portfolio(result: SearchResult) -> list[str]:
@@ -605,7 +605,7 @@ _MAX_CACHE_MB = Param(
 def _run_contree(task: Task) -> SearchResult:
     if OBJECTIVES[task.objective].kind == CONSISTENCY:
         return _run_hybrid(task, use_sat=False)
-    from .dp.contree import solve_min_error
+    from .dp.contree import ConTreeOptions, solve_min_error
 
     data = task.data
     gap = task.options.get("max_gap", 0.0)
@@ -617,13 +617,8 @@ def _run_contree(task: Task) -> SearchResult:
             FutureWarning,
             stacklevel=user_stacklevel(),
         )
-    return _run_dp(
-        solve_min_error,
-        task,
-        data.numeric(),
-        column_values=data.column_values(),
-        **task.options,
-    )
+    options = ConTreeOptions(column_values=data.column_values(), **task.options)
+    return _run_dp(solve_min_error, task, data.numeric(), options)
 
 
 def _report_contree(result: SearchResult) -> list[str]:

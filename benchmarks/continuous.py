@@ -256,7 +256,8 @@ def budget_worker(system: str, name: str, depth: int, budget: float) -> None:
 
 def ablation_worker(switch: str, name: str, depth: int, limit: float) -> None:
     import satdt
-    from satdt.dp.contree import PRUNING, solve_min_error
+    from satdt.dp.common import SearchSettings
+    from satdt.dp.contree import PRUNING, ConTreeOptions, solve_min_error
     from satdt.result import Recorder
 
     X, y, n_classes = _load(name)
@@ -265,7 +266,12 @@ def ablation_worker(switch: str, name: str, depth: int, limit: float) -> None:
     recorder = Recorder("error")
     tic = time.perf_counter()
     result = solve_min_error(
-        X, y, n_classes, depth, deadline=tic + limit, recorder=recorder, prune=prune
+        X,
+        y,
+        n_classes,
+        depth,
+        SearchSettings(deadline=tic + limit, recorder=recorder),
+        ConTreeOptions(prune=prune),
     )
     elapsed = time.perf_counter() - tic
     error = int((result.model.predict_index(X) != y).sum())

@@ -62,12 +62,13 @@ def _peak_mb() -> float:
 def _run_satdt(B, y, depth: int, cap: float) -> dict:
     import satdt
     from satdt.dp import solve_min_error
+    from satdt.dp.common import SearchSettings
     from satdt.result import Recorder
 
     satdt.warmup()
     recorder = Recorder("error")
     tic = time.perf_counter()
-    result = solve_min_error(B, y, 2, depth, deadline=tic + cap, recorder=recorder)
+    result = solve_min_error(B, y, 2, depth, SearchSettings(deadline=tic + cap, recorder=recorder))
     elapsed = time.perf_counter() - tic
     history = [(inc.elapsed - (tic - recorder.start), inc.value) for inc in recorder.history]
     at = {}

@@ -78,10 +78,6 @@ if TYPE_CHECKING:
 
 # The first turn of an arm, in seconds; later turns last as long as the arm has run so far.
 FIRST_SLICE = 0.05
-# The kernel groups ConTree needs; its depth-two kernel ("contree_d2") and Blossom's (for
-# the primal arm) are used once ready.
-_DP_GROUPS = ("contree",)
-_LATER_GROUPS = ("contree_d2", "blossom")
 # From this depth on, the top arm's target also gets a primal arm (Blossom on quantile
 # thresholds, :class:`satdt.dp.consistent.QuantilePrimal`): ConTree's decision far above
 # the minimum can search long before it meets a consistent tree (a 500-row sample of avila:
@@ -117,6 +113,22 @@ def _search_of(arm: str) -> str:
     return "sat" if arm.startswith("sat") else "contree"
 
 
+def _kernel_groups() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The kernel groups the hybrid search loads (the table of searches says which): ConTree's
+    to start, then its later ones and Blossom's (the primal arm)."""
+    from .methods import kernels_of
+
+    mine = kernels_of("hybrid")
+    return mine.start, (*mine.later, *_primal_groups())
+
+
+def _primal_groups() -> tuple[str, ...]:
+    """The primal arm's kernel groups: Blossom's (from the table of searches)."""
+    from .methods import kernels_of
+
+    return kernels_of("blossom").start
+
+
 class _Kernels:
     """ConTree's kernels, loaded in a helper thread while SAT runs (or compiled in the
     background first, on a first run: :mod:`satdt.dp.kernels`). Nothing happens before the
@@ -131,12 +143,15 @@ class _Kernels:
         (or compiling them in this process, where no background process can or did)."""
         from .dp import kernels  # not before: SAT settles the small problems alone
 
+        # ConTree's groups from the table of searches; its depth-two kernel and Blossom's
+        # (for the primal arm) are used once ready
+        first, later = _kernel_groups()
         if self.compiles_here is None:
-            self.compiles_here = not kernels.request(_DP_GROUPS + _LATER_GROUPS)
-        if self.loading is None and not self.compiles_here and kernels.failed(_DP_GROUPS):
+            self.compiles_here = not kernels.request(first + later)
+        if self.loading is None and not self.compiles_here and kernels.failed(first):
             self.compiles_here = True
-        if self.loading is None and (self.compiles_here or kernels.ready(_DP_GROUPS)):
-            self.loading = kernels.load_in_background(_DP_GROUPS, then=_LATER_GROUPS)
+        if self.loading is None and (self.compiles_here or kernels.ready(first)):
+            self.loading = kernels.load_in_background(first, then=later)
         return self.loading is not None and self.loading.done()
 
 
@@ -433,7 +448,9 @@ class ConsistencyPortfolio:
         cap, once Blossom's kernels are loaded; None once its grids are exhausted)."""
         from .dp import kernels
 
-        if depth < PRIMAL_DEPTH or self.max_leaves is not None or not kernels.loaded("blossom"):
+        if depth < PRIMAL_DEPTH or self.max_leaves is not None:
+            return None
+        if not all(kernels.loaded(group) for group in _primal_groups()):
             return None
         if self.primal is None or self.primal.depth != depth:
             from .dp.consistent import QuantilePrimal

@@ -241,6 +241,69 @@ class Task:
 
 
 @dataclass(frozen=True)
+class Kernels:
+    """The Numba kernel groups (:mod:`satdt.dp.kernels`) one search runs on, by what it uses
+    them for: with the registry of groups, the one place that names them (the searches ask
+    :func:`kernels_of`).
+
+    Called with a method's options (``None``: any options, as a warm-up asks), it gives the
+    alternatives the search can start on, fewest groups first: it can start once every group
+    of one of them is ready, and all are compiled, in order, when it first runs.
+    """
+
+    start: tuple[str, ...] = ()  # what it starts on
+    support: tuple[str, ...] = ()  # added to ``start`` when min_support > 1
+    later: tuple[str, ...] = ()  # what it takes in once compiled
+    helpers: tuple[str, ...] = ()  # the helper searches' groups it loads with ``later``
+    instead: tuple[str, ...] = ()  # another search's groups it can start on alone
+    waits: bool = True  # False: a fit waits for none (the search loads them itself)
+
+    def to_start(self, min_support: int) -> tuple[str, ...]:
+        """The groups it starts on under this minimum support."""
+        return (*self.start, *self.support) if min_support > 1 else self.start
+
+    def __call__(self, options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
+        if options is not None and not self.waits:
+            return ()
+        start = self.to_start(2 if options is None else options.get("min_support", 1))
+        if not start and not self.instead:
+            return ()
+        more = (*self.later, *self.helpers)
+        return (
+            start,
+            *(((*start, *more),) if more else ()),
+            *((self.instead,) if self.instead else ()),
+        )
+
+
+# The kernel groups of every search: the methods of the table (their `kernels`) and the
+# helper searches they run.
+_GREEDY_KERNELS = Kernels(start=("greedy",))
+_BLOSSOM_KERNELS = Kernels(start=("blossom",))
+# DL8.5 starts on the shared counting kernels (and the support rule's when min_support > 1),
+# then takes in its three-level nodes once compiled
+_DL85_KERNELS = Kernels(start=("counts",), support=("support",), later=("dl85",))
+# ConTree: its depth-two kernel once compiled; the greedy tree's kernels for its first bound
+_CONTREE_KERNELS = Kernels(start=("contree",), later=("contree_d2",), helpers=_GREEDY_KERNELS.start)
+# DL8.5 with Blossom, starting with whichever is ready
+_PORTFOLIO_KERNELS = Kernels(
+    start=_DL85_KERNELS.start,
+    support=_DL85_KERNELS.support,
+    later=_DL85_KERNELS.later,
+    instead=_BLOSSOM_KERNELS.start,
+)
+# ConTree's kernels (Blossom's too, for the primal arm, once loaded): a fit waits for none,
+# the hybrid search starts with SAT and loads them meanwhile; a warm-up compiles ConTree's
+_HYBRID_KERNELS = Kernels(start=_CONTREE_KERNELS.start, later=_CONTREE_KERNELS.later, waits=False)
+
+
+def kernels_of(search: str) -> Kernels:
+    """The kernel groups of a search: a method of :data:`METHODS` or ``"greedy"`` (the greedy
+    tree on the numeric columns, which several searches grow)."""
+    return _GREEDY_KERNELS if search == "greedy" else METHODS[search].kernels
+
+
+@dataclass(frozen=True)
 class Method:
     """One search of the table."""
 
@@ -250,10 +313,8 @@ class Method:
     summary: str
     run: Callable[[Task], SearchResult]
     params: tuple[Param, ...] = ()
-    # The Numba kernel groups (satdt.dp.kernels) the method runs with these options (None:
-    # with any options), as alternatives: it can start once every group of one of them is
-    # ready; all are compiled, in order, when it first runs.
-    kernels: Callable[[dict[str, Any] | None], tuple[tuple[str, ...], ...]] = lambda options: ()
+    # The Numba kernel groups (satdt.dp.kernels) it runs on, per option (min_support)
+    kernels: Kernels = Kernels()
     report: Callable[[SearchResult], list[str]] = lambda result: []
 
     def params_for(self, objective: str) -> tuple[Param, ...]:
@@ -428,24 +489,23 @@ def _blossom_feature_cap(data: Prepared) -> int:
 
 
 def _run_dp(
-    solve: Callable[..., SearchResult], task: Task, X: np.ndarray, **options: Any
+    solve: Callable[..., SearchResult], task: Task, X: np.ndarray, *options: Any
 ) -> SearchResult:
     """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds, clock,
-    leaf penalty and minimum leaf support."""
+    leaf penalty and minimum leaf support (:class:`satdt.dp.common.SearchSettings`), and the
+    search's own ``options`` object if any."""
+    from .dp.common import SearchSettings
+
     data, best = task.data, task.recorder.best
-    return solve(
-        X,
-        data.y,
-        data.n_classes,
-        int(task.max_depth),
+    settings = SearchSettings(
+        task.recorder,
         sample_weight=data.weight,
         deadline=task.deadline,
-        recorder=task.recorder,
         upper_bound=None if best is None else best.value,
         leaf_penalty=task.leaf_penalty,
         min_support=task.min_support,
-        **options,
     )
+    return solve(X, data.y, data.n_classes, int(task.max_depth), settings, *options)
 
 
 def _run_blossom(task: Task) -> SearchResult:
@@ -468,7 +528,7 @@ def _dl85_schedules() -> tuple[str, ...]:
 
 
 def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
-    from .dp.dl85 import solve_min_error
+    from .dp.dl85 import DL85Options, solve_min_error
 
     data = task.data
     options = dict(task.options)
@@ -484,19 +544,8 @@ def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
             stacklevel=user_stacklevel(),
         )
         options["relax_step"] = step / 100
-    return _run_dp(solve_min_error, task, data.binary(_blossom_feature_cap(data)).B, **options)
-
-
-def _dl85_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
-    """DL8.5's kernels: the shared counts (and the support rule's when ``min_support`` > 1;
-    the estimator adds the shared ``min_support`` to the options it asks about) to start,
-    then its three-level nodes, which the search takes in once compiled."""
-    start = (
-        ("counts", "support")
-        if options is None or options.get("min_support", 1) > 1
-        else ("counts",)
-    )
-    return (start, (*start, "dl85"))
+    B = data.binary(_blossom_feature_cap(data)).B
+    return _run_dp(solve_min_error, task, B, DL85Options(**options))
 
 
 def _run_cadl85(task: Task) -> SearchResult:
@@ -504,10 +553,10 @@ def _run_cadl85(task: Task) -> SearchResult:
 
 
 def _run_portfolio(task: Task) -> SearchResult:
-    from .dp.portfolio import solve_min_error
+    from .dp.portfolio import PortfolioOptions, solve_min_error
 
     B = task.data.binary(_blossom_feature_cap(task.data)).B
-    return _run_dp(solve_min_error, task, B, n_jobs=task.n_jobs)
+    return _run_dp(solve_min_error, task, B, PortfolioOptions(n_jobs=task.n_jobs))
 
 
 def _report_portfolio(result: SearchResult) -> list[str]:
@@ -556,7 +605,7 @@ _MAX_CACHE_MB = Param(
 def _run_contree(task: Task) -> SearchResult:
     if OBJECTIVES[task.objective].kind == CONSISTENCY:
         return _run_hybrid(task, use_sat=False)
-    from .dp.contree import solve_min_error
+    from .dp.contree import ConTreeOptions, solve_min_error
 
     data = task.data
     gap = task.options.get("max_gap", 0.0)
@@ -568,13 +617,8 @@ def _run_contree(task: Task) -> SearchResult:
             FutureWarning,
             stacklevel=user_stacklevel(),
         )
-    return _run_dp(
-        solve_min_error,
-        task,
-        data.numeric(),
-        column_values=data.column_values(),
-        **task.options,
-    )
+    options = ConTreeOptions(column_values=data.column_values(), **task.options)
+    return _run_dp(solve_min_error, task, data.numeric(), options)
 
 
 def _report_contree(result: SearchResult) -> list[str]:
@@ -644,12 +688,6 @@ def _report_hybrid(result: SearchResult) -> list[str]:
     return lines
 
 
-def _hybrid_kernels(options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
-    """ConTree's kernels for a warm-up (``options`` None); none for a fit to wait for: the
-    portfolio starts with SAT and loads them meanwhile."""
-    return (("contree", "contree_d2"),) if options is None else ()
-
-
 # ---------------------------------------------------------------------- the table
 METHODS: dict[str, Method] = {
     m.name: m
@@ -711,7 +749,7 @@ METHODS: dict[str, Method] = {
             "missing)",
             run=_run_hybrid,
             params=(_MAX_CACHE_MB,),
-            kernels=_hybrid_kernels,
+            kernels=_HYBRID_KERNELS,
             report=_report_hybrid,
         ),
         Method(
@@ -720,7 +758,7 @@ METHODS: dict[str, Method] = {
             input="binary",
             summary="anytime depth-first DP with optimal depth-two subtrees (Demirovic et al.)",
             run=_run_blossom,
-            kernels=lambda options: (("blossom",),),
+            kernels=_BLOSSOM_KERNELS,
         ),
         Method(
             name="dl85",
@@ -730,7 +768,7 @@ METHODS: dict[str, Method] = {
             "Aglin et al.)",
             run=_run_dl85,
             params=(_MAX_CACHE_MB,),
-            kernels=_dl85_kernels,
+            kernels=_DL85_KERNELS,
             report=_report_dl85,
         ),
         Method(
@@ -764,7 +802,7 @@ METHODS: dict[str, Method] = {
                     metavar="STEP",
                 ),
             ),
-            kernels=_dl85_kernels,
+            kernels=_DL85_KERNELS,
             report=_report_dl85,
         ),
         Method(
@@ -793,7 +831,7 @@ METHODS: dict[str, Method] = {
                     metavar="GAP",
                 ),
             ),
-            kernels=lambda options: (("contree",), ("contree", "contree_d2", "greedy")),
+            kernels=_CONTREE_KERNELS,
             report=_report_contree,
         ),
         Method(
@@ -807,7 +845,7 @@ METHODS: dict[str, Method] = {
             "Blossom and DL8.5 on two processes instead; on a first run it starts with whichever "
             "search's kernels are compiled",
             run=_run_portfolio,
-            kernels=lambda options: (*_dl85_kernels(options), ("blossom",)),
+            kernels=_PORTFOLIO_KERNELS,
             report=_report_portfolio,
         ),
     )

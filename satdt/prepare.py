@@ -530,7 +530,9 @@ class Prepared:
         self.max_memory_mb = max_memory_mb
         self.resolve = resolve
         self.consistency = consistency
-        self._binary: BinaryView | None = None
+        # the binary views built, each with the cap it was built under, and the one in use
+        self._binaries: list[tuple[int, BinaryView]] = []
+        self._in_use: BinaryView | None = None
         self._column_values: list[np.ndarray] | None = None
         self._has_missing: bool | None = None
         self._last_report = 0.0
@@ -600,20 +602,34 @@ class Prepared:
         return max(1, int(cells // max(len(self.y), 1)))
 
     def binary(self, max_features: int | None = None) -> BinaryView:
-        """Binary features within the memory budget (built once, on first use).
+        """Binary features within the memory budget (built once per effective cap, on first
+        use), and from now on the view in use (:meth:`user_tree` maps trees with it).
 
         ``max_features`` is a method's own cap (its scratch memory or its work grows with the
-        number of features). When every threshold (or ``max_thresholds``) would exceed a cap,
-        fewer quantile thresholds per column are used and the preparation notes say so:
-        optimality then holds for these features only. Raises :class:`TimeUp` past the
-        deadline.
+        number of features); the effective cap is the smaller of it and the memory budget.
+        When every threshold (or ``max_thresholds``) would exceed it, fewer quantile
+        thresholds per column are used and the preparation notes say so: optimality then
+        holds for these features only. A view that needed no reduction serves every cap it
+        fits; a reduced one only its own cap. Raises :class:`TimeUp` past the deadline.
         """
-        if self._binary is None:
-            cap = self.feature_budget
-            self._binary = self._build_binary(
-                cap if max_features is None else min(cap, max_features)
-            )
-        return self._binary
+        budget = self.feature_budget
+        cap = budget if max_features is None else min(budget, int(max_features))
+        view = self._binary_for(cap)
+        if view is None:
+            view = self._build_binary(cap)
+            self._binaries.append((cap, view))
+        self._in_use = view
+        return view
+
+    def _binary_for(self, cap: int) -> BinaryView | None:
+        """The view already built that a binarisation under ``cap`` would give, if any."""
+        for built_under, view in self._binaries:
+            binarizer = view.binarizer
+            if built_under == cap or (
+                binarizer.reduced_to_ is None and binarizer.n_features_ <= cap
+            ):
+                return view
+        return None
 
     def _build_binary(self, max_features: int) -> BinaryView:
         X = self.X
@@ -685,9 +701,15 @@ class Prepared:
         self.recorder.preparation.relabelled_rows = self.relabelled
 
     # ------------------------------------------------------------------ trees
-    def user_tree(self, tree: Tree) -> Tree:
-        """A tree over binary features as a tree over the user's columns, simplified, with counts."""
-        view = self.binary()
+    def user_tree(self, tree: Tree, view: BinaryView | None = None) -> Tree:
+        """A tree over binary features as a tree over the user's columns, simplified, with counts.
+
+        ``view``: the binary features the tree tests (default: the view in use, the one the
+        latest :meth:`binary` call gave, which is the running search's; the default view
+        when none was asked for yet).
+        """
+        if view is None:
+            view = self._in_use if self._in_use is not None else self.binary()
         mapped = tree.map_features(
             view.column,
             view.threshold,

@@ -4,6 +4,7 @@ hypothesis strategies for tiny data, and the check of a DP search's returned tre
 from __future__ import annotations
 
 import csv
+from dataclasses import fields
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +12,18 @@ import pytest
 from hypothesis import strategies as st
 from naive import threshold_features
 
+from satdt.dp.common import SearchSettings
+
 CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
+
+
+def dp_settings(options: dict, **settings) -> tuple[SearchSettings, dict]:
+    """A DP search's shared settings from ``settings`` and those of ``options`` that are
+    shared ones (rows' weights, deadline, recorder, bound, leaf penalty, support); the rest
+    of ``options`` (the search's own) as a dictionary."""
+    shared = {f.name for f in fields(SearchSettings)}
+    settings.update({k: v for k, v in options.items() if k in shared})
+    return SearchSettings(**settings), {k: v for k, v in options.items() if k not in shared}
 
 
 def load_cp4im(name: str) -> tuple[np.ndarray, np.ndarray]:

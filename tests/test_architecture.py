@@ -269,3 +269,80 @@ def test_every_rule_fails_on_a_crossing() -> None:
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"a"}}) == [["a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+# ---------------------------------------------------------------- kernel groups, named once
+# The modules that may name a Numba kernel group: the registry of groups and the table of
+# searches (which says which groups each search runs on); the searches ask the table.
+KERNEL_NAMERS = ("satdt.dp.kernels", "satdt.methods")
+# The modules that load kernels for a search: the DP side and the searches beside it.
+KERNEL_USERS = ("satdt.dp", "satdt.hybrid", "satdt.tree_search")
+
+
+def _named_groups(tree: ast.AST, groups: set[str]) -> list[str]:
+    """The kernel groups a module's code names: a group's name in the arguments of a call to
+    the kernels' module (``kernels.ready(["blossom"])``; a search's name given to the table,
+    ``kernels_of("blossom")``, is not a group's), or a list, tuple or set of groups' names
+    (``GROUPS = ("contree", "contree_d2")``, ``[*start, "dl85"]``)."""
+
+    def names_in(node: ast.AST) -> list[ast.Constant]:
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "kernels_of":
+            return []
+        if isinstance(node, ast.Constant):
+            return [node] if isinstance(node.value, str) and node.value in groups else []
+        return [c for child in ast.iter_child_nodes(node) for c in names_in(child)]
+
+    def a_set_of_groups(node: ast.List | ast.Tuple | ast.Set) -> list[ast.Constant]:
+        constants = [e for e in node.elts if isinstance(e, ast.Constant)]
+        others = [e for e in node.elts if not isinstance(e, ast.Constant | ast.Starred)]
+        if constants and not others and all(c.value in groups for c in constants):
+            return constants
+        return []
+
+    found: list[ast.Constant] = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "kernels"
+        ):
+            found += [c for arg in (*node.args, *node.keywords) for c in names_in(arg)]
+        elif isinstance(node, ast.List | ast.Tuple | ast.Set):
+            found += a_set_of_groups(node)
+    return sorted({f"{c.value!r} (line {c.lineno})" for c in found})
+
+
+def _kernel_groups() -> set[str]:
+    from satdt.dp.kernels import GROUPS
+
+    return set(GROUPS)
+
+
+def test_only_the_table_of_searches_names_kernel_groups() -> None:
+    # a search that named its groups itself could disagree with what the table says it runs
+    # on (what a fit waits for, what a warm-up compiles)
+    groups = _kernel_groups()
+    named = [
+        f"{_module_name(path)} names {name}"
+        for path in FILES
+        if _within(_module_name(path), KERNEL_USERS)
+        and not _within(_module_name(path), KERNEL_NAMERS)
+        for name in _named_groups(ast.parse(path.read_text(encoding="utf-8")), groups)
+    ]
+    assert not named, "; ".join(named)
+
+
+def test_naming_a_kernel_group_is_seen() -> None:
+    groups = _kernel_groups()
+    for code in (
+        'kernels.ready(["blossom"])',
+        'kernels.load_soon(("dl85",), deadline)',
+        'GROUPS = ("contree", "contree_d2")',
+        'kernels.loaded("greedy")',
+    ):
+        assert _named_groups(ast.parse(code), groups), code
+    assert _named_groups(ast.parse('both = ["blossom", "dl85", *start]'), groups)
+    assert not _named_groups(ast.parse('proven_by = "blossom"'), groups)
+    assert not _named_groups(ast.parse('if by in ("sat", "contree", "blossom"): pass'), groups)
+    assert not _named_groups(ast.parse('kernels.ready(kernels_of("blossom").start)'), groups)

@@ -14,6 +14,7 @@ from naive import min_error
 
 from satdt import prepare
 from satdt.dp import common, solve_min_error
+from satdt.dp.common import SearchSettings
 from satdt.errors import DataError, ParameterError
 from satdt.result import DPStats, Recorder
 
@@ -36,7 +37,11 @@ def solve(B, y, n_classes, depth, weight=None, time_limit=None, recorder=None):
     recorder = recorder or Recorder("error")
     deadline = None if time_limit is None else time.perf_counter() + time_limit
     result = solve_min_error(
-        B, y, n_classes, depth, sample_weight=weight, deadline=deadline, recorder=recorder
+        B,
+        y,
+        n_classes,
+        depth,
+        SearchSettings(sample_weight=weight, deadline=deadline, recorder=recorder),
     )
     return result, recorder
 
@@ -225,7 +230,9 @@ def test_upper_bound_above_the_optimum_is_beaten():
     shallow, _ = solve(B, y, 2, 2)  # a depth-2 tree is a depth-3 tree too
     plain, _ = solve(B, y, 2, 3)
     recorder = _recorder_holding(shallow.model, shallow.objective_value)
-    result = solve_min_error(B, y, 2, 3, recorder=recorder, upper_bound=shallow.objective_value)
+    result = solve_min_error(
+        B, y, 2, 3, SearchSettings(recorder=recorder, upper_bound=shallow.objective_value)
+    )
     assert result.proven_optimal
     assert result.objective_value == plain.objective_value < shallow.objective_value
     errors = [incumbent.value for incumbent in recorder.history]
@@ -239,7 +246,9 @@ def test_upper_bound_at_the_optimum_proves_the_callers_tree():
     B, y = load_cp4im("australian-credit")
     best, _ = solve(B, y, 2, 3)
     recorder = _recorder_holding(best.model, best.objective_value)
-    result = solve_min_error(B, y, 2, 3, recorder=recorder, upper_bound=best.objective_value)
+    result = solve_min_error(
+        B, y, 2, 3, SearchSettings(recorder=recorder, upper_bound=best.objective_value)
+    )
     assert result.proven_optimal
     assert len(recorder.history) == 1 and result.model is best.model
     assert result.objective_value == result.lower_bound == best.objective_value
@@ -252,7 +261,7 @@ def test_upper_bound_at_the_irreducible_error_stops_at_once():
     best, _ = solve(B, y, 2, 2)
     assert best.objective_value == 1
     recorder = _recorder_holding(best.model, 1.0)
-    result = solve_min_error(B, y, 2, 2, recorder=recorder, upper_bound=1.0)
+    result = solve_min_error(B, y, 2, 2, SearchSettings(recorder=recorder, upper_bound=1.0))
     assert result.proven_optimal and len(recorder.history) == 1
     assert result.stats.irreducible_error == 1 and result.stats.expansions == 0
 
@@ -260,11 +269,13 @@ def test_upper_bound_at_the_irreducible_error_stops_at_once():
 def test_upper_bound_needs_the_callers_tree_on_the_recorder():
     B, y = load_cp4im("zoo-1")
     with pytest.raises(DataError, match="upper_bound"):
-        solve_min_error(B, y, 2, 2, recorder=Recorder("error"), upper_bound=5.0)
+        solve_min_error(B, y, 2, 2, SearchSettings(recorder=Recorder("error"), upper_bound=5.0))
     leaf, _ = solve(B, y, 2, 0)
     recorder = _recorder_holding(leaf.model, leaf.objective_value)
     with pytest.raises(DataError, match="upper_bound"):
-        solve_min_error(B, y, 2, 2, recorder=recorder, upper_bound=leaf.objective_value - 1)
+        solve_min_error(
+            B, y, 2, 2, SearchSettings(recorder=recorder, upper_bound=leaf.objective_value - 1)
+        )
 
 
 @settings(deadline=None, max_examples=150)
@@ -278,9 +289,7 @@ def test_upper_bound_from_a_leaf_matches_brute_force(problem):
         y,
         n_classes,
         depth,
-        sample_weight=w,
-        recorder=recorder,
-        upper_bound=leaf.objective_value,
+        SearchSettings(sample_weight=w, recorder=recorder, upper_bound=leaf.objective_value),
     )
     weight = np.ones(len(y)) if w is None else w
     optimum = min_error(B, y, weight, n_classes, depth)
@@ -326,9 +335,14 @@ def check_rules(result, B, w, penalty, support):
 def test_leaf_penalty_and_support_match_brute_force(problem):
     B, y, w, n_classes, depth, penalty, support = problem
     result = solve_min_error(
-        B, y, n_classes, depth, sample_weight=w, recorder=Recorder("error"),
-        leaf_penalty=penalty, min_support=support,
-    )  # fmt: skip
+        B,
+        y,
+        n_classes,
+        depth,
+        SearchSettings(
+            sample_weight=w, recorder=Recorder("error"), leaf_penalty=penalty, min_support=support
+        ),
+    )
     optimum = min_error(B, y, w, n_classes, depth, min_support=support, leaf_penalty=penalty)
     assert result.proven_optimal
     assert result.objective_value == pytest.approx(optimum, abs=1e-9)
@@ -346,12 +360,19 @@ def test_leaf_penalty_and_support_from_an_upper_bound(problem):
     the optimum."""
     B, y, w, n_classes, depth, penalty, support = problem
     rules = {"leaf_penalty": penalty, "min_support": support}
-    leaf = solve_min_error(B, y, n_classes, 0, sample_weight=w, recorder=Recorder("error"), **rules)
+    leaf = solve_min_error(
+        B, y, n_classes, 0, SearchSettings(sample_weight=w, recorder=Recorder("error"), **rules)
+    )
     recorder = _recorder_holding(leaf.model, leaf.objective_value)
     result = solve_min_error(
-        B, y, n_classes, depth, sample_weight=w, recorder=recorder,
-        upper_bound=leaf.objective_value, **rules,
-    )  # fmt: skip
+        B,
+        y,
+        n_classes,
+        depth,
+        SearchSettings(
+            sample_weight=w, recorder=recorder, upper_bound=leaf.objective_value, **rules
+        ),
+    )
     optimum = min_error(B, y, w, n_classes, depth, min_support=support, leaf_penalty=penalty)
     assert result.proven_optimal
     assert result.objective_value == pytest.approx(optimum, abs=1e-9)
@@ -369,7 +390,7 @@ def test_leaf_penalty_and_support_on_cp4im(penalty, support):
     plain, _ = solve(B, y, 2, 3)
     recorder = Recorder("error")
     result = solve_min_error(
-        B, y, 2, 3, recorder=recorder, leaf_penalty=penalty, min_support=support
+        B, y, 2, 3, SearchSettings(recorder=recorder, leaf_penalty=penalty, min_support=support)
     )
     assert result.proven_optimal
     check_rules(result, B, w, penalty, support)
@@ -387,7 +408,7 @@ def test_default_rules_change_nothing():
     B, y = load_cp4im("heart-cleveland")
     reference, _ = solve(B, y, 2, 4)
     result = solve_min_error(
-        B, y, 2, 4, recorder=Recorder("error"), leaf_penalty=0.0, min_support=1
+        B, y, 2, 4, SearchSettings(recorder=Recorder("error"), leaf_penalty=0.0, min_support=1)
     )
     assert _summary(result) == _summary(reference)
 
@@ -396,6 +417,6 @@ def test_bad_rules_are_refused():
     B = np.eye(3, dtype=np.uint8)
     y = np.array([0, 1, 1])
     with pytest.raises(ParameterError, match="leaf_penalty"):
-        solve_min_error(B, y, 2, 2, recorder=Recorder("error"), leaf_penalty=-1.0)
+        solve_min_error(B, y, 2, 2, SearchSettings(recorder=Recorder("error"), leaf_penalty=-1.0))
     with pytest.raises(ParameterError, match="min_support"):
-        solve_min_error(B, y, 2, 2, recorder=Recorder("error"), min_support=0)
+        solve_min_error(B, y, 2, 2, SearchSettings(recorder=Recorder("error"), min_support=0))

@@ -8,12 +8,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import dp_settings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error, threshold_features
 
 from satdt.binarize import Binarizer
 from satdt.dp import blossom, contree
+from satdt.dp.common import SearchSettings
 from satdt.dp.greedy import greedy_numeric_tree
 from satdt.errors import DataError, ParameterError
 from satdt.result import Recorder
@@ -42,9 +44,8 @@ def load_iris() -> tuple[np.ndarray, np.ndarray]:
 
 def run(X, y, n_classes, depth, weight=None, **kwargs):
     recorder = kwargs.pop("recorder", None) or Recorder("error")
-    return contree.solve_min_error(
-        X, y, n_classes, depth, sample_weight=weight, recorder=recorder, **kwargs
-    )
+    shared, own = dp_settings(kwargs, sample_weight=weight, recorder=recorder)
+    return contree.solve_min_error(X, y, n_classes, depth, shared, contree.ConTreeOptions(**own))
 
 
 def tree_error(tree, X, y, weight=None) -> float:
@@ -259,7 +260,9 @@ def test_penalty_and_support_agree_with_blossom(penalty, support):
         X, y = load_continuous("bank", rows)
         B = Binarizer(max_thresholds=None).fit(X).transform(X)
         ours = run(X, y, 2, depth, **options)
-        theirs = blossom.solve_min_error(B, y, 2, depth, recorder=Recorder("error"), **options)
+        theirs = blossom.solve_min_error(
+            B, y, 2, depth, SearchSettings(recorder=Recorder("error"), **options)
+        )
         assert ours.proven_optimal and theirs.proven_optimal
         assert ours.objective_value == pytest.approx(theirs.objective_value, abs=1e-9)
         tree = ours.model
@@ -381,7 +384,9 @@ def check_against_blossom(X, y, depth):
     n_classes = int(y.max()) + 1
     ours = run(X, y, n_classes, depth)
     B = Binarizer(max_thresholds=None).fit(X).transform(X)
-    theirs = blossom.solve_min_error(B, y, n_classes, depth, recorder=Recorder("error"))
+    theirs = blossom.solve_min_error(
+        B, y, n_classes, depth, SearchSettings(recorder=Recorder("error"))
+    )
     assert ours.proven_optimal and theirs.proven_optimal
     assert ours.objective_value == theirs.objective_value
     assert tree_error(ours.model, X, y) == ours.objective_value

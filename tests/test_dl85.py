@@ -10,13 +10,15 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import OPTIMA, check_tree, load_cp4im, tiny_problems
+from helpers import OPTIMA, check_tree, dp_settings, load_cp4im, tiny_problems
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error
 
 from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85
+from satdt.dp.common import SearchSettings
+from satdt.dp.dl85 import DL85Options
 from satdt.dp.rules import luby, relaxation
 from satdt.errors import DataError, ParameterError
 from satdt.result import DL85Stats, Recorder, Restart
@@ -40,16 +42,8 @@ QUICK4 = {
 def solve(B, y, n_classes, depth, weight=None, time_limit=None, recorder=None, **options):
     recorder = recorder or Recorder("error")
     deadline = None if time_limit is None else time.perf_counter() + time_limit
-    result = dl85.solve_min_error(
-        B,
-        y,
-        n_classes,
-        depth,
-        sample_weight=weight,
-        deadline=deadline,
-        recorder=recorder,
-        **options,
-    )
+    shared, own = dp_settings(options, sample_weight=weight, deadline=deadline, recorder=recorder)
+    result = dl85.solve_min_error(B, y, n_classes, depth, shared, DL85Options(**own))
     return result, recorder
 
 
@@ -118,9 +112,15 @@ def test_leaf_penalty_and_support_match_brute_force(problem, rule, penalty, min_
     of a split tree holds at least ``min_support`` rows of positive weight."""
     B, y, w, n_classes, depth = problem
     result, _ = solve(
-        B, y, n_classes, depth, weight=w, rule=rule, leaf_penalty=penalty,
+        B,
+        y,
+        n_classes,
+        depth,
+        weight=w,
+        rule=rule,
+        leaf_penalty=penalty,
         min_support=min_support,
-    )  # fmt: skip
+    )
     weight = np.ones(len(y)) if w is None else w
     expected = min_error(B, y, weight, n_classes, depth, min_support, leaf_penalty=penalty)
     assert result.proven_optimal
@@ -172,11 +172,9 @@ def test_leaf_penalty_depth4_agrees_with_blossom(name):
     w = np.random.default_rng(0).choice([0.0, 0.5, 1.0, 1.7], size=len(y))
     for penalty in (0.3, 2.5):
         values = []
-        for search, options in ((dl85, {}), (dl85, {"rule": "gain"}), (blossom, {})):
-            result = search.solve_min_error(
-                B, y, 2, 4, sample_weight=w, recorder=Recorder("error"), leaf_penalty=penalty,
-                **options,
-            )  # fmt: skip
+        for search, options in ((dl85, ()), (dl85, (DL85Options(rule="gain"),)), (blossom, ())):
+            shared = SearchSettings(Recorder("error"), sample_weight=w, leaf_penalty=penalty)
+            result = search.solve_min_error(B, y, 2, 4, shared, *options)
             assert result.proven_optimal
             values.append(result.objective_value)
         assert values == pytest.approx([values[0]] * 3, abs=1e-9)
@@ -215,9 +213,11 @@ def test_cp4im_depth3_blossom_dl85_cadl85_agree(name):
     B, y = load_cp4im(name)
     values = set()
     runs = [
-        lambda r: blossom.solve_min_error(B, y, 2, 3, recorder=r),
-        lambda r: dl85.solve_min_error(B, y, 2, 3, recorder=r),
-        lambda r: dl85.solve_min_error(B, y, 2, 3, recorder=r, rule="discrepancy"),
+        lambda r: blossom.solve_min_error(B, y, 2, 3, SearchSettings(recorder=r)),
+        lambda r: dl85.solve_min_error(B, y, 2, 3, SearchSettings(recorder=r)),
+        lambda r: dl85.solve_min_error(
+            B, y, 2, 3, SearchSettings(recorder=r), DL85Options(rule="discrepancy")
+        ),
     ]
     for run in runs:
         result = run(Recorder("error"))

@@ -193,12 +193,13 @@ def test_breast_cancer_minimum_depth_is_proven_and_every_search_agrees(breast_ca
 def test_the_decision_prunes_far_more_than_the_optimisation(breast_cancer):
     """Refuting depth 3 with the bound "no error" evaluates a fraction of the splits that
     proving the optimum of 9 errors at depth 3 takes (effort, not seconds)."""
+    from satdt.dp.common import SearchSettings
     from satdt.dp.contree import solve_min_error
     from satdt.result import Recorder
 
     X, y = breast_cancer
     recorder = Recorder("error")
-    solve_min_error(X, y, 2, 3, recorder=recorder)
+    solve_min_error(X, y, 2, 3, SearchSettings(recorder=recorder))
     optimised = recorder.stats.expansions + recorder.stats.bottom_solves
     dp = ConsistencyDP(X, y, 2)
     assert dp.decide(3, None).status == "UNSAT"

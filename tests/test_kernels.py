@@ -58,6 +58,15 @@ def test_the_method_table_names_its_kernels():
     assert methods.METHODS["dl85"].kernels({"min_support": 2}) == with_support
     assert methods.METHODS["portfolio"].kernels({}) == (*no_support, ("blossom",))
     assert set(methods.kernel_groups()) == set(kernels.GROUPS)
+    # the searches ask the table for the groups they load themselves
+    assert methods.kernels_of("dl85").later == ("dl85",)
+    assert methods.kernels_of("greedy").start == ("greedy",)
+    assert methods.METHODS["hybrid"].kernels({}) == ()  # a fit waits for none
+    assert methods.kernel_groups(["hybrid"]) == ["contree", "contree_d2"]
+    assert methods.METHODS["contree"].kernels({}) == (
+        ("contree",),
+        ("contree", "contree_d2", "greedy"),
+    )
 
 
 def test_cache_dir_is_where_numba_writes():

@@ -17,12 +17,14 @@ from naive import min_error
 
 from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85, parallel, portfolio
+from satdt.dp.common import SearchSettings
+from satdt.dp.portfolio import PortfolioOptions
 from satdt.result import PortfolioStats, Recorder, Restart
 
 
 def _optimum(B, y, n_classes, depth, w=None) -> float:
     return blossom.solve_min_error(
-        B, y, n_classes, depth, sample_weight=w, recorder=Recorder("error")
+        B, y, n_classes, depth, SearchSettings(sample_weight=w, recorder=Recorder("error"))
     ).objective_value
 
 
@@ -42,9 +44,13 @@ def test_portfolio_finds_and_proves_the_optimum(seed, n, m, classes, depth, weig
     y = rng.integers(0, classes, size=n)
     w = rng.integers(1, 4, size=n).astype(float) if weighted else None
     result = portfolio.solve_min_error(
-        B, y, classes, depth, sample_weight=w, recorder=Recorder("error"), first_slice=0.0,
-        every=every,
-    )  # fmt: skip
+        B,
+        y,
+        classes,
+        depth,
+        SearchSettings(sample_weight=w, recorder=Recorder("error")),
+        PortfolioOptions(first_slice=0.0, every=every),
+    )
     assert result.proven_optimal
     assert result.objective_value == pytest.approx(_optimum(B, y, classes, depth, w))
     assert result.lower_bound == pytest.approx(result.objective_value)
@@ -73,9 +79,18 @@ def test_portfolio_minimises_the_penalised_cost_under_the_support(
     y = rng.integers(0, classes, size=n)
     w = rng.choice([0.0, 0.5, 1.0, 2.0], size=n)
     result = portfolio.solve_min_error(
-        B, y, classes, depth, sample_weight=w, recorder=Recorder("error"), first_slice=0.0,
-        every=every, leaf_penalty=penalty, min_support=min_support,
-    )  # fmt: skip
+        B,
+        y,
+        classes,
+        depth,
+        SearchSettings(
+            sample_weight=w,
+            recorder=Recorder("error"),
+            leaf_penalty=penalty,
+            min_support=min_support,
+        ),
+        PortfolioOptions(first_slice=0.0, every=every),
+    )
     expected = min_error(B, y, w, classes, depth, min_support, leaf_penalty=penalty)
     assert result.proven_optimal
     assert result.objective_value == pytest.approx(expected, abs=1e-9)
@@ -100,7 +115,12 @@ def test_both_searches_share_the_work_and_the_proof():
     """With no first slice, DL8.5 and Blossom alternate; the answer is Blossom's optimum."""
     B, y = _hard(n=160, m=12)
     result = portfolio.solve_min_error(
-        B, y, 2, 4, recorder=Recorder("error"), first_slice=0.0, every=0.0005
+        B,
+        y,
+        2,
+        4,
+        SearchSettings(recorder=Recorder("error")),
+        PortfolioOptions(first_slice=0.0, every=0.0005),
     )
     stats = result.stats
     assert isinstance(stats, PortfolioStats)
@@ -116,7 +136,12 @@ def test_deadline_returns_the_best_tree_not_proven():
     B, y = _hard()
     tic = time.perf_counter()
     result = portfolio.solve_min_error(
-        B, y, 2, 6, recorder=Recorder("error"), deadline=tic + 1.0, first_slice=0.2
+        B,
+        y,
+        2,
+        6,
+        SearchSettings(recorder=Recorder("error"), deadline=tic + 1.0),
+        PortfolioOptions(first_slice=0.2),
     )
     assert time.perf_counter() - tic < 1.6
     assert not result.proven_optimal
@@ -136,10 +161,15 @@ def test_a_caller_bound_is_kept_when_nothing_beats_it():
     B, y = _hard(n=60, m=6)
     best = _optimum(B, y, 2, 2)
     recorder = Recorder("error")
-    tree = blossom.solve_min_error(B, y, 2, 2, recorder=Recorder("error")).model
+    tree = blossom.solve_min_error(B, y, 2, 2, SearchSettings(recorder=Recorder("error"))).model
     recorder.improve(tree, best)
     result = portfolio.solve_min_error(
-        B, y, 2, 2, recorder=recorder, upper_bound=best, first_slice=0.0
+        B,
+        y,
+        2,
+        2,
+        SearchSettings(recorder=recorder, upper_bound=best),
+        PortfolioOptions(first_slice=0.0),
     )
     assert result.proven_optimal
     assert result.model.count_error() == pytest.approx(best)
@@ -180,10 +210,15 @@ def test_two_jobs_prove_the_brute_force_optimum(
     expected = min_error(B, y, w, 3, depth, support, leaf_penalty=penalty)
     leaf = {"leaf_penalty": penalty, "min_support": support}
     one = portfolio.solve_min_error(
-        B, y, 3, depth, sample_weight=w, recorder=Recorder("error"), **leaf
+        B, y, 3, depth, SearchSettings(sample_weight=w, recorder=Recorder("error"), **leaf)
     )
     two = portfolio.solve_min_error(
-        B, y, 3, depth, sample_weight=w, recorder=Recorder("error"), n_jobs=2, **leaf
+        B,
+        y,
+        3,
+        depth,
+        SearchSettings(sample_weight=w, recorder=Recorder("error"), **leaf),
+        PortfolioOptions(n_jobs=2),
     )
     assert one.proven_optimal and two.proven_optimal
     assert two.objective_value == pytest.approx(expected, abs=1e-9)
@@ -203,7 +238,12 @@ def test_the_second_process_sends_its_trees_restarts_and_proof(request):
     seen = []
     recorder = Recorder("error", on_improve=lambda result: seen.append(result.objective_value))
     result = portfolio.solve_min_error(
-        B, y, 2, 3, recorder=recorder, n_jobs=2, parallel_rule="topk"
+        B,
+        y,
+        2,
+        3,
+        SearchSettings(recorder=recorder),
+        PortfolioOptions(n_jobs=2, parallel_rule="topk"),
     )
     assert result.proven_optimal and result.stats.proven_by == "cadl85"
     assert result.objective_value == pytest.approx(expected)
@@ -322,7 +362,9 @@ def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch
     monkeypatch.setattr(dl85, "solve_min_error", broken)
     B, y = _hard(n=100, m=10)
     with pytest.raises(RuntimeError, match="broken"):
-        portfolio.solve_min_error(B, y, 2, 3, recorder=Recorder("error"), n_jobs=2)
+        portfolio.solve_min_error(
+            B, y, 2, 3, SearchSettings(recorder=Recorder("error")), PortfolioOptions(n_jobs=2)
+        )
     assert _children(os.getpid()) == []
 
 
@@ -336,6 +378,8 @@ def test_two_jobs_wait_for_no_compilation(monkeypatch):
     monkeypatch.setattr(parallel, "solve_min_error", forked)
     monkeypatch.setattr(portfolio.kernels, "ready", lambda names: "blossom" not in names)
     B, y = _hard(n=100, m=10)
-    result = portfolio.solve_min_error(B, y, 2, 3, recorder=Recorder("error"), n_jobs=2)
+    result = portfolio.solve_min_error(
+        B, y, 2, 3, SearchSettings(recorder=Recorder("error")), PortfolioOptions(n_jobs=2)
+    )
     assert result.proven_optimal and result.stats.proven_by == "dl85"
     assert result.objective_value == pytest.approx(_optimum(B, y, 2, 3))

@@ -83,3 +83,52 @@ def test_resolve_majority_string_labels() -> None:
     X = np.zeros((2, 1))
     resolved, changed = resolve_majority(X, np.array(["b", "a"]))
     assert resolved.tolist() == ["a", "a"] and changed == 1
+
+
+def _prepared(X: np.ndarray, y: np.ndarray):
+    from satdt.prepare import prepare, validate
+    from satdt.result import Recorder
+
+    return prepare(
+        validate(X, y),
+        None,
+        consistency=False,
+        resolve=None,
+        recorder=Recorder("error"),
+        deadline=None,
+        max_thresholds=None,
+        max_memory_mb=64,
+    )
+
+
+def _stump(j: int):
+    """A tree over binary features: feature ``j`` at the root, class 0 left, 1 right."""
+    from satdt.models.tree import Tree
+
+    return Tree([j, -1, -1], [0.5, 0.0, 0.0], [1, -1, -1], [2, -1, -1], [0, 0, 1])
+
+
+def test_each_cap_gets_its_own_binary_view_and_trees_map_with_theirs():
+    """A second cap is not silently the first one's view: each effective cap has its view
+    (a view that needed no reduction serves every cap it fits), and a tree found on a view
+    maps to the user's columns with that view."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3)).round(2)
+    y = (X[:, 0] > 0.3).astype(np.int64)
+    data = _prepared(X, y)
+    small = data.binary(6)
+    assert small.n_features <= 6 and small.binarizer.reduced_to_ is not None
+    full = data.binary()
+    assert full.n_features > 6 and full.binarizer.reduced_to_ is None
+    assert data.binary(6) is small  # built once per cap
+    assert data.binary(10_000) is full  # a view with no reduction serves every cap it fits
+    assert data.binary(full.binarizer.n_features_) is full
+    for view, cap in ((small, 6), (full, None)):
+        # the column-0 feature whose threshold is nearest 0.3 (the label's rule)
+        on_0 = np.flatnonzero(view.column == 0)
+        j = int(on_0[np.argmin(abs(view.threshold[on_0] - 0.3))])
+        mapped = data.user_tree(_stump(j), view)
+        assert (mapped.feature[0], mapped.threshold[0]) == (0, view.threshold[j])
+        data.binary(cap)  # the view a search asks for is the one in use
+        assert data.user_tree(_stump(j)).threshold[0] == view.threshold[j]
+    assert small.threshold.tolist() != full.threshold[: small.n_features].tolist()

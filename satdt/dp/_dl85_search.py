@@ -144,7 +144,10 @@ class Search(BranchCache):
         now = time.perf_counter()
         if now < self._three_look:
             return
-        if kernels.load_soon(["dl85"], self.deadline) or not kernels.request(["dl85"]):
+        from ..methods import kernels_of
+
+        three = kernels_of("dl85").later  # the three-level kernel's group
+        if kernels.load_soon(three, self.deadline) or not kernels.request(three):
             _three()
             self.three = new_three_level(*self._three_size)
             self._three_look = math.inf

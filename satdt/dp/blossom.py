@@ -28,12 +28,13 @@ import time
 import numpy as np
 
 from ..models.tree import Tree
-from ..result import DPStats, Recorder, SearchResult
+from ..result import DPStats, SearchResult
 from . import _blossom_kernels as k
 from .common import (
     Data,
     PreparedBinary,
     Scratch,
+    SearchSettings,
     bound_to_beat,
     check_inputs,
     check_leaf_options,
@@ -177,18 +178,12 @@ def solve_min_error(
     y: np.ndarray,
     n_classes: int,
     max_depth: int,
-    *,
-    sample_weight: np.ndarray | None = None,
-    deadline: float | None = None,
-    recorder: Recorder,
-    upper_bound: float | None = None,
-    leaf_penalty: float = 0.0,
-    min_support: int = 1,
+    settings: SearchSettings,
 ) -> SearchResult:
     """Minimum-cost tree of depth at most ``max_depth`` over binary features, by Blossom.
 
-    The cost is the weighted error plus ``leaf_penalty`` per leaf (the error alone by
-    default).
+    The cost is the weighted error plus ``settings.leaf_penalty`` per leaf (the error alone
+    by default).
 
     Parameters
     ----------
@@ -201,24 +196,10 @@ def solve_min_error(
         Number of classes; leaves hold class indices.
     max_depth
         Maximum depth (0 gives a single leaf).
-    sample_weight
-        Non-negative row weights (default: all ones); the error is the weight misclassified.
-    deadline
-        Absolute ``time.perf_counter()`` value at which to stop and return the best tree.
-    recorder
-        Receives every incumbent (``recorder.improve``), the lower bound, and the statistics
-        (``recorder.stats`` becomes a :class:`satdt.result.DPStats`).
-    upper_bound
-        The cost of a tree of depth at most ``max_depth`` that the caller already recorded
-        on ``recorder`` (for instance a greedy tree); the search then reports only trees
-        strictly better (by more than a relative tolerance of 1e-9 of the total weight) and
-        prunes with this bound from the start. ``None``: no such tree.
-    leaf_penalty
-        Cost of each leaf, in the units of the weights (>= 0): a split is kept only when it
-        lowers the error by more than the penalty of the leaf it adds.
-    min_support
-        Least number of training rows of positive weight on each side of a split (>= 1;
-        DL8.5's minimum support); a single leaf is always allowed.
+    settings
+        The rows' weights, the deadline, the recorder (its ``stats`` becomes a
+        :class:`satdt.result.DPStats`), the upper bound, the leaf penalty and the minimum
+        support (:class:`~satdt.dp.common.SearchSettings`).
 
     Returns
     -------
@@ -241,10 +222,11 @@ def solve_min_error(
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    w = settings.weights(len(y))
+    recorder = settings.recorder
     check_inputs(B, y, w, n_classes, max_depth)
-    P, s = check_leaf_options(leaf_penalty, min_support)
-    bound = bound_to_beat(upper_bound, recorder, w)
+    P, s = check_leaf_options(settings.leaf_penalty, settings.min_support)
+    bound = bound_to_beat(settings.upper_bound, recorder, w)
     prep = prepare_binary(B, y, w, n_classes)
     M = prep.data.Bd.shape[1]
     K = int(max_depth)
@@ -260,7 +242,7 @@ def solve_min_error(
         return recorder.snapshot(proven_optimal=True)
 
     run = BlossomRun(prep, K, bound, (B, y, w, n_classes), recorder, stats, P, s)
-    run.advance(deadline)
+    run.advance(settings.deadline)
     return run.finish()
 
 

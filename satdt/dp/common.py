@@ -38,6 +38,47 @@ _REL_TOL = 1e-9
 _CSR_BLOCK_CELLS = 1 << 21
 
 
+@dataclass(frozen=True, eq=False)
+class SearchSettings:
+    """What every minimum-error search of :mod:`satdt.dp` is given besides its data and depth
+    (each search's own options come in a second object: ``DL85Options``, ``PortfolioOptions``,
+    ``ConTreeOptions``).
+
+    Attributes
+    ----------
+    recorder
+        Receives every incumbent (``recorder.improve``), the lower bound, and the statistics.
+    sample_weight
+        Non-negative row weights (``None``: all ones); the error is the weight misclassified.
+    deadline
+        Absolute ``time.perf_counter()`` value at which to stop and return the best tree.
+    upper_bound
+        The cost of a tree of depth at most ``max_depth`` that the caller already recorded
+        on ``recorder`` (for instance a greedy tree): the search reports only trees strictly
+        better (by more than a relative tolerance of 1e-9 of the total weight) and prunes
+        with this bound from the start. ``None``: no such tree.
+    leaf_penalty
+        Cost of each leaf, in the units of the weights (>= 0): a split is kept only when it
+        lowers the error by more than the penalty of the leaf it adds.
+    min_support
+        Least number of training rows of positive weight on each side of a split (>= 1;
+        DL8.5's minimum support); a single leaf is always allowed.
+    """
+
+    recorder: Recorder
+    sample_weight: np.ndarray | None = None
+    deadline: float | None = None
+    upper_bound: float | None = None
+    leaf_penalty: float = 0.0
+    min_support: int = 1
+
+    def weights(self, n: int) -> np.ndarray:
+        """The rows' weights as float64 (ones when none were given)."""
+        if self.sample_weight is None:
+            return np.ones(n)
+        return np.asarray(self.sample_weight, dtype=np.float64)
+
+
 class Data(NamedTuple):
     """The ``N`` distinct rows over ``M`` binary features, as every counting kernel reads them.
 

@@ -72,7 +72,7 @@ from ..prepare import group_rows
 from ..result import ConTreeStats, Recorder, SearchResult
 from . import _contree_kernels as k
 from . import kernels
-from .common import check_inputs, check_leaf_options
+from .common import SearchSettings, check_inputs, check_leaf_options
 from .greedy import greedy_numeric_tree
 
 #: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
@@ -236,7 +236,7 @@ class _Search:
     def _d2_ready(self) -> bool:
         """Whether depth-two subproblems go to the D2Split kernel: when asked for (``d2``) and
         compiled; until then (a first run) they recurse in Python, which finds the same optima."""
-        if self.d2_kernel is None and self.d2 and kernels.ready(["contree_d2"]):
+        if self.d2_kernel is None and self.d2 and kernels.ready(_d2_groups()):
             from ._contree_d2 import solve_d2
 
             self.d2_kernel = solve_d2
@@ -545,11 +545,7 @@ def _primal(
             y,
             n_classes,
             max_depth,
-            sample_weight=w,
-            deadline=stop,
-            recorder=sub,
-            leaf_penalty=pen,
-            min_support=s,
+            SearchSettings(sub, sample_weight=w, deadline=stop, leaf_penalty=pen, min_support=s),
         )
         if time.perf_counter() >= until:
             return
@@ -570,38 +566,12 @@ def _flags(prune: Iterable[str]) -> tuple[int, bool]:
     return flags, "d2split" in switches
 
 
-def solve_min_error(
-    X: np.ndarray,
-    y: np.ndarray,
-    n_classes: int,
-    max_depth: int,
-    *,
-    sample_weight: np.ndarray | None = None,
-    deadline: float | None = None,
-    recorder: Recorder,
-    upper_bound: float | None = None,
-    max_gap: float = 0.0,
-    max_cache_mb: float = 512,
-    prune: Iterable[str] = PRUNING,
-    column_values: list[np.ndarray] | None = None,
-    leaf_penalty: float = 0.0,
-    min_support: int = 1,
-) -> SearchResult:
-    """Minimum-cost tree of depth at most ``max_depth`` on numeric features, by ConTree.
+@dataclass(frozen=True)
+class ConTreeOptions:
+    """ConTree's own options (:func:`solve_min_error`).
 
-    The cost is the weighted error plus ``leaf_penalty`` per leaf (the error alone by
-    default); every value reported (incumbents, ``upper_bound``, ``lower_bound``) is a cost.
-
-    Parameters
+    Attributes
     ----------
-    X
-        float64 ``(n, m)`` design matrix without NaN; a node ``(c, t)`` sends ``x[c] <= t`` left.
-    y, n_classes, max_depth, sample_weight, deadline, recorder, upper_bound
-        As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
-        maximum depth, non-negative row weights (default ones), a ``time.perf_counter()``
-        value to stop at, the recorder receiving every incumbent (and a
-        :class:`~satdt.result.ConTreeStats`), and the cost of an incumbent already on the
-        recorder that the search must beat.
     max_gap
         The paper's optimality gap, in cost units: an absolute amount (``>= 1``) or, when
         below 1, a fraction of the total weight. The result is within it of the optimum;
@@ -615,13 +585,42 @@ def solve_min_error(
     column_values
         Each column's sorted distinct values over the rows of positive weight, when the
         caller has them (the estimator's data preparation does).
-    leaf_penalty
-        Cost of each leaf, in the units of the weights (>= 0): a split is kept only when it
-        lowers the error by more than the penalty of the leaf it adds.
-    min_support
-        Least number of training rows of positive weight on each side of a split (>= 1;
-        DL8.5's minimum support, duplicates counted one each); a single leaf is always
-        allowed. Above 1 some of Branch's bounds are weaker (see the module docstring).
+    """
+
+    max_gap: float = 0.0
+    max_cache_mb: float = 512
+    prune: Iterable[str] = PRUNING
+    column_values: list[np.ndarray] | None = None
+
+
+def solve_min_error(
+    X: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    settings: SearchSettings,
+    options: ConTreeOptions = ConTreeOptions(),
+) -> SearchResult:
+    """Minimum-cost tree of depth at most ``max_depth`` on numeric features, by ConTree.
+
+    The cost is the weighted error plus ``leaf_penalty`` per leaf (the error alone by
+    default); every value reported (incumbents, ``upper_bound``, ``lower_bound``) is a cost.
+
+    Parameters
+    ----------
+    X
+        float64 ``(n, m)`` design matrix without NaN; a node ``(c, t)`` sends ``x[c] <= t`` left.
+    y, n_classes, max_depth, settings
+        As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
+        maximum depth, and the shared settings (:class:`~satdt.dp.common.SearchSettings`):
+        the rows' non-negative weights, a ``time.perf_counter()`` value to stop at, the
+        recorder receiving every incumbent (and a :class:`~satdt.result.ConTreeStats`), the
+        cost of an incumbent already on the recorder that the search must beat, the leaf
+        penalty and the minimum support (duplicates counted one each; above 1 some of
+        Branch's bounds are weaker, see the module docstring).
+    options
+        ConTree's own (:class:`ConTreeOptions`): the permitted gap, the cache's cap, the
+        pruning switches, the columns' values.
 
     Returns
     -------
@@ -630,14 +629,16 @@ def solve_min_error(
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.int64)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    w = settings.weights(len(y))
+    recorder, deadline, upper_bound = settings.recorder, settings.deadline, settings.upper_bound
+    max_gap, max_cache_mb = options.max_gap, options.max_cache_mb
     check_inputs(X, y, w, n_classes, max_depth, binary=False)
-    pen, s = check_leaf_options(leaf_penalty, min_support)
+    pen, s = check_leaf_options(settings.leaf_penalty, settings.min_support)
     if not (max_gap >= 0):
         raise ParameterError(f"max_gap must be >= 0; got {max_gap}")
-    flags, d2 = _flags(prune)
-    if d2 and not kernels.request(["contree_d2"]):  # no background compilation: here, now
-        kernels.load(["contree_d2"])
+    flags, d2 = _flags(options.prune)
+    if d2 and not kernels.request(_d2_groups()):  # no background compilation: here, now
+        kernels.load(_d2_groups())
     total = float(w.sum())
     tol = _REL_TOL * max(1.0, total)
     gap = float(max_gap) * total if 0 < max_gap < 1 else float(max_gap)
@@ -650,7 +651,7 @@ def solve_min_error(
 
     try:
         prep = prepare_numeric(
-            X, y, w, n_classes, column_values=column_values, check_time=check_time
+            X, y, w, n_classes, column_values=options.column_values, check_time=check_time
         )
     except TimeUp:  # stopped while ranking the columns: the root as a leaf
         recorder.stats = ConTreeStats(rows=int(X.shape[0]), interrupted=True)
@@ -752,16 +753,31 @@ def _greedy_first(X, y, w, n_classes, max_depth, deadline, prep, report, ub, pen
 def _solve_with_primal(search, order, depth, ub, slack, deadline, recorder, primal):
     """The exact search briefly (easy problems end here), then Blossom's good trees early
     (``primal(until)``), then the exact search again with their bound and its cache."""
-    kernels.request(["blossom"])
+    blossom = _primal_groups()
+    kernels.request(blossom)
     left = max(deadline - time.perf_counter(), 0.0)
     search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
     try:
         return search.solve(order, depth, ub, slack=slack, root=True)
     except TimeUp:
-        if kernels.ready(["blossom"]):  # on a first run they may be compiling still
+        if kernels.ready(blossom):  # on a first run they may be compiling still
             until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
             primal(min(until, deadline))
         if recorder.best is not None:
             ub = min(ub, recorder.best.value - slack)
         search.deadline = deadline
         return search.solve(order, depth, ub, slack=slack, root=True)
+
+
+def _d2_groups() -> tuple[str, ...]:
+    """The depth-two kernel's groups (from the table of searches)."""
+    from ..methods import kernels_of
+
+    return kernels_of("contree").later
+
+
+def _primal_groups() -> tuple[str, ...]:
+    """The primal's groups: Blossom's (from the table of searches)."""
+    from ..methods import kernels_of
+
+    return kernels_of("blossom").start

@@ -55,6 +55,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,7 @@ from ._dl85_anytime import LEAF, Companion, CompanionProved
 from ._dl85_search import Search
 from .common import (
     PreparedBinary,
+    SearchSettings,
     bound_to_beat,
     check_inputs,
     check_leaf_options,
@@ -75,7 +77,14 @@ from .common import (
 )
 from .rules import RULES, SCHEDULES, Rule, relaxation
 
-__all__ = ["DEFAULT_CACHE_MB", "RULES", "SCHEDULES", "Companion", "solve_min_error"]
+__all__ = [
+    "DEFAULT_CACHE_MB",
+    "RULES",
+    "SCHEDULES",
+    "Companion",
+    "DL85Options",
+    "solve_min_error",
+]
 
 DEFAULT_CACHE_MB = 512
 
@@ -113,41 +122,12 @@ def _positive(name: str, value: Any, default: float) -> float:
     return float(value)
 
 
-def solve_min_error(
-    B: np.ndarray,
-    y: np.ndarray,
-    n_classes: int,
-    max_depth: int,
-    *,
-    sample_weight: np.ndarray | None = None,
-    deadline: float | None = None,
-    recorder: Recorder,
-    upper_bound: float | None = None,
-    min_support: int = 1,
-    leaf_penalty: float = 0.0,
-    max_cache_mb: float = DEFAULT_CACHE_MB,
-    rule: str | None = None,
-    relax: str = "monotonic",
-    relax_step: float | None = None,
-    prep: PreparedBinary | None = None,
-    companion: Companion | None = None,
-) -> SearchResult:
-    """Minimum-error tree of depth at most ``max_depth`` by DL8.5, or by CA-DL8.5 with ``rule``.
+@dataclass(frozen=True)
+class DL85Options:
+    """DL8.5's own options (:func:`solve_min_error`).
 
-    Parameters
+    Attributes
     ----------
-    B, y, n_classes, max_depth, sample_weight, deadline, recorder, upper_bound
-        As :func:`satdt.dp.blossom.solve_min_error` (``B`` uint8 0/1 features, ``y`` class
-        indices, ``deadline`` a ``time.perf_counter()`` value, ``upper_bound`` the error of
-        the recorder's incumbent, which the search must beat).
-    min_support
-        Every leaf holds at least this many training rows (of positive weight): a split is
-        tried only when both sides have that many (Algorithm 1, line 16). A single leaf is
-        always allowed.
-    leaf_penalty
-        The cost of each leaf, in the units of the weights (>= 0): the search minimises the
-        weighted error plus ``leaf_penalty`` times the number of leaves, and every value it
-        reports (incumbents, bounds, ``upper_bound``) is that cost.
     max_cache_mb
         Cap on the cache of solved branches (estimated MB); when reached the cache stops
         growing and branches not in it are recomputed (the result stays exact).
@@ -157,6 +137,38 @@ def solve_min_error(
         The relaxation schedule of CA-DL8.5 (:data:`SCHEDULES`) and its step δ: positions
         (default 1) for ``discrepancy`` / ``topk`` / ``topk_star``; gain gap in bits or
         purity (default 0.05) for ``gain`` / ``purity``.
+    """
+
+    max_cache_mb: float = DEFAULT_CACHE_MB
+    rule: str | None = None
+    relax: str = "monotonic"
+    relax_step: float | None = None
+
+
+def solve_min_error(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    settings: SearchSettings,
+    options: DL85Options = DL85Options(),
+    *,
+    prep: PreparedBinary | None = None,
+    companion: Companion | None = None,
+) -> SearchResult:
+    """Minimum-error tree of depth at most ``max_depth`` by DL8.5, or by CA-DL8.5 with ``rule``.
+
+    Parameters
+    ----------
+    B, y, n_classes, max_depth, settings
+        As :func:`satdt.dp.blossom.solve_min_error` (``B`` uint8 0/1 features, ``y`` class
+        indices; ``settings`` the rows' weights, the deadline, the recorder, the cost of the
+        recorder's incumbent, which the search must beat, the leaf penalty and the minimum
+        support: every leaf holds at least that many training rows of positive weight, a
+        split is tried only when both sides have that many (Algorithm 1, line 16), and every
+        value reported is the weighted error plus the leaf penalty per leaf).
+    options
+        DL8.5's own (:class:`DL85Options`): the cache's cap, CA-DL8.5's rule and schedule.
     prep, companion
         For a portfolio (:mod:`satdt.dp.portfolio`): the data already prepared by
         :func:`~satdt.dp.common.prepare_binary` from the same arguments, and a search run in
@@ -172,20 +184,15 @@ def solve_min_error(
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    w = settings.weights(len(y))
+    recorder, deadline, rule = settings.recorder, settings.deadline, options.rule
     check_inputs(B, y, w, n_classes, max_depth)
-    P, min_support = check_leaf_options(leaf_penalty, min_support)
-    max_cache_mb = _positive("max_cache_mb", max_cache_mb, DEFAULT_CACHE_MB)
-    if rule is not None and rule not in RULES:
-        raise ParameterError(f"rule must be one of {list(RULES)}, got {rule!r}")
-    B = np.ascontiguousarray(B, dtype=np.uint8)
-    y = np.asarray(y, dtype=np.int64)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    check_inputs(B, y, w, n_classes, max_depth)
-    P, min_support = check_leaf_options(leaf_penalty, min_support)
-    max_cache_mb, step = _search_options(max_cache_mb, rule, relax, relax_step)
+    P, min_support = check_leaf_options(settings.leaf_penalty, settings.min_support)
+    max_cache_mb, step = _search_options(
+        options.max_cache_mb, rule, options.relax, options.relax_step
+    )
     tol = tolerance(w)
-    bound = bound_to_beat(upper_bound, recorder, w)
+    bound = bound_to_beat(settings.upper_bound, recorder, w)
     if prep is None:
         prep = prepare_binary(B, y, w, n_classes)
     M = prep.data.Bd.shape[1]
@@ -211,7 +218,7 @@ def solve_min_error(
     first = None if rule is None else _first_limit(rule, step, root_error, float(W.sum()))
     proven = False
     try:
-        proven = _restarts(search, recorder, to_beat, rule, first, relax, step)
+        proven = _restarts(search, recorder, to_beat, rule, first, options.relax, step)
     except TimeUp:
         pass
     except CompanionProved:

@@ -113,11 +113,15 @@ def _grow(
     # the kernels' codes rank << shift | class are int32: beyond, NumPy (with int64 codes)
     # on a small table loading the kernels from the cache (about a second) costs more than
     # NumPy's whole tree
-    worth = kernels.loaded("greedy") or (n >= KERNEL_ROWS and kernels.ready(["greedy"]))
+    from ..methods import kernels_of
+
+    groups = kernels_of("greedy").start
+    loaded = all(kernels.loaded(group) for group in groups)
+    worth = loaded or (n >= KERNEL_ROWS and kernels.ready(groups))
     if n << (n_classes - 1).bit_length() < _CODE_LIMIT and worth:
         return _grow_numba(X, y, n_classes, w, max_depth, deadline)
     if n >= KERNEL_ROWS:  # where the kernels are worth it: compiled for the next time
-        kernels.request(["greedy"])
+        kernels.request(groups)
     return grow_numpy(X, y, n_classes, w, max_depth, deadline)
 
 

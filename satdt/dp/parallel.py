@@ -27,13 +27,14 @@ import multiprocessing as mp
 import os
 import signal
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ..models.tree import Tree
 from ..result import DL85Stats, DPStats, Event, Incumbent, PortfolioStats, Recorder, SearchResult
-from .common import PreparedBinary
+from .common import PreparedBinary, SearchSettings
 
 # Seconds of Blossom alone first (its first trees): what it proves by then costs no second
 # process; short, since DL8.5 proves most problems several times sooner than Blossom.
@@ -101,7 +102,8 @@ def _child(conn, shared, parent: int, solve, problem: dict[str, Any]) -> None:
     tic = time.perf_counter()
     proven = False
     try:
-        proven = solve(recorder=recorder, companion=recorder, **problem).proven_optimal
+        settings = replace(problem.pop("settings"), recorder=recorder)
+        proven = solve(settings=settings, companion=recorder, **problem).proven_optimal
     except _Stopped:
         pass
     except Exception as exc:  # the parent raises it (an internal error, say)
@@ -142,14 +144,11 @@ def solve_min_error(
     prep: PreparedBinary,
     source: tuple[np.ndarray, np.ndarray, np.ndarray, int],
     K: int,
+    settings: SearchSettings,
     *,
     bound: float,
     tol: float,
-    deadline: float | None,
-    recorder: Recorder,
     blossom_stats: DPStats,
-    leaf_penalty: float,
-    min_support: int,
     rule: str | None,
 ) -> SearchResult:
     """Blossom in this process and DL8.5 (CA-DL8.5 with ``rule``) in a forked child, until
@@ -158,16 +157,19 @@ def solve_min_error(
     ``prep`` is the data prepared from ``source`` = ``(B, y, w, n_classes)``; ``bound`` the
     cost a tree must beat (the caller's incumbent less the tolerance ``tol``, or ``inf``).
     The kernels of both searches must be loaded here (the child inherits them). Blossom
-    runs alone for :data:`ALONE` seconds first. Values are costs (error plus
-    ``leaf_penalty`` per leaf); ``recorder.stats`` becomes a
+    runs alone for :data:`ALONE` seconds first. ``settings`` are the portfolio's, checked
+    (its weights those of ``source``). Values are costs (error plus the leaf penalty per
+    leaf); ``recorder.stats`` becomes a
     :class:`~satdt.result.PortfolioStats` as in the one-core portfolio.
     """
     from . import blossom, dl85  # loaded here before the fork: the child shares them
 
     tic = time.perf_counter()
+    recorder, deadline = settings.recorder, settings.deadline
     run = blossom.BlossomRun(
-        prep, K, bound, source, recorder, blossom_stats, leaf_penalty, min_support
-    )
+        prep, K, bound, source, recorder, blossom_stats, settings.leaf_penalty,
+        settings.min_support,
+    )  # fmt: skip
     alone = tic + ALONE
     if run.advance(alone if deadline is None else min(alone, deadline)) or _past(deadline):
         _set_stats(run, tic, None, by_blossom=run.proven, child=rule)
@@ -178,9 +180,9 @@ def solve_min_error(
     shared = ctx.RawArray("d", [math.inf if best is None else best.value, 0.0])
     reader, writer = ctx.Pipe(duplex=False)
     problem = {
-        "B": B, "y": y, "n_classes": n_classes, "max_depth": K, "sample_weight": w,
-        "deadline": deadline, "upper_bound": None, "rule": rule, "prep": prep,
-        "leaf_penalty": leaf_penalty, "min_support": min_support,
+        "B": B, "y": y, "n_classes": n_classes, "max_depth": K,
+        "settings": replace(settings, sample_weight=w, upper_bound=None),
+        "options": dl85.DL85Options(rule=rule), "prep": prep,
     }  # fmt: skip
     child = ctx.Process(
         target=_child,

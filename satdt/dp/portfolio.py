@@ -19,12 +19,20 @@ space first proves the incumbent optimal. That is the one-core schedule (``n_job
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..result import DPStats, PortfolioStats, Recorder, SearchResult
 from . import kernels, parallel
-from .common import bound_to_beat, check_inputs, check_leaf_options, prepare_binary, tolerance
+from .common import (
+    SearchSettings,
+    bound_to_beat,
+    check_inputs,
+    check_leaf_options,
+    prepare_binary,
+    tolerance,
+)
 
 # Plain DL8.5 (no CA-DL8.5 rule): with Blossom beside it for the early trees, its proofs are
 # the portfolio's (CA-DL8.5's restarts proved 2-4x later in benchmarks/min_error.py).
@@ -80,38 +88,53 @@ class _BlossomSlices:
         return proven
 
 
+@dataclass(frozen=True)
+class PortfolioOptions:
+    """The portfolio's own options (:func:`solve_min_error`).
+
+    Attributes
+    ----------
+    rule
+        A CA-DL8.5 rule for the DL8.5 side (``None``: plain DL8.5) on one core.
+    first_slice
+        The seconds Blossom runs alone first.
+    blossom_share
+        In (0, 1): the largest fraction of the time Blossom has afterwards (its share starts
+        at ``START_SHARE``, doubles after each slice that improved the incumbent, halves
+        after each one that did not, down to ``MIN_SHARE``).
+    every
+        The seconds of DL8.5 between two Blossom slices.
+    n_jobs
+        With 2 or more (and the kernels of both searches compiled) they run at the same
+        time, Blossom here and DL8.5 in a child process (:mod:`satdt.dp.parallel`; the
+        schedule options then do not apply), under ``parallel_rule``; 1 is the one-core
+        schedule.
+    parallel_rule
+        The CA-DL8.5 rule of the child process (``None``: plain DL8.5).
+    """
+
+    rule: str | None = DEFAULT_RULE
+    first_slice: float = FIRST_SLICE
+    blossom_share: float = BLOSSOM_SHARE
+    every: float = EVERY
+    n_jobs: int = 1
+    parallel_rule: str | None = DEFAULT_RULE
+
+
 def solve_min_error(
     B: np.ndarray,
     y: np.ndarray,
     n_classes: int,
     max_depth: int,
-    *,
-    sample_weight: np.ndarray | None = None,
-    deadline: float | None = None,
-    recorder: Recorder,
-    upper_bound: float | None = None,
-    leaf_penalty: float = 0.0,
-    min_support: int = 1,
-    rule: str | None = DEFAULT_RULE,
-    first_slice: float = FIRST_SLICE,
-    blossom_share: float = BLOSSOM_SHARE,
-    every: float = EVERY,
-    n_jobs: int = 1,
-    parallel_rule: str | None = DEFAULT_RULE,
+    settings: SearchSettings,
+    options: PortfolioOptions = PortfolioOptions(),
 ) -> SearchResult:
     """Minimum-cost tree of depth at most ``max_depth`` by Blossom and DL8.5 together.
 
     Arguments as :func:`satdt.dp.blossom.solve_min_error` (both searches minimise the error
-    plus ``leaf_penalty`` per leaf under the minimum support ``min_support``; values are
-    those costs); ``rule`` is a CA-DL8.5 rule for the DL8.5 side (default ``None``: plain
-    DL8.5), ``first_slice`` the seconds Blossom runs alone first, ``blossom_share`` (in
-    (0, 1)) the largest fraction of the time Blossom has afterwards (its share starts at
-    ``START_SHARE``, doubles after each slice that improved the incumbent, halves after each
-    one that did not, down to ``MIN_SHARE``), ``every`` the seconds of
-    DL8.5 between two Blossom slices. With ``n_jobs >= 2`` (and the kernels of both searches
-    compiled) they run at the same time, Blossom here and DL8.5 in a child process
-    (:mod:`satdt.dp.parallel`; the schedule arguments then do not apply), under
-    ``parallel_rule``; ``n_jobs=1`` is the one-core schedule. ``recorder.stats`` becomes a
+    plus the leaf penalty per leaf under the minimum support of ``settings``; values are
+    those costs); ``options`` the portfolio's own (:class:`PortfolioOptions`: the DL8.5
+    side's rule, the one-core schedule, ``n_jobs``). ``recorder.stats`` becomes a
     :class:`~satdt.result.PortfolioStats`: DL8.5's counters, Blossom's in ``blossom``, the
     time each search had, and which one proved the optimum.
 
@@ -124,13 +147,16 @@ def solve_min_error(
     """
     B = np.ascontiguousarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
-    w = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    w = settings.weights(len(y))
+    recorder, deadline, rule = settings.recorder, settings.deadline, options.rule
     check_inputs(B, y, w, n_classes, max_depth)
-    P, s = check_leaf_options(leaf_penalty, min_support)
-    if not 0.0 < blossom_share < 1.0:
-        raise ValueError(f"blossom_share must lie in (0, 1), got {blossom_share}")
+    P, s = check_leaf_options(settings.leaf_penalty, settings.min_support)
+    if not 0.0 < options.blossom_share < 1.0:
+        raise ValueError(f"blossom_share must lie in (0, 1), got {options.blossom_share}")
     tic = time.perf_counter()
-    bound = bound_to_beat(upper_bound, recorder, w)
+    bound = bound_to_beat(settings.upper_bound, recorder, w)
+    # the searches below get the checked leaf options and the weights as an array
+    settings = replace(settings, sample_weight=w, leaf_penalty=P, min_support=s)
     prep = prepare_binary(B, y, w, n_classes)
     K = int(max_depth)
     tol = tolerance(w)
@@ -143,38 +169,33 @@ def solve_min_error(
         irreducible_error=prep.floor,
     )
     source = (B, y, w, n_classes)
-    # what DL8.5 needs to start (its three-level kernel, group "dl85", it takes in when ready)
-    ca_groups = ["counts", "support"] if s > 1 else ["counts"]
-    if not kernels.ready(ca_groups) and not kernels.ready(["blossom"]):
+    # what DL8.5 needs to start (its three-level kernel it takes in when ready) and Blossom
+    ca_groups, blossom_groups, both = _groups(s)
+    if not kernels.ready(ca_groups) and not kernels.ready(blossom_groups):
         kernels.load(ca_groups)  # nothing ready: compile here (the caller did not wait)
     leaf = {"leaf_penalty": P, "min_support": s}
     if K == 0 or M == 0 or bound <= prep.floor + P:  # nothing to interleave
         if not kernels.ready(ca_groups):
-            return _blossom().solve_min_error(
-                B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
-                upper_bound=upper_bound, **leaf,
-            )  # fmt: skip
+            return _blossom().solve_min_error(B, y, n_classes, K, settings)
         from . import dl85
 
         return dl85.solve_min_error(
-            B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
-            upper_bound=upper_bound, rule=rule, prep=prep, **leaf,
-        )  # fmt: skip
-    both = ["blossom", "dl85", *ca_groups]  # the child inherits every kernel loaded here
-    if n_jobs >= 2 and parallel.available() and kernels.ready(both):
+            B, y, n_classes, K, settings, dl85.DL85Options(rule=rule), prep=prep
+        )
+    if options.n_jobs >= 2 and parallel.available() and kernels.ready(both):
         kernels.load(both)
         return parallel.solve_min_error(
-            prep, source, K, bound=bound, tol=tol, deadline=deadline, recorder=recorder,
-            blossom_stats=blossom_stats, rule=parallel_rule, **leaf,
+            prep, source, K, settings, bound=bound, tol=tol, blossom_stats=blossom_stats,
+            rule=options.parallel_rule,
         )  # fmt: skip
     run = None
     proven = False
     blossom_seconds = 0.0
-    if (first_slice > 0 or not kernels.ready(ca_groups)) and kernels.load_soon(
-        ["blossom"], deadline
+    if (options.first_slice > 0 or not kernels.ready(ca_groups)) and kernels.load_soon(
+        blossom_groups, deadline
     ):
         run = _blossom().BlossomRun(prep, K, bound, source, recorder, blossom_stats, **leaf)
-        first = time.perf_counter() + first_slice
+        first = time.perf_counter() + options.first_slice
         proven = run.advance(first if deadline is None else min(first, deadline))
         while not (proven or _past(deadline) or kernels.ready(ca_groups)):  # DL8.5 compiling
             proven = run.advance(_soon(deadline))
@@ -192,7 +213,7 @@ def solve_min_error(
     def start_blossom():
         """Blossom's search, from the incumbent, once its kernels are loaded (near the
         deadline, loaded in a background thread first)."""
-        if not kernels.load_soon(["blossom"], deadline):
+        if not kernels.load_soon(blossom_groups, deadline):
             return None
         best = recorder.best
         now = bound if best is None else min(bound, best.value - tol)
@@ -200,13 +221,15 @@ def solve_min_error(
 
     from . import dl85  # ready now (waited for above, or compiled here)
 
-    slices = _BlossomSlices(run, start_blossom, recorder, tol, deadline, blossom_share, every)
+    slices = _BlossomSlices(
+        run, start_blossom, recorder, tol, deadline, options.blossom_share, options.every
+    )
     ca_tic = time.perf_counter()
     best = recorder.best
     result = dl85.solve_min_error(
-        B, y, n_classes, K, sample_weight=w, deadline=deadline, recorder=recorder,
-        upper_bound=None if best is None else best.value, rule=rule, prep=prep,
-        companion=slices, **leaf,
+        B, y, n_classes, K,
+        replace(settings, upper_bound=None if best is None else best.value),
+        dl85.DL85Options(rule=rule), prep=prep, companion=slices,
     )  # fmt: skip
     if slices.run is not None:
         slices.run.fill_stats()
@@ -222,6 +245,18 @@ def solve_min_error(
     )
     recorder.lower_bound = result.lower_bound
     return recorder.snapshot(proven_optimal=result.proven_optimal)
+
+
+def _groups(min_support: int) -> tuple[list[str], list[str], list[str]]:
+    """The kernel groups (from the table of searches): what DL8.5 starts on under this
+    minimum support, Blossom's, and both searches' whole (what a child process inherits when
+    they run side by side)."""
+    from ..methods import kernels_of
+
+    dl85 = kernels_of("dl85")
+    start = list(dl85.to_start(min_support))
+    blossom = list(kernels_of("blossom").start)
+    return start, blossom, [*blossom, *dl85.later, *start]
 
 
 def _prover(by_blossom: bool, rule: str | None) -> str:

@@ -94,7 +94,7 @@ class Binarizer:
         on the rows where that cell is present (``inf`` for ``x is missing``).
     missing_
         int8 ``(k,)``: where the rows missing that cell go, in the codes of
-        :class:`~satdt.models.Tree`: ``MISSING_RIGHT`` (the feature is 1 on them),
+        :class:`~satdt.Tree`: ``MISSING_RIGHT`` (the feature is 1 on them),
         ``MISSING_LEFT`` (0), or ``DEFAULT_LEFT`` for a column without missing values.
     names_
         Readable names: ``petal_length > 2.45``, ``age > 30.5 or missing``, ``age is missing``,

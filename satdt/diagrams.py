@@ -80,7 +80,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
     ``objective='size'``, the fewest nodes of a diagram classifying every row correctly.
     ``method`` picks a route of ``satdt.diagram_search.DIAGRAM_METHODS`` (``auto``: the
     rule of ``satdt.diagram_search.choose_route``). ``diagram_`` is the fitted
-    :class:`~satdt.models.Diagram` (in the user's units), ``result_`` the
+    :class:`~satdt.Diagram` (in the user's units), ``result_`` the
     :class:`~satdt.result.SearchResult` (``objective_value``, ``lower_bound``,
     ``proven_optimal``, the history of incumbents; ``stats`` a
     ``DiagramStats``), ``method_`` the route that ran. The MILP

@@ -461,7 +461,7 @@ class BinaryView:
     ``B`` is a C-contiguous uint8 ``(n, k)`` matrix without constant, identical or
     complementary columns; ``binarizer`` chose the thresholds (``describe()`` says how).
     ``missing[j]`` says where feature ``j`` puts rows missing that cell (the codes of
-    :class:`~satdt.models.Tree`; see :attr:`Binarizer.missing_`).
+    :class:`~satdt.Tree`; see :attr:`Binarizer.missing_`).
     """
 
     B: np.ndarray

@@ -29,3 +29,16 @@ def compiled_kernels() -> None:
     groups = list(kernels.GROUPS)
     if kernels.request(groups):
         kernels.wait([groups], None)
+
+
+@pytest.fixture(autouse=True)
+def _no_sweep_workers_left():
+    """A sweep keeps its workers for the next sweep of the process; a test's are stopped after
+    it, so that no test sees another test's processes (the portfolio's no-orphan checks)."""
+    yield
+    import sys
+
+    if "satdt.sweep.local" in sys.modules or "satdt.sweep.on_dask" in sys.modules:
+        from satdt.sweep import close_workers
+
+        close_workers()

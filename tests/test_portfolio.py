@@ -278,7 +278,9 @@ def test_two_jobs_keep_the_time_limit():
 
 
 def _children(pid: int) -> list[int]:
-    """Live (not zombie) processes whose parent is ``pid``, from /proc."""
+    """Live (not zombie) processes whose parent is ``pid``, from /proc; Python's own
+    multiprocessing resource tracker (started by any earlier test that made a process queue,
+    alive until the interpreter exits) is not one of ours."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -286,7 +288,11 @@ def _children(pid: int) -> list[int]:
         try:
             with open(f"/proc/{entry}/stat") as handle:
                 fields = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read()
         except OSError:
+            continue
+        if b"multiprocessing.resource_tracker" in command:
             continue
         if int(fields[1]) == pid and fields[0] != "Z":
             found.append(int(entry))

@@ -108,7 +108,7 @@ class Schema:
         column. A missing categorical cell gives 1 in its ``is missing`` column if the column
         had missing cells when fitting, else NaN in its indicator columns (so that a tree sends
         it where it sends a column without learned missing values: see
-        :class:`~satdt.models.Tree`). ``line_numbers`` and ``source`` only improve messages.
+        :class:`~satdt.Tree`). ``line_numbers`` and ``source`` only improve messages.
         """
         array = raw if isinstance(raw, np.ndarray) else np.array(raw, dtype=object)
         if array.ndim != 2:

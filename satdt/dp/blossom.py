@@ -10,7 +10,7 @@ tree, no cache.
 This module prepares the data (:func:`satdt.dp.common.prepare_binary`: duplicate rows
 merged, redundant features dropped), drives the search kernels of
 :mod:`satdt.dp._blossom_kernels` in chunks so the deadline is honoured, and turns the
-kernels' heap-ordered trees into :class:`satdt.models.Tree` objects.
+kernels' heap-ordered trees into :class:`satdt.Tree` objects.
 
 A caller that already holds a tree (say a greedy one) passes its error as ``upper_bound``:
 the search then prunes with it from the start and reports only strictly better trees; when

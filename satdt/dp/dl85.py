@@ -11,7 +11,7 @@ without and with it (Algorithm 1, lines 14-27); nodes with two levels left are s
 exactly by the shared depth-two kernels. Solved branches go to a cache capped in memory
 (:mod:`satdt.dp._dl85_cache`, Algorithm 1, lines 9-11 and 28-29); a full cache stops
 storing, and the search stays exact. This module prepares the data, checks the options,
-runs the restarts and turns the search's nested trees into :class:`~satdt.models.Tree`.
+runs the restarts and turns the search's nested trees into :class:`~satdt.Tree`.
 
 CA-DL8.5 (Algorithm 2). A rule prunes features (``discrepancy``: the sum of the positions
 of the features chosen on the path, in heuristic order, is at most the limit; ``topk``: the

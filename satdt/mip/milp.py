@@ -2,7 +2,7 @@
 
 :func:`solve_diagram` checks its input, builds the model (:mod:`satdt.mip.formulation`), encodes
 a start diagram (:mod:`satdt.mip.solution`), runs HiGHS or SCIP (:mod:`satdt.mip.solvers`) within
-the deadline and decodes the best solution into a :class:`~satdt.models.Diagram`.
+the deadline and decodes the best solution into a :class:`~satdt.Diagram`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from satdt.models.diagram import Diagram
 
 @dataclass
 class _Arrays:
-    """A decoded diagram as plain arrays (the fields of :class:`satdt.models.Diagram`)."""
+    """A decoded diagram as plain arrays (the fields of :class:`satdt.Diagram`)."""
 
     layer: np.ndarray
     feature: np.ndarray
@@ -301,7 +301,7 @@ def _start_split(
 def _to_diagram(
     arrays: _Arrays, X: np.ndarray, y: np.ndarray, weight: np.ndarray, n_classes: int
 ) -> Diagram:
-    """A :class:`satdt.models.Diagram` from decoded arrays, with the class weights of ``(X, y)``.
+    """A :class:`satdt.Diagram` from decoded arrays, with the class weights of ``(X, y)``.
 
     Classes are ``0..n_classes-1``; thresholds are in the scaled units of ``X``.
     """

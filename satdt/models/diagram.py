@@ -7,7 +7,7 @@ or, when ``feature[i] == -1``, ``coef[i] @ x <= threshold[i]`` (multivariate). R
 the test holds go to ``low[i]`` (the paper's negative side), the others to ``high[i]``. A
 successor ``s >= 0`` is an internal node of a later layer; ``s < 0`` is the terminal of class
 index ``-1 - s`` (the paper's long arcs: any node may end a path). ``classes`` maps class
-indices back to the user's labels, as in :class:`~satdt.models.Tree`.
+indices back to the user's labels, as in :class:`~satdt.Tree`.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class Diagram:
         Training class weights reaching each terminal; :meth:`predict_proba` uses them.
     indicator : sequence of int, optional
         Indices of 0/1 indicator columns named like ``colour == red`` (printed as
-        ``colour != red`` / ``colour == red``, as in :class:`~satdt.models.Tree`).
+        ``colour != red`` / ``colour == red``, as in :class:`~satdt.Tree`).
     root : int, optional
         Where prediction starts: ``0`` (the default) when there are internal nodes; a diagram
         with none is the single terminal ``root = -1 - k`` (see :meth:`single_terminal`).
@@ -436,7 +436,7 @@ class Diagram:
 
     def count_error(self) -> float:
         """Training error recorded in ``terminal_counts``, as :meth:`Tree.count_error
-        <satdt.models.Tree.count_error>` gives a tree's.
+        <satdt.Tree.count_error>` gives a tree's.
 
         Returns
         -------
@@ -470,7 +470,7 @@ class Diagram:
         return path
 
     def apply(self, X: np.ndarray) -> np.ndarray:
-        """The node each row ends at, as :meth:`Tree.apply <satdt.models.Tree.apply>` gives
+        """The node each row ends at, as :meth:`Tree.apply <satdt.Tree.apply>` gives
         a tree's leaf: its terminal, numbered after the stored decision nodes (terminal
         ``k`` is node ``len(feature) + k``).
 

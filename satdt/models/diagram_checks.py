@@ -1,7 +1,7 @@
 """What a diagram is held to: its arrays' structural rules, the fit of its layers to a
 skeleton, objective (18) of Florio et al. and the paper's extensions (parsimony, (19), (20)).
 
-:class:`~satdt.models.Diagram` checks its arrays here when it is built; every diagram route
+:class:`~satdt.Diagram` checks its arrays here when it is built; every diagram route
 (the MILP, SAT and MaxSAT, the best-tree start) scores and checks its results here.
 """
 

@@ -4,7 +4,7 @@ The models import no plotting code (matplotlib and the layouts live in :mod:`sat
 which imports the models, not the other way). A model's ``_repr_svg_`` asks :func:`svg`, which
 calls the drawing registered with :func:`set_svg`. The package root registers
 :func:`satdt.plot.model_svg` behind a lazy import when satdt is imported, so in Jupyter a
-:class:`~satdt.models.Tree` or a :class:`~satdt.models.Diagram` still shows itself as a
+:class:`~satdt.Tree` or a :class:`~satdt.Diagram` still shows itself as a
 picture; with nothing registered, or without matplotlib, the notebook shows the text repr.
 """
 

@@ -1,6 +1,6 @@
 """Trees that leave satdt: a fitted scikit-learn ``DecisionTreeClassifier`` and ONNX.
 
-A satdt :class:`~satdt.models.Tree` already uses scikit-learn's orientation (``x[f] <= t``
+A satdt :class:`~satdt.Tree` already uses scikit-learn's orientation (``x[f] <= t``
 goes left, a per-node side for missing values); :func:`to_sklearn` writes its nodes into the
 arrays of ``sklearn.tree._tree.Tree`` (leaves ``-1`` children and feature ``-2``, class
 frequencies per node, the side of missing values in ``missing_go_to_left``), so that

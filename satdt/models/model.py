@@ -1,6 +1,6 @@
 """Models: the small protocol every satdt model follows, and models on disk.
 
-A model (a :class:`~satdt.models.Tree` or a :class:`~satdt.models.Diagram`) predicts over the
+A model (a :class:`~satdt.Tree` or a :class:`~satdt.Diagram`) predicts over the
 design matrix and exports itself; :class:`Model` says what the estimators, the command line
 and model files rely on. A model file is JSON: the kind of model and its ``to_dict()``, the
 schema of the table it was learnt from (column names and kinds, categories, label column)

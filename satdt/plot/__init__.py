@@ -1,7 +1,7 @@
 """Pictures with matplotlib: anytime curves, trees and diagrams, the SAT loop, the Pareto front.
 
 :func:`plot_history` draws the incumbent's objective value over time; :func:`plot_tree` and
-:func:`save_tree` a :class:`~satdt.models.Tree` or a :class:`~satdt.models.Diagram` (no Graphviz);
+:func:`save_tree` a :class:`~satdt.Tree` or a :class:`~satdt.Diagram` (no Graphviz);
 :func:`model_svg` the inline SVG a notebook shows for a model; :func:`plot_loop` the SAT calls of
 the counterexample-guided loop; :func:`plot_pareto` a depth/size front.
 

@@ -143,7 +143,7 @@ def plot_tree(
     Parameters
     ----------
     model
-        A :class:`~satdt.models.Tree`, a :class:`~satdt.models.Diagram`, or a fitted
+        A :class:`~satdt.Tree`, a :class:`~satdt.Diagram`, or a fitted
         estimator (its ``tree_`` or ``diagram_``).
     ax
         The matplotlib Axes to draw into; default: a new pyplot figure sized to the model.

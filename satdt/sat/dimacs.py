@@ -5,7 +5,7 @@ of Avellaneda (AAAI 2020) for a dataset and a depth -- formulas (1)-(6) for ever
 row, and with a node limit the labelled-leaf counter (7)-(10) -- with no incremental loop,
 and a comment line giving the meaning of every variable in the user's terms.
 :func:`read_solution` reads what a solver prints, and :func:`decode_dimacs` turns a model
-into a :class:`~satdt.models.Tree` using nothing but the CNF file and the solution.
+into a :class:`~satdt.Tree` using nothing but the CNF file and the solution.
 
 The formulas, the exact variable and clause counts and a fully worked example are in
 ``encodings/perfect-tree.md`` and ``encodings/node-counter.md`` (symbols:

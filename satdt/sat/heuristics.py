@@ -92,7 +92,7 @@ def best_depth_two(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[float,
     Class counts for every pair of features (``N11[f, g, c]`` = rows with f = 1, g = 1 and
     class c) are popcounts of ANDed row bitsets; the other three quadrants follow from
     single-feature counts. Returns ``(errors, nested tree)`` with the nested form of
-    :meth:`satdt.models.Tree.from_nested` (threshold 0.5 on binary features).
+    :meth:`satdt.Tree.from_nested` (threshold 0.5 on binary features).
     """
     y = np.asarray(y, dtype=np.int64)
     onehot = np.eye(n_classes, dtype=np.float64)[y]

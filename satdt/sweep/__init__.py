@@ -46,7 +46,7 @@ from .report import (
     run_primal_integral,
 )
 from .results import read_results
-from .run import SweepProgress, SweepSummary, run_sweep
+from .run import SweepProgress, SweepSummary, close_workers, run_sweep
 from .spec import ESTIMATORS, SweepJob, SweepSpec, build_jobs, load_spec, read_document
 from .worker import resolve_estimator, run_job, stratified_folds
 
@@ -60,6 +60,7 @@ __all__ = [
     "aggregate",
     "best_known",
     "build_jobs",
+    "close_workers",
     "config_name",
     "cv_depths",
     "load_spec",

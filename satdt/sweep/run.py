@@ -172,3 +172,13 @@ def run_sweep(
         results.close()
     run.report(0)
     return SweepSummary(path, run.progress, interrupted, run.failures)
+
+
+def close_workers() -> None:
+    """Stop the worker processes (and local Dask clusters) that finished sweeps left running
+    for the next sweep of this process; the next sweep starts new ones. They also stop when
+    the process exits."""
+    from . import local, on_dask
+
+    local._close_kept(wait=True)
+    on_dask._close_kept()

@@ -368,7 +368,7 @@ def build_diagram(
     classes: Sequence[Any] | np.ndarray | None = None,
     feature_names: Sequence[str] | None = None,
 ) -> Diagram:
-    """The reachable part of a skeleton assignment as a :class:`~satdt.models.Diagram`.
+    """The reachable part of a skeleton assignment as a :class:`~satdt.Diagram`.
 
     ``feature[u]`` is node u's binary feature and ``succ[u]`` its ``(low, high)`` successors.
     """

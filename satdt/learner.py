@@ -18,12 +18,11 @@ import textwrap
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
-from . import methods
+from . import methods, tree_search
 from .data import Dataset, check_complete
 from .errors import (
     REMOVED_IN,
@@ -39,7 +38,7 @@ from .errors import (
     user_stacklevel,
 )
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
-from .models.tree import LEAF, Tree
+from .models.tree import Tree
 from .params import Param
 from .prepare import (
     Prepared,
@@ -437,12 +436,7 @@ class SatdtEstimator:
             recorder.stats.interrupted = True
             recorder.stop_reason = "interrupted"
             result = recorder.snapshot(proven_optimal=False)
-        left = data.time_left()
-        if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
-            recorder.stop_reason = "time limit"
-            result = replace(result, stop_reason=recorder.stop_reason)
-        if result.model is not task.checked:  # a greedy first tree was checked when recorded
-            self._check_model(result.model, data, recorder.best.value, task)
+        result = tree_search.finish(result, task)
         self.result_ = result
         self.method_ = method.name
         setattr(self, self._fitted_attribute, result.model)
@@ -489,44 +483,7 @@ class SatdtEstimator:
     def _search(self, method: Method, task: Task) -> SearchResult:
         """Run the method through :func:`satdt.tree_search.run_search` (one class, a greedy
         start, kernels awaited, time-outs; no depth limit: :func:`satdt.methods.run_without_depth`)."""
-        from . import tree_search
-
         return tree_search.run_search(method, task)
-
-    def _check_model(
-        self, model: Any, data: Prepared, value: float, task: Task | None = None
-    ) -> None:
-        """Re-check a model against the data before anyone sees it (correct before fast).
-
-        ``value`` is in the search's units: for the error objective, the weighted error plus
-        the task's leaf penalty per leaf; every leaf must hold the task's minimum support.
-        """
-        predicted = model.predict_index(data.X)
-        wrong = predicted != data.y
-        objective = OBJECTIVES[self.objective]
-        if objective.kind == CONSISTENCY:
-            if wrong.any():
-                raise RuntimeError("internal error: the returned model misclassifies training rows")
-            expected = objective.value_of(model, 0.0)
-            if expected != value:
-                raise RuntimeError(
-                    f"internal error: reported {self.objective} {value} but the model has {expected}"
-                )
-            return
-        error = float(data.weight[wrong].sum())
-        penalty = 0.0 if task is None else task.leaf_penalty
-        cost = error + penalty * getattr(model, "n_leaves", 0)
-        if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, float(data.weight.sum()))):
-            what = "error" if penalty == 0 else "penalised error"
-            raise RuntimeError(f"internal error: model {what} {cost} != reported {value}")
-        if task is not None and task.min_support > 1 and getattr(model, "n_leaves", 1) > 1:
-            support = np.bincount(model.apply(data.X)[data.weight > 0], minlength=model.n_nodes)
-            leaves = np.flatnonzero(model.feature == LEAF)
-            if support[leaves].min() < task.min_support:
-                raise RuntimeError(
-                    f"internal error: a leaf holds {support[leaves].min()} rows, fewer than "
-                    f"min_support={task.min_support}"
-                )
 
     # ------------------------------------------------------------------ prediction
     def _fitted_model(self) -> Any:
@@ -744,7 +701,7 @@ class OptimalTreeClassifier(SatdtEstimator):
             front, reason = methods.run_pareto(task, method.name)
             points = [(p.depth, p.n_nodes, to_user(p.tree), p.proven) for p in front]
         for _, n_nodes, tree, _ in points:
-            self._check_model(tree, data, n_nodes)
+            tree_search.check_tree(tree, data, n_nodes, self.objective)
         self.tree_ = points[-1][2]
         self.method_ = method.name
         self.result_ = data.recorder.snapshot(proven_optimal=all(p[3] for p in points))

@@ -86,7 +86,7 @@ def finish(result: SearchResult, task: Task) -> SearchResult:
         task.recorder.stop_reason = "time limit"
         result = replace(result, stop_reason=task.recorder.stop_reason)
     if result.model is not task.checked:  # a greedy first tree was checked when recorded
-        check_tree(result.model, data, task.recorder.best.value, task)
+        _check(result.model, task.recorder.best.value, task)
     return result
 
 
@@ -216,38 +216,50 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
     value = OBJECTIVES[task.objective].value_of(tree, error, task.leaf_penalty)
     if data.recorder.improve(tree, value, mapped=True) is not None:
         # now, within the time limit: not again at the end
-        check_tree(tree, data, value, task)
+        _check(tree, value, task)
         task.checked = tree
 
 
-def check_tree(model: Tree, data: Prepared, value: float, task: Task) -> None:
+def _check(model: Tree, value: float, task: Task) -> None:
+    check_tree(model, task.data, value, task.objective, task.leaf_penalty, task.min_support)
+
+
+def check_tree(
+    model: Tree,
+    data: Prepared,
+    value: float,
+    objective: str,
+    leaf_penalty: float = 0.0,
+    min_support: int = 1,
+) -> None:
     """Re-check a tree against the data before anyone sees it (correct before fast).
 
     ``value`` is in the search's units: for the error objective, the weighted error plus
-    the task's leaf penalty per leaf; every leaf must hold the task's minimum support.
+    ``leaf_penalty`` (in units of the weights) per leaf; every leaf must hold ``min_support``
+    rows.
     """
     predicted = model.predict_index(data.X)
     wrong = predicted != data.y
-    objective = OBJECTIVES[task.objective]
-    if objective.kind == CONSISTENCY:
+    kind = OBJECTIVES[objective]
+    if kind.kind == CONSISTENCY:
         if wrong.any():
             raise RuntimeError("internal error: the returned model misclassifies training rows")
-        expected = objective.value_of(model, 0.0)
+        expected = kind.value_of(model, 0.0)
         if expected != value:
             raise RuntimeError(
-                f"internal error: reported {task.objective} {value} but the model has {expected}"
+                f"internal error: reported {objective} {value} but the model has {expected}"
             )
         return
     error = float(data.weight[wrong].sum())
-    cost = error + task.leaf_penalty * model.n_leaves
+    cost = error + leaf_penalty * model.n_leaves
     if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, float(data.weight.sum()))):
-        what = "error" if task.leaf_penalty == 0 else "penalised error"
+        what = "error" if leaf_penalty == 0 else "penalised error"
         raise RuntimeError(f"internal error: model {what} {cost} != reported {value}")
-    if task.min_support > 1 and model.n_leaves > 1:
+    if min_support > 1 and model.n_leaves > 1:
         support = np.bincount(model.apply(data.X)[data.weight > 0], minlength=model.n_nodes)
         leaves = np.flatnonzero(model.feature == LEAF)
-        if support[leaves].min() < task.min_support:
+        if support[leaves].min() < min_support:
             raise RuntimeError(
                 f"internal error: a leaf holds {support[leaves].min()} rows, fewer than "
-                f"min_support={task.min_support}"
+                f"min_support={min_support}"
             )

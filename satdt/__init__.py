@@ -8,9 +8,9 @@ are listed in one table of searches, :data:`satdt.methods.METHODS`.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._lazy import lazy_exports
 from .models import display
 
 if TYPE_CHECKING:
@@ -71,17 +71,7 @@ def _model_svg(model: Any) -> str | None:
 display.set_svg(_model_svg)
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'satdt' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+__getattr__, __dir__ = lazy_exports(__name__, _PUBLIC)
 
 
 __all__ = [

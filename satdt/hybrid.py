@@ -255,7 +255,8 @@ class ConsistencyPortfolio:
         self.dp: ConsistencyDP | None = None
         self.primal: QuantilePrimal | None = None  # the primal arm at the top arm's depth
         self.sat: _Sat | None = None
-        self.recorder.to_user_tree = data.user_tree
+        # both sides record trees over the user's columns; the map is for the SAT loop's trace
+        self.recorder.begin(data.user_tree)
         if use_sat and (not use_contree or self._full_thresholds_fit()):
             self.sat = _Sat(task, self.max_leaves, sized=task.objective == "size")
             self.stats.binary_features = int(self.sat.problem.B.shape[1])

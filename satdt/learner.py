@@ -434,8 +434,7 @@ class SatdtEstimator:
                 raise
             interrupt_handled()
             recorder.stats.interrupted = True
-            recorder.stop_reason = "interrupted"
-            result = recorder.snapshot(proven_optimal=False)
+            result = recorder.snapshot(proven_optimal=False, stop_reason="interrupted")
         result = tree_search.finish(result, task)
         self.result_ = result
         self.method_ = method.name
@@ -463,7 +462,8 @@ class SatdtEstimator:
 
         The searches minimise error + P * leaves with P = leaf_penalty * total weight; the
         results show that cost divided by the total weight (error / total + leaf_penalty *
-        leaves). A minimum support larger than the training rows admits no tree at all.
+        leaves: :func:`satdt.tree_search.value_scale`). A minimum support larger than the
+        training rows admits no tree at all.
         """
         data = task.data
         if OBJECTIVES[self.objective].kind == CONSISTENCY:
@@ -471,7 +471,6 @@ class SatdtEstimator:
         total = float(data.weight.sum())
         if self.leaf_penalty > 0:
             task.leaf_penalty = float(self.leaf_penalty) * total
-            task.recorder.value_scale = 1.0 / total
         task.min_support = int(self.min_support)
         rows = int(np.count_nonzero(data.weight > 0))
         if task.min_support > rows:
@@ -691,17 +690,12 @@ class OptimalTreeClassifier(SatdtEstimator):
         method, options = self._resolve()
         data = self._prepare(dataset, None, on_event, None)
         method = self._method_for(data, method, options)
-        to_user = data.user_tree if method.input == "binary" else data.finish
-        data.recorder.to_user_tree = to_user
         if data.n_classes == 1:
             points = [(0, 1, data.finish(Tree.single_leaf(0, data.classes)), True)]
             reason = "a single class: one leaf"
         else:
             task = Task(data, self.objective, self.max_depth, None, options)
-            front, reason = methods.run_pareto(task, method.name)
-            points = [(p.depth, p.n_nodes, to_user(p.tree), p.proven) for p in front]
-        for _, n_nodes, tree, _ in points:
-            tree_search.check_tree(tree, data, n_nodes, self.objective)
+            points, reason = tree_search.run_pareto(method, task)
         self.tree_ = points[-1][2]
         self.method_ = method.name
         self.result_ = data.recorder.snapshot(proven_optimal=all(p[3] for p in points))

@@ -415,7 +415,8 @@ class Recorder:
     objective
         The objective being optimised.
     to_user_tree
-        Maps a tree found by the search (over binary features) to the tree returned to the user.
+        Maps a tree found by the search to the tree returned to the user (see :meth:`begin`,
+        where the one that runs the search says it when it did not create the recorder).
     start
         ``time.perf_counter()`` value the clock counts from (default: now).
     on_improve
@@ -423,7 +424,10 @@ class Recorder:
     on_event
         Called with every :class:`Event` (live status lines, ``--trace``).
 
-    A search sets ``stats`` to its own :class:`Stats` subclass when it starts.
+    The one that runs a search says, once, how the search's trees map to the user's columns
+    and the units of its values (:meth:`begin`); a search sets ``stats`` to its own
+    :class:`Stats` subclass when it starts. Nothing else is set from outside: why a search
+    stopped is an argument of :meth:`snapshot`.
     """
 
     def __init__(
@@ -437,19 +441,38 @@ class Recorder:
     ) -> None:
         self.objective = objective
         self.start = time.perf_counter() if start is None else start
-        self.to_user_tree = to_user_tree or (lambda tree: tree)
+        self._to_user_tree: Callable[[Tree], Tree] = to_user_tree or _unchanged
+        self._value_scale = 1.0
         self._on_improve = on_improve
         self._on_event = on_event
         self.history: list[Incumbent] = []
         self.events: list[Event] = []
         self.lower_bound: float = 0.0
         self.gap = 0.0  # see SearchResult.gap
-        self.stop_reason = ""  # see SearchResult.stop_reason
-        # Searches record values in their own units (a penalised error: weight + penalty per
-        # leaf); snapshots show them times this scale (1 / total weight for a leaf penalty).
-        self.value_scale = 1.0
         self.stats: Stats = Stats()
         self.preparation = Preparation()
+
+    def begin(self, to_user_tree: Callable[[Tree], Tree], value_scale: float = 1.0) -> None:
+        """Say how the search about to run reports: what its trees are to the user, and in
+        what units its values come.
+
+        Parameters
+        ----------
+        to_user_tree : callable
+            Maps a tree of the search (over binary features, or over the numeric columns)
+            to the tree returned to the user.
+        value_scale : float, default=1.0
+            Searches record values in their own units (a penalised error: weight plus the
+            penalty per leaf); snapshots show them times this scale (1 / total weight with a
+            leaf penalty, so the value reads errors / total + leaf_penalty * leaves).
+        """
+        self._to_user_tree = to_user_tree
+        self._value_scale = value_scale
+
+    @property
+    def to_user_tree(self) -> Callable[[Tree], Tree]:
+        """The map from the running search's trees to the user's (see :meth:`begin`)."""
+        return self._to_user_tree
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -467,7 +490,7 @@ class Recorder:
         """
         if self.history and value >= self.history[-1].value:
             return None
-        user_tree = tree if mapped else self.to_user_tree(tree)
+        user_tree = tree if mapped else self._to_user_tree(tree)
         self.history.append(Incumbent(self.elapsed(), value, user_tree))
         if self._on_improve is not None:
             self._on_improve(self.snapshot(proven_optimal=False))
@@ -484,13 +507,14 @@ class Recorder:
         if self._on_event is not None:
             self._on_event(event)
 
-    def snapshot(self, *, proven_optimal: bool) -> SearchResult:
-        """The result as it stands: the last incumbent, the bound proven so far."""
+    def snapshot(self, *, proven_optimal: bool, stop_reason: str = "") -> SearchResult:
+        """The result as it stands: the last incumbent, the bound proven so far, and why the
+        search stopped when it is not proven (``stop_reason``)."""
         best = self.best
         if best is None:
             raise RuntimeError("no incumbent recorded yet")
         lower_bound = best.value if proven_optimal else min(self.lower_bound, best.value)
-        scale = self.value_scale
+        scale = self._value_scale
         history = self.history
         value = best.value
         gap = self.gap
@@ -509,8 +533,12 @@ class Recorder:
             stats=copy.deepcopy(self.stats),
             preparation=copy.deepcopy(self.preparation),
             gap=gap,
-            stop_reason="" if proven_optimal else self.stop_reason,
+            stop_reason="" if proven_optimal else stop_reason,
         )
+
+
+def _unchanged(tree: Tree) -> Tree:
+    return tree
 
 
 def primal_gap(value: float, best_known: float) -> float:

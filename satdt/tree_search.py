@@ -83,8 +83,7 @@ def finish(result: SearchResult, task: Task) -> SearchResult:
     data = task.data
     left = data.time_left()
     if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
-        task.recorder.stop_reason = "time limit"
-        result = replace(result, stop_reason=task.recorder.stop_reason)
+        result = replace(result, stop_reason="time limit")
     if result.model is not task.checked:  # a greedy first tree was checked when recorded
         _check(result.model, task.recorder.best.value, task)
     return result
@@ -97,7 +96,7 @@ def run_search(method: Method, task: Task) -> SearchResult:
     :class:`~satdt.errors.InfeasibleError`.
     """
     data, recorder = task.data, task.recorder
-    recorder.to_user_tree = data.user_tree if method.input == "binary" else data.finish
+    recorder.begin(data.user_tree if method.input == "binary" else data.finish, value_scale(task))
     if data.n_classes == 1:
         if task.max_nodes is not None and task.max_nodes < 1:
             raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
@@ -108,10 +107,11 @@ def run_search(method: Method, task: Task) -> SearchResult:
     if len(data.y) >= LARGE_ROWS:
         greedy_start(task)
     try:
-        if not await_kernels(method, task):
+        waited = await_kernels(method, task)
+        if waited:
             if recorder.best is None:  # no admissible greedy tree: as any time-out
                 raise TimeUp
-            return recorder.snapshot(proven_optimal=False)
+            return recorder.snapshot(proven_optimal=False, stop_reason=waited)
         if task.max_depth is None and OBJECTIVES[task.objective].kind != CONSISTENCY:
             return methods.run_without_depth(method, task)
         return method.run(task)
@@ -126,8 +126,32 @@ def run_search(method: Method, task: Task) -> SearchResult:
         return recorder.snapshot(proven_optimal=False)
 
 
-def await_kernels(method: Method, task: Task) -> bool:
-    """Make sure the method's Numba kernels are ready before it runs; False: time is up.
+def value_scale(task: Task) -> float:
+    """What the task's values are multiplied by to read in the user's units: a leaf penalty is
+    searched in units of the weights (``leaf_penalty * total weight`` per leaf) and shown per
+    unit weight (errors / total + leaf_penalty * leaves); any other value as it is."""
+    if task.leaf_penalty <= 0 or OBJECTIVES[task.objective].kind == CONSISTENCY:
+        return 1.0
+    return 1.0 / float(task.data.weight.sum())
+
+
+def run_pareto(method: Method, task: Task) -> tuple[list, str]:
+    """The depth/size Pareto front by the method (:func:`satdt.methods.run_pareto`): the
+    ``(points, stop reason)`` with every point's tree over the user's columns and re-checked
+    against the data (its size)."""
+    data = task.data
+    to_user = data.user_tree if method.input == "binary" else data.finish
+    task.recorder.begin(to_user)
+    front, reason = methods.run_pareto(task, method.name)
+    points = [(p.depth, p.n_nodes, to_user(p.tree), p.proven) for p in front]
+    for _, n_nodes, tree, _ in points:
+        check_tree(tree, data, n_nodes, task.objective)
+    return points, reason
+
+
+def await_kernels(method: Method, task: Task) -> str:
+    """Make sure the method's Numba kernels are ready before it runs: ``""`` when they are
+    (or the method compiles them itself), else why the time limit came first.
 
     On a first run they compile in a background process (:mod:`satdt.dp.kernels`) while
     a greedy tree grown in NumPy becomes the incumbent, so that a time limit that passes
@@ -136,14 +160,14 @@ def await_kernels(method: Method, task: Task) -> bool:
     """
     options = method.kernels({**task.options, "min_support": task.min_support})
     if not options:
-        return True
+        return ""
     from .dp import kernels
 
     background = kernels.request([group for option in options for group in option])
     recorder = task.recorder
     if not any(kernels.ready(option) for option in options):
         if not background:
-            return True  # no background compilation here: the method compiles them itself
+            return ""  # no background compilation here: the method compiles them itself
         if recorder.best is None:
             greedy_start(task)
         step = "compiling the search kernels (first run only)"
@@ -156,27 +180,25 @@ def await_kernels(method: Method, task: Task) -> bool:
         if not kernels.wait(options, task.deadline, tell):
             left = task.data.time_left()
             if left is None or left > 0:
-                return True  # the background compilation failed: the method compiles here
-            recorder.stop_reason = (
+                return ""  # the background compilation failed: the method compiles here
+            return (
                 "time limit while the search kernels were compiling (a first run), so this "
                 "is the greedy tree; later runs load the kernels from the cache"
             )
-            return False
     # the most the method can use (the others, if any, compile in the background meanwhile)
     chosen = max((option for option in options if kernels.ready(option)), key=len)
     if task.deadline is None or all(kernels.loaded(g) for g in chosen):
-        return True
+        return ""
     # in the cache but not in this process: loading takes about a second, so the greedy
     # tree first, and the time limit holds while they load
     if recorder.best is None:
         greedy_start(task)
     if kernels.load_in_background(chosen).done(max(task.deadline - time.perf_counter(), 0.0)):
-        return True
-    recorder.stop_reason = (
+        return ""
+    return (
         "time limit while the search kernels were loading from the cache, so this is the "
         "greedy tree"
     )
-    return False
 
 
 def greedy_start(task: Task, hurry: bool = False) -> None:

@@ -346,3 +346,39 @@ def test_naming_a_kernel_group_is_seen() -> None:
     assert not _named_groups(ast.parse('proven_by = "blossom"'), groups)
     assert not _named_groups(ast.parse('if by in ("sat", "contree", "blossom"): pass'), groups)
     assert not _named_groups(ast.parse('kernels.ready(kernels_of("blossom").start)'), groups)
+
+
+# A recorder's map to the user's trees and the units of its values are said once, by the one
+# that runs the search (Recorder.begin); why a search stopped is an argument of its snapshot.
+RECORDER_SETTINGS = {"to_user_tree", "value_scale", "stop_reason", "_to_user_tree", "_value_scale"}
+
+
+def _recorder_settings_assigned(tree: ast.AST) -> list[int]:
+    """Lines that assign one of a recorder's settings on an object other than ``self``."""
+    lines = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign | ast.AugAssign):
+            targets = [node.target]
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and target.attr in RECORDER_SETTINGS
+                and not (isinstance(target.value, ast.Name) and target.value.id == "self")
+            ):
+                lines.append(node.lineno)
+    return lines
+
+
+def test_no_recorder_setting_is_assigned_from_outside() -> None:
+    found = {
+        _module_name(path): lines
+        for path in FILES
+        if (lines := _recorder_settings_assigned(ast.parse(path.read_text())))
+    }
+    assert found == {}
+
+
+def test_assigning_a_recorder_setting_is_seen() -> None:
+    assert _recorder_settings_assigned(ast.parse("task.recorder.value_scale = 0.5")) == [1]
+    assert _recorder_settings_assigned(ast.parse("self.stop_reason = 'x'")) == []

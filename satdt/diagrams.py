@@ -238,6 +238,20 @@ class OptimalDiagramClassifier(SatdtEstimator):
         }
 
     # ------------------------------------------------------------------ fitting
+    def to_onnx(self) -> Any:
+        """The fitted diagram as an ONNX model (:func:`satdt.models.export.diagram_to_onnx`).
+
+        It reads the design matrix (``feature_names_in_``'s columns, categorical columns one-hot
+        encoded) as float64 and predicts exactly as :meth:`predict` and :meth:`predict_proba`
+        do. Needs the ``onnx`` package (the ``export`` extra).
+
+        Returns
+        -------
+        onnx.ModelProto
+            The model: input ``X``, outputs ``label`` and ``probabilities``.
+        """
+        return self._fitted_model().to_onnx()
+
     def fit(
         self,
         X: Any,

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from naive import threshold_features
 
 from satdt.dp.common import SearchSettings
+from satdt.models.diagram import Diagram
 
 CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
 
@@ -118,3 +119,40 @@ def threshold_data(draw, max_rows: int = 9, max_columns: int = 3, max_classes: i
     label_of: dict[tuple[int, ...], int] = {}
     y = [label_of.setdefault(tuple(row), draw(st.integers(0, n_classes - 1))) for row in B]
     return B.astype(np.uint8), np.array(y, dtype=np.int64), n_classes
+
+
+def random_diagram(
+    rng: np.random.Generator,
+    widths: tuple[int, ...],
+    n_features: int,
+    n_classes: int,
+    multivariate: bool = False,
+    grid: int = 4,
+) -> Diagram:
+    """A random diagram filling ``widths``; thresholds on a coarse grid so tests repeat."""
+    layer = np.repeat(np.arange(len(widths)), widths)
+    n = len(layer)
+    first = np.concatenate([[0], np.cumsum(widths)])
+    feature = rng.integers(n_features, size=n)
+    if multivariate:
+        feature[rng.random(n) < 0.5] = -1
+    threshold = rng.integers(grid + 1, size=n) / grid
+    coef = rng.integers(-2, 3, size=(n, n_features)).astype(float) if multivariate else None
+    succ = np.empty((n, 2), dtype=np.int64)
+    for i in range(n):
+        for side in range(2):
+            later = np.arange(first[layer[i] + 1], n)
+            if len(later) and rng.random() < 0.7:
+                succ[i, side] = rng.choice(later)
+            else:
+                succ[i, side] = -1 - rng.integers(n_classes)
+    return Diagram(
+        layer,
+        feature,
+        threshold,
+        succ[:, 0],
+        succ[:, 1],
+        coef=coef,
+        n_features=n_features,
+        classes=[f"c{k}" for k in range(n_classes)],
+    )

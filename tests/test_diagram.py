@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from helpers import random_diagram
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import diagram_terminal
@@ -26,43 +27,6 @@ def random_nested(rng: np.random.Generator, depth: int, n_features: int, n_class
         float(np.round(rng.random(), 2)),
         random_nested(rng, depth - 1, n_features, n_classes),
         random_nested(rng, depth - 1, n_features, n_classes),
-    )
-
-
-def random_diagram(
-    rng: np.random.Generator,
-    widths: tuple[int, ...],
-    n_features: int,
-    n_classes: int,
-    multivariate: bool = False,
-    grid: int = 4,
-) -> Diagram:
-    """A random diagram filling ``widths``; thresholds on a coarse grid so tests repeat."""
-    layer = np.repeat(np.arange(len(widths)), widths)
-    n = len(layer)
-    first = np.concatenate([[0], np.cumsum(widths)])
-    feature = rng.integers(n_features, size=n)
-    if multivariate:
-        feature[rng.random(n) < 0.5] = -1
-    threshold = rng.integers(grid + 1, size=n) / grid
-    coef = rng.integers(-2, 3, size=(n, n_features)).astype(float) if multivariate else None
-    succ = np.empty((n, 2), dtype=np.int64)
-    for i in range(n):
-        for side in range(2):
-            later = np.arange(first[layer[i] + 1], n)
-            if len(later) and rng.random() < 0.7:
-                succ[i, side] = rng.choice(later)
-            else:
-                succ[i, side] = -1 - rng.integers(n_classes)
-    return Diagram(
-        layer,
-        feature,
-        threshold,
-        succ[:, 0],
-        succ[:, 1],
-        coef=coef,
-        n_features=n_features,
-        classes=[f"c{k}" for k in range(n_classes)],
     )
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import random_diagram
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -162,3 +163,59 @@ def test_a_tree_over_encoded_categories_says_how_to_export():
         est.to_sklearn()
     design = est.schema_.encode(X)
     np.testing.assert_array_equal(est.tree_.to_sklearn(est.n_features_in_).predict(design), y)
+
+
+# ---------------------------------------------------------------------------- diagrams
+def _diagram_onnx_same(diagram, X: np.ndarray) -> None:
+    """The ONNX model of the diagram predicts its labels and probabilities on every row."""
+    runtime = pytest.importorskip("onnxruntime")
+    model = diagram.to_onnx()
+    session = runtime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    label, proba = session.run(["label", "probabilities"], {"X": np.asarray(X, dtype=np.float64)})
+    assert np.array_equal(label.astype(diagram.classes.dtype), diagram.predict(X))
+    assert np.allclose(proba, diagram.predict_proba(X), rtol=0, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    widths=st.lists(st.integers(1, 3), min_size=0, max_size=3),
+    multivariate=st.booleans(),
+    counted=st.booleans(),
+)
+def test_random_diagrams_export_to_onnx_unchanged(seed, widths, multivariate, counted) -> None:
+    pytest.importorskip("onnx")
+    rng = np.random.default_rng(seed)
+    diagram = random_diagram(rng, (1, *widths), 3, 3, multivariate, grid=4)
+    X = rng.integers(-1, 6, size=(200, 3)) / 4  # on and around the thresholds' grid
+    if counted:
+        diagram = diagram.with_counts(X, rng.integers(3, size=len(X)))
+    _diagram_onnx_same(diagram, X)
+
+
+def test_a_single_terminal_diagram_exports_to_onnx() -> None:
+    from satdt import Diagram
+
+    pytest.importorskip("onnx")
+    diagram = Diagram.single_terminal(1, n_features=2, classes=[3, 7])
+    _diagram_onnx_same(diagram, np.zeros((5, 2)))
+
+
+@pytest.mark.parametrize("route", [{"method": "maxsat"}, {"method": "tree", "alpha": 0.0}])
+def test_fitted_diagram_estimator_exports_equal_on_iris(route: dict) -> None:
+    from satdt import OptimalDiagramClassifier
+
+    pytest.importorskip("onnx")
+    datasets = pytest.importorskip("sklearn.datasets")
+    X, y = datasets.load_iris(return_X_y=True)
+    model = OptimalDiagramClassifier(widths=(1, 2), time_limit=30, **route)
+    model.fit(X, datasets.load_iris().target_names[y])
+    _diagram_onnx_same(model.diagram_, X)
+    runtime = pytest.importorskip("onnxruntime")
+    session = runtime.InferenceSession(
+        model.to_onnx().SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    (label,) = session.run(["label"], {"X": X})
+    assert list(label) == list(model.predict(X))

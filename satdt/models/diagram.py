@@ -849,6 +849,19 @@ class Diagram:
         lines.append("}")
         return "\n".join(lines)
 
+    def to_onnx(self) -> Any:
+        """The diagram as an ONNX model; see :func:`satdt.models.export.diagram_to_onnx`.
+
+        Returns
+        -------
+        onnx.ModelProto
+            The model: input ``X`` (float64), outputs ``label`` and ``probabilities``; it
+            predicts exactly as :meth:`predict` and :meth:`predict_proba`.
+        """
+        from .export import diagram_to_onnx
+
+        return diagram_to_onnx(self)
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary; :meth:`from_dict` restores an equal diagram.
 

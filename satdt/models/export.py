@@ -1,4 +1,4 @@
-"""Trees that leave satdt: a fitted scikit-learn ``DecisionTreeClassifier`` and ONNX.
+"""Models that leave satdt: a fitted scikit-learn ``DecisionTreeClassifier`` and ONNX.
 
 A satdt :class:`~satdt.Tree` already uses scikit-learn's orientation (``x[f] <= t``
 goes left, a per-node side for missing values); :func:`to_sklearn` writes its nodes into the
@@ -14,7 +14,10 @@ scikit-learn compares ``float32(x) <= t``: a value within float32 rounding of a 
 (about 6e-8 relative) may take the other branch than in satdt, which compares in float64;
 satdt's thresholds lie midway between training values, so training rows never do.
 
-scikit-learn, skl2onnx and onnxruntime are optional (the ``export`` extra), imported here
+A :class:`~satdt.Diagram` (a DAG, with hyperplanes when multivariate) has no scikit-learn
+counterpart; :func:`diagram_to_onnx` writes it as an ONNX graph of standard operators.
+
+scikit-learn, skl2onnx, onnx and onnxruntime are optional (the ``export`` extra), imported here
 only.
 """
 
@@ -26,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SatdtError
+from .diagram import Diagram
 from .tree import LEAF, MISSING_RIGHT, Tree
 
 # scikit-learn's markers for a leaf's children and feature
@@ -171,3 +175,159 @@ def _complete_ensemble(ensemble: Any, structure: Any) -> None:
         attributes["nodes_missing_value_tracks_true"].ints.extend(tracks)
     else:
         ensemble.attribute.append(helper.make_attribute("nodes_missing_value_tracks_true", tracks))
+
+
+# A diagram's ONNX graph holds one column per root-to-terminal path; more would be a graph
+# too large to be a model anyone deploys.
+MAX_DIAGRAM_PATHS = 100_000
+
+
+def _diagram_paths(diagram: Diagram) -> list[tuple[list[tuple[int, bool]], int]]:
+    """Every root-to-terminal path of the diagram: its ``(node, goes low)`` steps and the
+    class index of its terminal."""
+    paths: list[tuple[list[tuple[int, bool]], int]] = []
+    stack: list[tuple[int, list[tuple[int, bool]]]] = [(diagram.root, [])]
+    while stack:
+        state, steps = stack.pop()
+        if state < 0:
+            paths.append((steps, -1 - state))
+            if len(paths) > MAX_DIAGRAM_PATHS:
+                raise SatdtError(
+                    f"the diagram has more than {MAX_DIAGRAM_PATHS} root-to-terminal paths; "
+                    "its ONNX graph (one column per path) would be too large to export"
+                )
+            continue
+        stack.append((int(diagram.high[state]), [*steps, (state, False)]))
+        stack.append((int(diagram.low[state]), [*steps, (state, True)]))
+    return paths
+
+
+def diagram_to_onnx(diagram: Diagram) -> Any:
+    """The diagram as an ONNX model of standard operators (opset 17), for onnxruntime.
+
+    ONNX-ML's tree ensembles hold trees, not DAGs, and no hyperplanes; so the graph tests
+    every node at once and finds each row's root-to-terminal path with two matrix products.
+    A node's value is its column (``Gather``) or its hyperplane ``coef @ x`` (``MatMul``), its
+    test ``value <= threshold`` (``LessOrEqual``); the tests and their negations, times a 0/1
+    matrix of which path takes which side of which node, count the steps of each path a row
+    satisfies, and the one path a row satisfies wholly (its count equals the path's length)
+    gives the terminal: its label and its training class frequencies (:meth:`Diagram.
+    predict_proba`). Everything is computed in float64, as satdt computes, so the ONNX model
+    predicts exactly as the diagram does. Diagrams hold no missing values.
+
+    Parameters
+    ----------
+    diagram : Diagram
+        A satdt diagram, univariate or multivariate.
+
+    Returns
+    -------
+    onnx.ModelProto
+        The model: input ``X`` (float64, one row per sample, ``diagram.n_features``
+        columns), outputs ``label`` (the user's labels) and ``probabilities`` (float64, one
+        column per class).
+
+    Raises
+    ------
+    SatdtError
+        When the ONNX packages are missing, or the diagram has more than
+        ``MAX_DIAGRAM_PATHS`` paths.
+    """
+    onnx = _optional("onnx", "Diagram.to_onnx")
+    helper, numpy_helper = onnx.helper, onnx.numpy_helper
+    paths = _diagram_paths(diagram)
+    n_nodes, n_classes = len(diagram.feature), diagram.n_classes
+    terminal_proba = np.eye(n_classes)
+    if diagram.terminal_counts is not None:
+        totals = diagram.terminal_counts.sum(axis=1, keepdims=True)
+        frequencies = diagram.terminal_counts / np.where(totals > 0, totals, 1.0)
+        terminal_proba = np.where(totals > 0, frequencies, terminal_proba)
+    classes = np.asarray(diagram.classes)
+    if classes.dtype.kind in "USO":
+        labels = np.asarray([str(c) for c in classes], dtype=object)
+    elif classes.dtype.kind in "iub":
+        labels = classes.astype(np.int64)
+    else:
+        labels = classes.astype(np.float64)
+    path_class = np.array([k for _, k in paths], dtype=np.float64)[:, None]
+    constants = {
+        "path_proba": terminal_proba[path_class[:, 0].astype(np.int64)],
+        "path_class": path_class,
+        "classes": labels,
+    }
+    nodes = [
+        helper.make_node("MatMul", ["member", "path_proba"], ["probabilities"]),
+        helper.make_node("MatMul", ["member", "path_class"], ["class_column"]),
+        helper.make_node("Cast", ["class_column"], ["class_float"], to=onnx.TensorProto.INT64),
+        helper.make_node("Squeeze", ["class_float", "last_axis"], ["class_index"]),
+        helper.make_node("Gather", ["classes", "class_index"], ["label"]),
+    ]
+    constants["last_axis"] = np.array([1], dtype=np.int64)
+    if n_nodes == 0 or diagram.root < 0:  # a single terminal: every row is on its one path
+        constants["one_column"] = np.array([1], dtype=np.int64)
+        nodes[:0] = [
+            helper.make_node("Shape", ["X"], ["shape"], end=1),
+            helper.make_node("Concat", ["shape", "one_column"], ["member_shape"], axis=0),
+            helper.make_node(
+                "ConstantOfShape",
+                ["member_shape"],
+                ["member"],
+                value=numpy_helper.from_array(np.array([1.0])),
+            ),
+        ]
+    else:
+        steps = np.zeros((2 * n_nodes, len(paths)))
+        for p, (path, _) in enumerate(paths):
+            for node, low in path:
+                steps[node if low else n_nodes + node, p] = 1.0
+        univariate = diagram.feature != LEAF
+        constants |= {
+            "columns": np.where(univariate, diagram.feature, 0).astype(np.int64),
+            "thresholds": diagram.threshold[None, :].astype(np.float64),
+            "steps": steps,
+            "lengths": steps.sum(axis=0, keepdims=True),
+            "one": np.array(1.0),
+        }
+        values = [helper.make_node("Gather", ["X", "columns"], ["values"], axis=1)]
+        if diagram.coef is not None:
+            constants |= {
+                "hyperplanes": diagram.coef.T.astype(np.float64),
+                "multivariate": ~univariate[None, :],
+            }
+            values = [
+                helper.make_node("Gather", ["X", "columns"], ["column_values"], axis=1),
+                helper.make_node("MatMul", ["X", "hyperplanes"], ["plane_values"]),
+                helper.make_node(
+                    "Where", ["multivariate", "plane_values", "column_values"], ["values"]
+                ),
+            ]
+        nodes[:0] = [
+            *values,
+            helper.make_node("LessOrEqual", ["values", "thresholds"], ["holds"]),
+            helper.make_node("Cast", ["holds"], ["low"], to=onnx.TensorProto.DOUBLE),
+            helper.make_node("Sub", ["one", "low"], ["high"]),
+            helper.make_node("Concat", ["low", "high"], ["sides"], axis=1),
+            helper.make_node("MatMul", ["sides", "steps"], ["steps_taken"]),
+            helper.make_node("Equal", ["steps_taken", "lengths"], ["on_path"]),
+            helper.make_node("Cast", ["on_path"], ["member"], to=onnx.TensorProto.DOUBLE),
+        ]
+    label_type = {"O": onnx.TensorProto.STRING, "i": onnx.TensorProto.INT64}.get(
+        labels.dtype.kind, onnx.TensorProto.DOUBLE
+    )
+    graph = helper.make_graph(
+        nodes,
+        "satdt_diagram",
+        [helper.make_tensor_value_info("X", onnx.TensorProto.DOUBLE, [None, diagram.n_features])],
+        [
+            helper.make_tensor_value_info("label", label_type, [None]),
+            helper.make_tensor_value_info(
+                "probabilities", onnx.TensorProto.DOUBLE, [None, n_classes]
+            ),
+        ],
+        initializer=[numpy_helper.from_array(np.asarray(v), name) for name, v in constants.items()],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="satdt"
+    )
+    onnx.checker.check_model(model)
+    return model

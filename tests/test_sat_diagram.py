@@ -186,8 +186,11 @@ def _tree_start(B, y, n_classes, depth):
 def test_compact_keeps_the_diagram_consistent_and_never_larger(seed: int) -> None:
     B, y = _random(400 + seed, 40, 6, c=2 + seed % 2)
     tree = OptimalTreeClassifier(objective="error", max_depth=6).fit(B.astype(float), y)
+    assert tree.result_.objective_value == 0  # the rows have a consistent tree of depth 6
     start = _tree_start(B, y, 2 + seed % 2, 6)
-    assert start is not None and start.n_splits == (tree.tree_.n_nodes - 1) // 2
+    # a consistent start (of any size: trees of equal error may differ in size, and which one
+    # a time-sliced search returns first depends on the machine's load)
+    assert start is not None and np.array_equal(start.predict(B.astype(float)), y)
     small = compact(start, B, y, 2 + seed % 2)
     _check_consistent(small, B, y)
     assert 1 <= small.n_splits <= start.n_splits

@@ -29,6 +29,7 @@ from .errors import (
     data_conversion_warning,
 )
 from .models.tree import Tree
+from .params import is_number
 from .result import Progress, Recorder
 
 _ROWS_SHOWN = 10  # rows listed per group of contradictory rows in an error message
@@ -383,16 +384,6 @@ def sample_weights(sample_weight: Any, n: int) -> np.ndarray:
     return weight
 
 
-def is_non_negative_number(value: Any) -> bool:
-    """Whether ``value`` is a finite real number >= 0 (booleans are not numbers here)."""
-    return (
-        not isinstance(value, bool)
-        and isinstance(value, int | float | np.number)
-        and bool(np.isfinite(value))
-        and bool(value >= 0)
-    )
-
-
 def check_class_weight(class_weight: Any) -> None:
     """``class_weight`` is None, ``"balanced"`` or a mapping of labels to weights >= 0."""
     if class_weight is None or (isinstance(class_weight, str) and class_weight == "balanced"):
@@ -403,7 +394,7 @@ def check_class_weight(class_weight: Any) -> None:
             f"got {class_weight!r}"
         )
     for label, weight in class_weight.items():
-        if not is_non_negative_number(weight):
+        if not (is_number(weight) and weight >= 0):
             raise ParameterError(
                 f"class_weight[{label!r}] must be a finite number >= 0, got {weight!r}"
             )

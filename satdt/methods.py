@@ -69,6 +69,12 @@ def _n_jobs(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool) and value != 0
 
 
+def _cost_matrix_like(value: Any) -> bool:
+    from .costs import is_cost_matrix_like
+
+    return is_cost_matrix_like(value)
+
+
 TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "objective",
@@ -187,6 +193,29 @@ TREE_PARAMS: tuple[Param, ...] = (
         metavar="W",
         cli_help="'balanced' (n_rows / (n_classes * rows of the class)) or LABEL=WEIGHT pairs "
         "separated by commas (e.g. yes=3,no=1): multiplies each row's weight",
+    ),
+    Param(
+        "cost_matrix",
+        None,
+        'With objective="error": misclassification costs, C[a][b] the cost of predicting b '
+        "for a row of class a (>= 0, zero diagonal), as a square array in classes_ order or a "
+        "dict {true label: {predicted label: cost}} (pairs not named cost 1). The search "
+        "minimises the rows' weighted cost (times sample_weight and class_weight); a leaf "
+        "predicts its class of least cost; result_.objective_value and "
+        "result_.training_error are costs. None: every error costs 1.",
+        (
+            NONE,
+            Check(
+                "a square array of costs or a dict {true label: {predicted label: cost}}",
+                _cost_matrix_like,
+                "array-like or dict",
+            ),
+        ),
+        objectives=("error",),
+        metavar="C",
+        cli_help="misclassification costs: rows separated by ';' in classes_ order "
+        "('0,1;5,0': predicting the first class for the second costs 5), or JSON (a list of "
+        "rows or {true: {predicted: cost}}), or a JSON file",
     ),
     Param(
         "n_jobs",

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .binarize import Binarizer
+from .costs import CostReduction, reduce_costs
 from .data import Dataset, Schema, check_missing, from_arrays
 from .errors import (
     ContradictionError,
@@ -536,12 +537,47 @@ class Prepared:
         self._column_values: list[np.ndarray] | None = None
         self._has_missing: bool | None = None
         self._last_report = 0.0
+        # with a cost matrix (with_costs): the user's rows, the reduction, rows per user row
+        self.original: Prepared | None = None
+        self.costs: CostReduction | None = None
         recorder.preparation.rows = len(y)
         recorder.preparation.relabelled_rows = relabelled
 
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    def with_costs(self, C: np.ndarray, min_support: int = 1) -> Prepared:
+        """The rows rewritten for the cost matrix ``C`` (:func:`satdt.costs.reduce_costs`),
+        as the searches read them: same features, classes and clock, so that every tree's
+        weighted error on them is its cost on these rows plus ``costs.offset``.
+
+        The result keeps these rows as ``original`` (the final tree's class counts, its
+        check with the true cost); its column values are these rows' (the same values).
+        """
+        reduction = reduce_costs(self.y, self.weight, C, min_support)
+        rows = reduction.rows
+        costed = Prepared(
+            np.ascontiguousarray(self.X[rows]),
+            reduction.y,
+            reduction.weight,
+            self.classes,
+            Dataset(self.X, self.y, self.schema, self.line_numbers, self.source),
+            self.line_numbers[rows],
+            relabelled=self.relabelled,
+            recorder=self.recorder,
+            deadline=self.deadline,
+            max_thresholds=self.max_thresholds,
+            max_memory_mb=self.max_memory_mb,
+            resolve=self.resolve,
+            consistency=self.consistency,
+        )
+        costed._column_values = self._column_values
+        costed._has_missing = self._has_missing
+        costed.original = self
+        costed.costs = reduction
+        self.recorder.preparation.rows = len(self.y)  # the user's rows, not the rewritten ones
+        return costed
 
     @property
     def feature_names(self) -> list[str]:

@@ -17,6 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+import numpy as np
+
+from .costs import leaf_cost
 from .errors import REMOVED_IN, SatdtError
 from .models.tree import Tree
 
@@ -320,6 +323,9 @@ class SearchResult:
         The method's counters (a ``Stats`` subclass such as ``SatStats``).
     preparation : Preparation, optional
         What data preparation did.
+    cost_matrix : ndarray, optional
+        The fit's misclassification costs (``cost_matrix``, rows the true class in
+        ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
     gap : float, default 0.0
         The permitted gap a search completed with (ConTree's ``max_gap``, as a weight): the
         tree is then proven within ``gap`` of the optimum, though not optimal; 0 otherwise.
@@ -342,6 +348,7 @@ class SearchResult:
     preparation: Preparation = field(default_factory=Preparation)
     gap: float = 0.0
     stop_reason: str = ""
+    cost_matrix: np.ndarray | None = field(default=None, compare=False)
 
     @property
     def trace(self) -> tuple[SatCall, ...]:
@@ -371,7 +378,11 @@ class SearchResult:
     @property
     def training_error(self) -> float:
         """The model's weighted training error (misclassified weight), the same word on trees
-        and diagrams whatever the objective's unit."""
+        and diagrams whatever the objective's unit; with a ``cost_matrix``, the weighted cost
+        of the training rows' predictions."""
+        if self.cost_matrix is not None:
+            leaves = self.model.left < 0
+            return leaf_cost(self.model.counts[leaves], self.model.value[leaves], self.cost_matrix)
         return self.model.count_error()
 
     @property
@@ -448,6 +459,10 @@ class Recorder:
         # Searches record values in their own units (a penalised error: weight + penalty per
         # leaf); snapshots show them times this scale (1 / total weight for a leaf penalty).
         self.value_scale = 1.0
+        # With a cost matrix the searches' errors are the cost plus this constant (satdt.costs):
+        # snapshots subtract it, so that values and bounds are costs.
+        self.value_offset = 0.0
+        self.cost_matrix: np.ndarray | None = None
         self.stats: Stats = Stats()
         self.preparation = Preparation()
 
@@ -494,6 +509,11 @@ class Recorder:
         history = self.history
         value = best.value
         gap = self.gap
+        offset = self.value_offset
+        if offset:  # the lower bound is at least 0, the cost of no tree being below
+            history = [i._replace(value=i.value - offset) for i in history]
+            value = best.value - offset
+            lower_bound = value if proven_optimal else min(max(lower_bound - offset, 0.0), value)
         if scale != 1.0:  # depth and size stay integers
             history = [i._replace(value=i.value * scale) for i in history]
             value, lower_bound, gap = value * scale, lower_bound * scale, gap * scale
@@ -510,6 +530,7 @@ class Recorder:
             preparation=copy.deepcopy(self.preparation),
             gap=gap,
             stop_reason="" if proven_optimal else self.stop_reason,
+            cost_matrix=self.cost_matrix,
         )
 
 

@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import methods
+from .costs import tree_cost
 from .errors import InfeasibleError, TimeUp
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
 from .models.tree import LEAF, Tree
@@ -87,7 +88,27 @@ def finish(result: SearchResult, task: Task) -> SearchResult:
         result = replace(result, stop_reason=task.recorder.stop_reason)
     if result.model is not task.checked:  # a greedy first tree was checked when recorded
         _check(result.model, task.recorder.best.value, task)
+    if data.original is not None:
+        result = _with_costs(result, task)
     return result
+
+
+def _with_costs(result: SearchResult, task: Task) -> SearchResult:
+    """A search on rows rewritten for a cost matrix (:mod:`satdt.costs`) as the user's: each
+    tree's class counts those of the user's rows (``predict_proba``), the returned tree
+    re-checked with its true cost (the recorder's value less the reduction's offset) and the
+    minimum support the user asked for."""
+    data, costs = task.data, task.data.costs
+    original = data.original
+    model = original.finish(result.model)
+    history = tuple(
+        i._replace(model=model if i.model is result.model else original.finish(i.model))
+        for i in result.history
+    )
+    support = task.min_support // max(costs.factor, 1)
+    value = task.recorder.best.value - costs.offset
+    check_tree(model, original, value, task.objective, task.leaf_penalty, support, costs.matrix)
+    return replace(result, model=model, history=history)
 
 
 def run_search(method: Method, task: Task) -> SearchResult:
@@ -231,12 +252,13 @@ def check_tree(
     objective: str,
     leaf_penalty: float = 0.0,
     min_support: int = 1,
+    cost_matrix: np.ndarray | None = None,
 ) -> None:
     """Re-check a tree against the data before anyone sees it (correct before fast).
 
-    ``value`` is in the search's units: for the error objective, the weighted error plus
-    ``leaf_penalty`` (in units of the weights) per leaf; every leaf must hold ``min_support``
-    rows.
+    ``value`` is in the search's units: for the error objective, the weighted error (with a
+    ``cost_matrix``, the weighted cost of the predictions) plus ``leaf_penalty`` (in units
+    of the weights) per leaf; every leaf must hold ``min_support`` rows.
     """
     predicted = model.predict_index(data.X)
     wrong = predicted != data.y
@@ -250,10 +272,16 @@ def check_tree(
                 f"internal error: reported {objective} {value} but the model has {expected}"
             )
         return
-    error = float(data.weight[wrong].sum())
+    if cost_matrix is None:
+        error = float(data.weight[wrong].sum())
+        what = "error"
+    else:
+        error = tree_cost(predicted, data.y, data.weight, cost_matrix)
+        what = "cost"
     cost = error + leaf_penalty * model.n_leaves
-    if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, float(data.weight.sum()))):
-        what = "error" if leaf_penalty == 0 else "penalised error"
+    scale = float(data.weight.sum()) * (1.0 if cost_matrix is None else float(cost_matrix.max()))
+    if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, scale)):
+        what = what if leaf_penalty == 0 else f"penalised {what}"
         raise RuntimeError(f"internal error: model {what} {cost} != reported {value}")
     if min_support > 1 and model.n_leaves > 1:
         support = np.bincount(model.apply(data.X)[data.weight > 0], minlength=model.n_nodes)

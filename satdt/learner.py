@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import methods, tree_search
+from .costs import cost_matrix
 from .data import Dataset, check_complete
 from .errors import (
     REMOVED_IN,
@@ -39,7 +40,6 @@ from .errors import (
 )
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
 from .models.tree import Tree
-from .costs import cost_matrix
 from .params import Param
 from .prepare import (
     Prepared,

@@ -133,7 +133,7 @@ def cost_matrix(value: Any, classes: np.ndarray) -> np.ndarray:
         i = int(np.flatnonzero(diagonal)[0])
         raise ParameterError(
             f"cost_matrix must have a zero diagonal (a right prediction costs nothing), found "
-            f"{diagonal[i]:g} for class {classes[i]!r}: set it to 0"
+            f"{diagonal[i]:g} for class {_label_key(classes[i])!r}: set it to 0"
         )
     if K > 1 and not (C > 0).any():
         raise ParameterError(

@@ -29,8 +29,10 @@ nothing), ``A_i = max_c C[y_i, c] + max C`` makes every entry positive, ``k = K`
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -50,6 +52,45 @@ def is_cost_matrix_like(value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return array.ndim == 2
+
+
+def _label_value(text: str) -> Any:
+    """A label typed on the command line: an integer or a number when it reads as one."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def read_cost_matrix(text: str) -> Any:
+    """A command-line cost matrix: rows separated by ``;`` and costs by ``,`` (``0,1;5,0``),
+    JSON text (a list of rows or ``{true label: {predicted label: cost}}``), or the name of a
+    JSON file holding either. None when ``text`` is none of these (the parameter's check then
+    says what it takes)."""
+    source = text
+    if not text.lstrip().startswith(("[", "{")) and ";" not in text and Path(text).is_file():
+        source = Path(text).read_text(encoding="utf-8")
+    if source.lstrip().startswith(("[", "{")):
+        try:
+            value = json.loads(source)
+        except json.JSONDecodeError:
+            return None
+        if isinstance(value, dict):  # JSON keys are strings: labels as the data read them
+            return {
+                _label_value(str(true)): {_label_value(str(p)): c for p, c in row.items()}
+                if isinstance(row, dict)
+                else row
+                for true, row in value.items()
+            }
+        return value
+    try:
+        return [
+            [float(cell) for cell in row.split(",")] for row in source.split(";") if row.strip()
+        ]
+    except ValueError:
+        return None
 
 
 def _label_key(label: Any) -> Any:

@@ -75,6 +75,12 @@ def _cost_matrix_like(value: Any) -> bool:
     return is_cost_matrix_like(value)
 
 
+def _read_cost_matrix(text: str) -> Any:
+    from .costs import read_cost_matrix
+
+    return read_cost_matrix(text)
+
+
 TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "objective",
@@ -209,6 +215,7 @@ TREE_PARAMS: tuple[Param, ...] = (
                 "a square array of costs or a dict {true label: {predicted label: cost}}",
                 _cost_matrix_like,
                 "array-like or dict",
+                read=_read_cost_matrix,
             ),
         ),
         objectives=("error",),

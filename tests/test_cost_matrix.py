@@ -263,8 +263,10 @@ def test_cli_bad_cost_matrix_exits_2_without_traceback(tmp_path, capsys, given_a
     assert message in err and "Traceback" not in err
 
 
-def test_cli_unreadable_cost_matrix_is_a_usage_error(tmp_path, capsys):
+@pytest.mark.parametrize("given_as", ["0,5;x,0", "[[0, 5], [1, 0]", "no-such-file.json"])
+def test_cli_unreadable_cost_matrix_says_what_it_takes(tmp_path, capsys, given_as):
     path, _, _ = _csv(tmp_path)
-    with pytest.raises(SystemExit):
-        main(["fit", str(path), "--max-depth", "2", "--cost-matrix", "0,5;x,0"])
-    assert "takes rows of costs separated by ';'" in capsys.readouterr().err
+    assert main(["fit", str(path), "--max-depth", "2", "--cost-matrix", given_as]) == 2
+    err = capsys.readouterr().err
+    assert "--cost-matrix must be None or a square array of costs" in err
+    assert repr(given_as) in err and "Traceback" not in err

@@ -4,8 +4,6 @@ the table of searches (``satdt.methods``) and the table of diagram routes."""
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from .. import __version__, methods
@@ -95,39 +93,6 @@ def _label_value(text: str) -> Any:
     return text
 
 
-def _cost_matrix(text: str) -> Any:
-    """``--cost-matrix``: rows separated by ``;`` (``0,1;5,0``), JSON text (a list of rows or
-    ``{true label: {predicted label: cost}}``) or a JSON file holding either."""
-    source = text
-    path = Path(text)
-    if not text.lstrip().startswith(("[", "{")) and ";" not in text and path.is_file():
-        source = path.read_text(encoding="utf-8")
-    if source.lstrip().startswith(("[", "{")):
-        try:
-            value = json.loads(source)
-        except json.JSONDecodeError as error:
-            raise argparse.ArgumentTypeError(f"is not valid JSON ({error}): {text!r}") from None
-        if isinstance(value, dict):
-            return {
-                _label_value(str(true)): {
-                    _label_value(str(predicted)): cost for predicted, cost in row.items()
-                }
-                if isinstance(row, dict)
-                else row
-                for true, row in value.items()
-            }
-        return value
-    try:
-        return [
-            [float(cell) for cell in row.split(",")] for row in source.split(";") if row.strip()
-        ]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            "takes rows of costs separated by ';' with costs separated by ',' (e.g. "
-            f"'0,1;5,0'), JSON text, or a JSON file; got {text!r}"
-        ) from None
-
-
 def _add_class_weight(parser: argparse.ArgumentParser) -> None:
     _add_param(parser, "class_weight", type=_class_weight)
 
@@ -137,7 +102,7 @@ def _add_error_options(parser: argparse.ArgumentParser) -> None:
     _add_param(parser, "leaf_penalty")
     _add_param(parser, "min_support")
     _add_class_weight(parser)
-    _add_param(parser, "cost_matrix", type=_cost_matrix)
+    _add_param(parser, "cost_matrix")
 
 
 def _add_n_jobs(parser: argparse.ArgumentParser) -> None:

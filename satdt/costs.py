@@ -236,3 +236,13 @@ def tree_cost(predicted: np.ndarray, y: np.ndarray, weight: np.ndarray, C: np.nd
 def leaf_cost(counts: np.ndarray, value: np.ndarray, C: np.ndarray) -> float:
     """The cost recorded in leaves' class weights ``counts`` ``(L, K)`` predicting ``value``."""
     return float((counts * C[:, value].T).sum())
+
+
+def model_cost(model: Any, C: np.ndarray) -> float:
+    """The weighted cost recorded in a model's training counts: a tree's leaves (``counts``,
+    ``value``) or a diagram's terminals (``terminal_counts``, terminal k predicting class k)."""
+    terminal_counts = getattr(model, "terminal_counts", None)
+    if terminal_counts is not None:
+        return leaf_cost(terminal_counts, np.arange(len(terminal_counts)), C)
+    leaves = model.left < 0
+    return leaf_cost(model.counts[leaves], model.value[leaves], C)

@@ -389,7 +389,7 @@ class SatdtEstimator:
         self.classes_ = data.classes
         if getattr(self, "cost_matrix", None) is not None:
             C = cost_matrix(self.cost_matrix, data.classes)
-            data = data.with_costs(C, int(self.min_support))
+            data = data.with_costs(C, int(getattr(self, "min_support", 1)))
             recorder.value_offset = data.costs.offset
             recorder.cost_matrix = C
         return data

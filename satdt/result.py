@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .costs import leaf_cost
+from .costs import model_cost
 from .errors import REMOVED_IN, SatdtError
 from .models.tree import Tree
 
@@ -381,8 +381,7 @@ class SearchResult:
         and diagrams whatever the objective's unit; with a ``cost_matrix``, the weighted cost
         of the training rows' predictions."""
         if self.cost_matrix is not None:
-            leaves = self.model.left < 0
-            return leaf_cost(self.model.counts[leaves], self.model.value[leaves], self.cost_matrix)
+            return model_cost(self.model, self.cost_matrix)
         return self.model.count_error()
 
     @property

@@ -247,6 +247,7 @@ def _best_diagram(
     max_splits=None,
     min_flow=None,
     fairness=None,
+    cost_matrix=None,
 ) -> float:
     """The least ``score(weighted error, internal nodes)`` over all univariate diagrams of the
     skeleton ``widths`` that meet the extensions, by enumeration (inf if none does).
@@ -259,7 +260,8 @@ def _best_diagram(
     Extensions, checked on each complete diagram: at most ``max_splits`` internal nodes, every
     node reached by a weight of at least ``min_flow``, and ``fairness = (kind, group1, group2,
     positive, ratio)``: the groups' rates (of positive predictions; of false positives; of
-    false negatives) within the ratio both ways.
+    false negatives) within the ratio both ways. With ``cost_matrix`` the error of a row of
+    class a sent to the terminal of class k is ``w C[a, k]`` instead of ``w [a != k]``.
     """
     n, n_feat = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -273,6 +275,8 @@ def _best_diagram(
         return nxt + [-1 - k for k in range(n_classes)]
 
     def cost(rows: int, k: int) -> float:
+        if cost_matrix is not None:
+            return sum(w[i] * cost_matrix[y[i], k] for i in range(n) if rows >> i & 1)
         return sum(w[i] for i in range(n) if rows >> i & 1 and y[i] != k)
 
     masks = [
@@ -358,11 +362,13 @@ def min_diagram_objective(
     max_splits=None,
     min_flow=None,
     fairness=None,
+    cost_matrix=None,
 ) -> float:
     """Minimum of objective (18) over all univariate diagrams of the skeleton ``widths``, by
     enumeration: weighted error rate plus ``alpha * (nodes - 1) / (sum(widths) - 1)``, over the
     diagrams meeting the extensions (see :func:`_best_diagram`; inf if none does). Binary data
-    ``B`` is its own ``X``."""
+    ``B`` is its own ``X``. With ``cost_matrix``, the weighted cost rate instead of the
+    error rate."""
     total = float(np.sum(sample_weight)) if sample_weight is not None else float(len(y))
     n_nodes = sum(widths)
 
@@ -379,6 +385,7 @@ def min_diagram_objective(
         max_splits=max_splits,
         min_flow=min_flow,
         fairness=fairness,
+        cost_matrix=cost_matrix,
     )
 
 

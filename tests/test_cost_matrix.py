@@ -270,3 +270,83 @@ def test_cli_unreadable_cost_matrix_says_what_it_takes(tmp_path, capsys, given_a
     err = capsys.readouterr().err
     assert "--cost-matrix must be None or a square array of costs" in err
     assert repr(given_as) in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------- diagrams
+@pytest.mark.parametrize("route", ["milp", "maxsat"])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    table=costed_tables(), alpha=st.sampled_from([0.0, 0.2]), max_splits=st.sampled_from([None, 1])
+)
+def test_diagram_costs_match_brute_force(route, table, alpha, max_splits):
+    from naive import min_diagram_objective
+
+    from satdt import OptimalDiagramClassifier
+
+    X, y, w, C = table
+    X, y, w = X[:7], y[:7], w[:7]
+    K = len(C)
+    if len(np.unique(y)) < K:
+        return
+    widths = (1, 2)
+    best = min_diagram_objective(X, y, K, widths, alpha, w, max_splits=max_splits, cost_matrix=C)
+    model = OptimalDiagramClassifier(
+        method=route, widths=widths, alpha=alpha, cost_matrix=C, max_splits=max_splits
+    ).fit(X, y, sample_weight=w)
+    result = model.result_
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(best, abs=1e-9)
+    assert result.lower_bound == pytest.approx(best, abs=1e-9)
+    predicted = np.searchsorted(model.classes_, model.predict(X))
+    cost = float(np.dot(w, C[y, predicted]))
+    assert result.training_error == pytest.approx(cost, abs=1e-9)
+    proba = model.predict_proba(X)
+    terminals = model.apply(X)
+    for t in np.unique(terminals):
+        here = terminals == t
+        counts = np.bincount(y[here], weights=w[here], minlength=K)
+        np.testing.assert_allclose(proba[here][0], counts / counts.sum())
+
+
+def test_diagram_tree_route_and_identity_complement():
+    from satdt import OptimalDiagramClassifier
+
+    rng = np.random.default_rng(4)
+    X = rng.integers(0, 3, size=(40, 2)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 2, 40)) % 3
+    params = {"widths": (1, 2, 4), "alpha": 0.0}
+    plain = OptimalDiagramClassifier(method="tree", **params).fit(X, y)
+    scaled = OptimalDiagramClassifier(method="tree", cost_matrix=2 * (1 - np.eye(3)), **params)
+    scaled.fit(X, y)
+    assert scaled.result_.objective_value == pytest.approx(2 * plain.result_.objective_value)
+    C = np.array([[0, 1, 4], [2, 0, 1], [1, 3, 0]])
+    values = {
+        route: OptimalDiagramClassifier(method=route, cost_matrix=C, **params)
+        .fit(X, y)
+        .result_.objective_value
+        for route in ("tree", "milp", "maxsat")
+    }
+    assert max(values.values()) == pytest.approx(min(values.values()))
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"objective": "size"}, "cost_matrix applies to objective='error'"),
+        ({"min_flow": 2.0}, "cost_matrix does not go with min_flow"),
+        ({"fairness": {"column": "x0"}}, "cost_matrix does not go with fairness"),
+    ],
+)
+def test_diagram_costs_refuse_what_they_cannot_mean(params, match):
+    from satdt import OptimalDiagramClassifier
+
+    X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 0])
+    with pytest.raises(ParameterError, match=match):
+        OptimalDiagramClassifier(cost_matrix=[[0, 1], [2, 0]], **params).fit(X, y)
+
+
+def test_cli_diagram_takes_a_cost_matrix(tmp_path, capsys):
+    path, _, _ = _csv(tmp_path)
+    code = main(["diagram", str(path), "--widths", "1,2", "--cost-matrix", "0,5;1,0"])
+    assert code == 0
+    assert "Traceback" not in capsys.readouterr().err

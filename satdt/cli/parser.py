@@ -459,6 +459,7 @@ def _add_diagram_command(commands: Any) -> None:
         help="MILP solver (milp; --solver: its old name)",
     )
     _add_class_weight(diagram)
+    _add_param(diagram, "cost_matrix")
     _add_output_options(diagram)
 
 

@@ -653,7 +653,15 @@ def _run_contree(task: Task) -> SearchResult:
             FutureWarning,
             stacklevel=user_stacklevel(),
         )
-    options = ConTreeOptions(column_values=data.column_values(), **task.options)
+    own = dict(task.options)
+    if data.original is not None and 0 < gap < 1:
+        # a fraction of the user's rows' weight, as leaf_penalty; the rows the cost reduction
+        # rewrote weigh more or less in all (satdt.costs): the same gap as a share of theirs,
+        # or as a weight (ConTree reads a gap >= 1 as one)
+        allowed = gap * float(data.original.weight.sum())
+        share = allowed / float(data.weight.sum())
+        own["max_gap"] = share if share < 1 else allowed
+    options = ConTreeOptions(column_values=data.column_values(), **own)
     return _run_dp(solve_min_error, task, data.numeric(), options)
 
 

@@ -552,8 +552,8 @@ class Prepared:
         as the searches read them: same features, classes and clock, so that every tree's
         weighted error on them is its cost on these rows plus ``costs.offset``.
 
-        The result keeps these rows as ``original`` (the final tree's class counts, its
-        check with the true cost); its column values are these rows' (the same values).
+        The result keeps these rows as ``original`` (the trees' class counts, :meth:`finish`;
+        the check with the true cost); its column values are these rows' (the same values).
         """
         reduction = reduce_costs(self.y, self.weight, C, min_support)
         rows = reduction.rows
@@ -765,8 +765,12 @@ class Prepared:
         return named
 
     def finish(self, tree: Tree) -> Tree:
-        """A tree over the user's columns, simplified on the rows and with their class weights."""
-        return self.named(tree).simplify(self.X).with_counts(self.X, self.y, self.weight)
+        """A tree over the user's columns, simplified on the rows and with their class weights
+        (with a cost matrix, those of the user's rows, ``original``: ``predict_proba`` gives
+        their frequencies; the rewritten rows have the same features, so they simplify the
+        same way)."""
+        rows = self if self.original is None else self.original
+        return self.named(tree).simplify(self.X).with_counts(rows.X, rows.y, rows.weight)
 
 
 def prepare(

@@ -94,21 +94,18 @@ def finish(result: SearchResult, task: Task) -> SearchResult:
 
 
 def _with_costs(result: SearchResult, task: Task) -> SearchResult:
-    """A search on rows rewritten for a cost matrix (:mod:`satdt.costs`) as the user's: each
-    tree's class counts those of the user's rows (``predict_proba``), the returned tree
-    re-checked with its true cost (the recorder's value less the reduction's offset) and the
-    minimum support the user asked for."""
+    """A search on rows rewritten for a cost matrix (:mod:`satdt.costs`), its tree re-checked
+    on the user's rows: its true cost (the recorder's value less the reduction's offset), the
+    minimum support the user asked for, and the class counts of the user's rows."""
     data, costs = task.data, task.data.costs
-    original = data.original
-    model = original.finish(result.model)
-    history = tuple(
-        i._replace(model=model if i.model is result.model else original.finish(i.model))
-        for i in result.history
-    )
+    original, model = data.original, result.model
     support = task.min_support // max(costs.factor, 1)
     value = task.recorder.best.value - costs.offset
     check_tree(model, original, value, task.objective, task.leaf_penalty, support, costs.matrix)
-    return replace(result, model=model, history=history)
+    counted = model.with_counts(original.X, original.y, original.weight)
+    if not np.allclose(counted.counts, model.counts):
+        raise RuntimeError("internal error: the tree's class counts are not the training rows'")
+    return result
 
 
 def run_search(method: Method, task: Task) -> SearchResult:
@@ -222,12 +219,18 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
         max_depth=None if consistency else task.max_depth,
         deadline=None if hurry else data.deadline,
     )
-    # grown on these rows and weights, it carries their class weights; a tree grown until
-    # every leaf is pure has no leaf to merge, so only a depth-capped one is simplified
-    tree = data.named(tree) if consistency else data.finish(tree)
+    # grown on these rows and weights, it carries their class weights (the searched rows', also
+    # with a cost matrix: pruning and the value are the search's); a tree grown until every leaf
+    # is pure has no leaf to merge, so only a depth-capped one is simplified
+    if consistency:
+        tree = data.named(tree)
+    else:
+        tree = data.named(tree).simplify(data.X).with_counts(data.X, data.y, data.weight)
     if not consistency and (task.leaf_penalty > 0 or task.min_support > 1):
         tree = tree.pruned(task.leaf_penalty, task.min_support, data.X, data.y, data.weight)
     error = tree.count_error()
+    if data.original is not None:  # the user's rows' class counts (predict_proba)
+        tree = data.finish(tree)
     if consistency and (
         error > 0
         or (task.max_depth is not None and tree.depth > task.max_depth)

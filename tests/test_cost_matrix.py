@@ -350,3 +350,61 @@ def test_cli_diagram_takes_a_cost_matrix(tmp_path, capsys):
     code = main(["diagram", str(path), "--widths", "1,2", "--cost-matrix", "0,5;1,0"])
     assert code == 0
     assert "Traceback" not in capsys.readouterr().err
+
+
+def test_contree_max_gap_stays_a_share_of_the_users_weight():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(120, 3)).round(2)
+    y = (X[:, 0] + 0.5 * rng.normal(size=120) > 0).astype(int) + (X[:, 1] > 0.8)
+    C = np.array([[0, 1, 3], [6, 0, 1], [2, 2, 0]])
+    exact = _fit(X, y, method="contree", max_depth=3, cost_matrix=C).result_.objective_value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gapped = OptimalTreeClassifier(
+            objective="error", method="contree", max_depth=3, cost_matrix=C, max_gap=0.05
+        ).fit(X, y)
+    result = gapped.result_
+    assert exact <= result.objective_value <= exact + 0.05 * 120 + 1e-9
+    if not result.proven_optimal:
+        assert result.gap == pytest.approx(0.05 * 120)
+
+
+def test_every_incumbent_shown_has_the_users_counts_and_cost():
+    """The trees on_improve and the history show carry the user's rows' class counts, and
+    their values are costs (a large table: the greedy first tree, pruned under a penalty)."""
+    rng = np.random.default_rng(9)
+    X = rng.integers(0, 8, size=(13_000, 3)).astype(float)
+    y = np.minimum((X[:, 0] + X[:, 1]) // 5, 2)
+    noise = rng.random(13_000) < 0.1
+    y[noise] = rng.integers(0, 3, noise.sum())
+    C = np.array([[0, 1, 3], [6, 0, 1], [2, 2, 0]])
+    shown = []
+    model = _fit(
+        X,
+        y,
+        method="portfolio",
+        max_depth=2,
+        cost_matrix=C,
+        leaf_penalty=0.001,
+        on_improve=shown.append,
+    )
+    steps = [getattr(event, "step", "") for event in model.result_.events]
+    assert any("greedy" in step for step in steps)  # the rewritten rows are over 20,000
+    assert model.tree_.n_leaves > 1 and shown
+    y_index = y.astype(int)
+    for snapshot in shown:
+        tree = snapshot.model
+        np.testing.assert_allclose(tree.counts, tree.with_counts(X, y_index).counts)
+        predicted = tree.predict_index(X)
+        value = (C[y_index, predicted].sum() / 13_000) + 0.001 * tree.n_leaves
+        assert snapshot.objective_value == pytest.approx(value)
+
+
+def test_no_depth_limit_with_a_penalty_and_costs():
+    rng = np.random.default_rng(12)
+    X = rng.integers(0, 4, size=(60, 3)).astype(float)
+    y = (X[:, 0] + rng.integers(0, 3, 60)) % 3
+    C = np.array([[0, 1, 3], [6, 0, 1], [2, 2, 0]])
+    free = _fit(X, y, method="dl85", cost_matrix=C, leaf_penalty=0.02)
+    deep = _fit(X, y, method="dl85", cost_matrix=C, leaf_penalty=0.02, max_depth=6)
+    assert free.result_.objective_value == pytest.approx(deep.result_.objective_value)

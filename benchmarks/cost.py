@@ -1,7 +1,8 @@
 """Misclassification costs: satdt's ``cost_matrix`` beside pystreed's ``cost-sensitive`` task.
 
 Both minimise ``sum_i C[y_i, prediction_i]`` over trees of depth <= d on the CP4IM binary
-files (``../shared/data/cp4im``, first column the class): satdt with
+files (``../shared/data/cp4im``, first column the class) and scikit-learn's three-class iris and
+wine (each column binarised at ``--thresholds`` quantiles, the same 0/1 matrix for both): satdt with
 ``OptimalTreeClassifier(objective="error", max_depth=d, cost_matrix=C)`` (``method="auto"``),
 pystreed with ``STreeDCostSensitiveClassifier(max_depth=d)`` fitted with
 ``CostSpecifier(C, [zero feature costs])`` (its matrix is indexed [true][predicted] as satdt's:
@@ -11,7 +12,7 @@ whether the two costs are equal. The two run one after the other in the same pro
 core; the time includes each library's own data preparation. The target: the same optima, and
 satdt no slower on at least two thirds of the instances.
 
-    python benchmarks/cost.py --files heart-cleveland,australian-credit --depths 3,4,5
+    python benchmarks/cost.py --files heart-cleveland,australian-credit,iris,wine --depths 3,4,5
 
 Run from the repository root. Never collected by pytest; results never become assertions.
 """
@@ -28,9 +29,27 @@ import numpy as np
 DATA = Path("../shared/data/cp4im")
 
 
-def read(name: str) -> tuple[np.ndarray, np.ndarray]:
+# scikit-learn's bundled three-class tables, binarised the same way for both libraries
+SKLEARN = {"iris": "load_iris", "wine": "load_wine"}
+
+
+def read(name: str, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
+    """A CP4IM file, or a scikit-learn table as ``x[c] > t`` for ``thresholds`` quantiles t of
+    each column (duplicate features dropped): the same binary matrix for both libraries."""
+    if name in SKLEARN:
+        import sklearn.datasets
+
+        X, y = getattr(sklearn.datasets, SKLEARN[name])(return_X_y=True)
+        quantiles = np.linspace(0, 1, thresholds + 2)[1:-1]
+        columns = [X[:, c] > t for c in range(X.shape[1]) for t in np.quantile(X[:, c], quantiles)]
+        B = np.unique(np.column_stack(columns).astype(np.int64), axis=1)
+        return B[:, (B.min(axis=0) == 0) & (B.max(axis=0) == 1)], y.astype(np.int64)
     table = np.loadtxt(DATA / f"{name}.txt")
     return table[:, 1:].astype(np.int64), table[:, 0].astype(np.int64)
+
+
+def matrix(text: str) -> np.ndarray:
+    return np.array([[float(c) for c in row.split(",")] for row in text.split(";")])
 
 
 def run_satdt(X, y, C, depth, cap):
@@ -62,19 +81,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", default="heart-cleveland,australian-credit,hepatitis,vote")
     parser.add_argument("--depths", default="3,4,5")
-    parser.add_argument("--cost", default="0,1;5,0", help="the matrix, rows ';', costs ','")
+    parser.add_argument("--cost", default="0,1;5,0", help="two classes: rows ';', costs ','")
+    parser.add_argument("--cost3", default="0,1,4;2,0,1;1,3,0", help="three classes")
+    parser.add_argument("--thresholds", type=int, default=8, help="quantiles (iris, wine)")
     parser.add_argument("--cap", type=float, default=60.0, help="seconds per fit")
     args = parser.parse_args()
-    C = np.array([[float(c) for c in row.split(",")] for row in args.cost.split(";")])
+    matrices = {2: matrix(args.cost), 3: matrix(args.cost3)}
     import satdt
 
     satdt.warmup()  # compile or load the kernels before anything is timed
-    print(f"cost matrix {args.cost} ([true][predicted]), cap {args.cap:g} s per fit\n")
+    print(
+        f"cost matrices {args.cost} and {args.cost3} ([true][predicted]), "
+        f"cap {args.cap:g} s per fit\n"
+    )
     print("| file | depth | satdt cost | pystreed cost | same | satdt s | pystreed s | ratio |")
     print("|---|---|---|---|---|---|---|---|")
     wins = total = 0
     for name in args.files.split(","):
-        X, y = read(name)
+        X, y = read(name, args.thresholds)
+        C = matrices[len(np.unique(y))]
         for depth in map(int, args.depths.split(",")):
             ours, ours_s, ours_proven = run_satdt(X, y, C, depth, args.cap)
             theirs, theirs_s, theirs_proven = run_pystreed(X, y, C, depth, args.cap)

@@ -408,3 +408,18 @@ def test_no_depth_limit_with_a_penalty_and_costs():
     free = _fit(X, y, method="dl85", cost_matrix=C, leaf_penalty=0.02)
     deep = _fit(X, y, method="dl85", cost_matrix=C, leaf_penalty=0.02, max_depth=6)
     assert free.result_.objective_value == pytest.approx(deep.result_.objective_value)
+
+
+@pytest.mark.parametrize("method", ["blossom", "dl85", "portfolio"])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(table=costed_tables(), depth=st.integers(1, 2), holes=st.lists(st.booleans(), min_size=18))
+def test_costs_with_missing_values_match_brute_force(method, table, depth, holes):
+    """Missing cells: every split also chooses the side its missing rows take (the brute
+    force's features ``x > t or missing``, ``x > t and present``, ``x is missing``)."""
+    X, y, w, C = table
+    X = X.copy()
+    X[np.array(holes[: X.size]).reshape(X.shape)] = np.nan
+    model = _fit(X, y, w, method=method, max_depth=depth, cost_matrix=C)
+    expected = min_cost(threshold_features(X), y, w, C, depth)
+    assert model.result_.objective_value == pytest.approx(expected, abs=1e-9)
+    assert _true_cost(model, X, y, w, C) == pytest.approx(expected, abs=1e-9)

@@ -288,8 +288,8 @@ class SatdtEstimator:
         return method, own
 
     def _check_error_options(self) -> None:
-        """The error objective's options (leaf_penalty, min_support) keep their defaults
-        under the consistency objectives."""
+        """The error objective's options (leaf_penalty, min_support, cost_matrix) keep their
+        defaults under the consistency objectives."""
         cost_matrix = getattr(self, "cost_matrix", None)
         if OBJECTIVES[self.objective].kind == CONSISTENCY and (
             self.leaf_penalty > 0 or self.min_support > 1 or cost_matrix is not None
@@ -477,7 +477,9 @@ class SatdtEstimator:
 
         The searches minimise error + P * leaves with P = leaf_penalty * total weight; the
         results show that cost divided by the total weight (error / total + leaf_penalty *
-        leaves). A minimum support larger than the training rows admits no tree at all.
+        leaves). A minimum support larger than the training rows admits no tree at all. With
+        a cost matrix, the total and the rows are the user's, and the searches' minimum
+        support counts each user row as the ``factor`` rows the reduction made of it.
         """
         if OBJECTIVES[self.objective].kind == CONSISTENCY:
             return

@@ -935,11 +935,17 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     if (
         data is not None
         and data.max_thresholds is None
-        and (data.deadline is None or len(data.y) < CONTREE_TIMED_ROWS)
+        and (data.deadline is None or _user_rows(data) < CONTREE_TIMED_ROWS)
         and data.full_threshold_count() > CONTREE_CROSSOVER
     ):
         return "contree"
     return "portfolio"
+
+
+def _user_rows(data: Prepared) -> int:
+    """The user's rows (with a cost matrix the searches read them rewritten as more rows of
+    the same features, :mod:`satdt.costs`; ConTree merges those again)."""
+    return len(data.y if data.original is None else data.original.y)
 
 
 def candidates(objective: str, method: str = "auto") -> tuple[str, ...]:

@@ -24,6 +24,8 @@ from .errors import REMOVED_IN, SatdtError
 from .models.tree import Tree
 
 if TYPE_CHECKING:
+    import numpy
+
     from .models.model import Model
 
 
@@ -323,9 +325,6 @@ class SearchResult:
         The method's counters (a ``Stats`` subclass such as ``SatStats``).
     preparation : Preparation, optional
         What data preparation did.
-    cost_matrix : ndarray, optional
-        The fit's misclassification costs (``cost_matrix``, rows the true class in
-        ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
     gap : float, default 0.0
         The permitted gap a search completed with (ConTree's ``max_gap``, as a weight): the
         tree is then proven within ``gap`` of the optimum, though not optimal; 0 otherwise.
@@ -334,6 +333,9 @@ class SearchResult:
         proven): the time limit, an interruption, or a time limit that passed while the
         search's kernels were still compiling on a first run (the model is then the greedy
         tree grown meanwhile).
+    cost_matrix : ndarray, optional
+        The fit's misclassification costs (``cost_matrix``, rows the true class in
+        ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
     """
 
     objective: str
@@ -348,7 +350,7 @@ class SearchResult:
     preparation: Preparation = field(default_factory=Preparation)
     gap: float = 0.0
     stop_reason: str = ""
-    cost_matrix: np.ndarray | None = field(default=None, compare=False)
+    cost_matrix: numpy.ndarray | None = field(default=None, compare=False)
 
     @property
     def trace(self) -> tuple[SatCall, ...]:

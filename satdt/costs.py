@@ -210,7 +210,8 @@ def reduce_costs(
 
     With ``A_i = max_c C[y_i, c]`` each row keeps the classes it does not cost the most to
     predict; when that leaves a row with none, or ``min_support > 1`` and rows with
-    different numbers, every row keeps every class (``A_i`` raised by ``max C``).
+    different numbers, every row keeps every class (``A_i`` raised by ``max C``, or by 1 for
+    the ``1 x 1`` matrix of a single class).
     """
     y = np.asarray(y, dtype=np.int64)
     w = np.asarray(weight, dtype=np.float64)
@@ -220,7 +221,7 @@ def reduce_costs(
     kept = (V > 0).sum(axis=1)
     factor = int(kept[0]) if len(kept) and (kept == kept[0]).all() else 0
     if len(kept) and (kept.min() == 0 or (min_support > 1 and factor == 0)):
-        A = A + float(C.max())
+        A = A + (float(C.max()) or 1.0)  # 1 when no cost is positive: a single class
         V = w[:, None] * (A[:, None] - R)
         factor = C.shape[0]
     rows, classes = np.nonzero(V > 0)

@@ -423,3 +423,15 @@ def test_costs_with_missing_values_match_brute_force(method, table, depth, holes
     expected = min_cost(threshold_features(X), y, w, C, depth)
     assert model.result_.objective_value == pytest.approx(expected, abs=1e-9)
     assert _true_cost(model, X, y, w, C) == pytest.approx(expected, abs=1e-9)
+
+
+def test_a_single_class_is_one_leaf_of_cost_zero():
+    from satdt import OptimalDiagramClassifier
+
+    X, y = np.arange(6.0).reshape(-1, 1), np.zeros(6, dtype=int)
+    tree = _fit(X, y, max_depth=2, cost_matrix=[[0]])
+    assert tree.result_.objective_value == 0 and tree.tree_.n_leaves == 1
+    np.testing.assert_allclose(tree.predict_proba(X), 1.0)
+    diagram = OptimalDiagramClassifier(widths=(1, 2), cost_matrix=[[0]]).fit(X, y)
+    assert diagram.result_.objective_value == 0
+    assert diagram.result_.training_error == 0

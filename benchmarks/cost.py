@@ -1,17 +1,18 @@
 """Misclassification costs: satdt's ``cost_matrix`` beside pystreed's ``cost-sensitive`` task.
 
-Both minimise ``sum_i C[y_i, prediction_i]`` over trees of depth <= d on the CP4IM binary
-files (``../shared/data/cp4im``, first column the class) and scikit-learn's three-class iris and
-wine (each column binarised at ``--thresholds`` quantiles, the same 0/1 matrix for both): satdt with
+Both minimise ``sum_i C[y_i, prediction_i]`` over trees of depth <= d, on the CP4IM binary files
+(``../shared/data/cp4im``, first column the class) and on scikit-learn's three-class iris and
+wine and ten-class digits (each column binarised at ``--thresholds`` quantiles, the same 0/1
+matrix for both; digits with ``C[a, b] = 1 + (a + 2b) mod 4``): satdt with
 ``OptimalTreeClassifier(objective="error", max_depth=d, cost_matrix=C)`` (``method="auto"``),
 pystreed with ``STreeDCostSensitiveClassifier(max_depth=d)`` fitted with
 ``CostSpecifier(C, [zero feature costs])`` (its matrix is indexed [true][predicted] as satdt's:
 checked on heart-cleveland, where the transposed matrix gives a different optimum). Each cost is
 recomputed from the returned tree's predictions, never taken from the method; ``same`` says
 whether the two costs are equal; ``(cap)`` marks a fit not proven optimal (satdt's
-``result_.proven_optimal``, pystreed's ``fit_result.is_optimal()``). The two run one after the other in the same process, one
-core; the time includes each library's own data preparation. The target: the same optima, and
-satdt no slower on at least two thirds of the instances.
+``result_.proven_optimal``, pystreed's ``fit_result.is_optimal()``). The two run one after the
+other in the same process, one core; the time includes each library's own data preparation.
+The target: the same optima, and satdt no slower on at least two thirds of the instances.
 
     python benchmarks/cost.py --files heart-cleveland,australian-credit,iris,wine --depths 3,4,5
 
@@ -31,7 +32,7 @@ DATA = Path("../shared/data/cp4im")
 
 
 # scikit-learn's bundled three-class tables, binarised the same way for both libraries
-SKLEARN = {"iris": "load_iris", "wine": "load_wine"}
+SKLEARN = {"iris": "load_iris", "wine": "load_wine", "digits": "load_digits"}
 
 
 def read(name: str, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
@@ -51,6 +52,12 @@ def read(name: str, thresholds: int) -> tuple[np.ndarray, np.ndarray]:
 
 def matrix(text: str) -> np.ndarray:
     return np.array([[float(c) for c in row.split(",")] for row in text.split(";")])
+
+
+def pattern(K: int) -> np.ndarray:
+    """An asymmetric matrix for K classes besides the two given: C[a, b] = 1 + (a + 2b) mod 4."""
+    a, b = np.indices((K, K))
+    return np.where(a == b, 0.0, 1.0 + (a + 2 * b) % 4)
 
 
 def run_satdt(X, y, C, depth, cap):
@@ -100,7 +107,8 @@ def main() -> None:
     wins = total = 0
     for name in args.files.split(","):
         X, y = read(name, args.thresholds)
-        C = matrices[len(np.unique(y))]
+        K = len(np.unique(y))
+        C = matrices[K] if K in matrices else pattern(K)
         for depth in map(int, args.depths.split(",")):
             ours, ours_s, ours_proven = run_satdt(X, y, C, depth, args.cap)
             theirs, theirs_s, theirs_proven = run_pystreed(X, y, C, depth, args.cap)

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import methods
+from .costs import tree_cost
 from .data import Dataset, check_complete
 from .diagram_search import (
     DIAGRAM_METHODS,
@@ -70,6 +71,10 @@ def _default_solver() -> str:
     except ImportError:
         return "highs"
     return "scip"
+
+
+# the tree estimator's declaration of cost_matrix: the same rules, the same reading of a flag
+_COST_MATRIX = next(param for param in methods.TREE_PARAMS if param.name == "cost_matrix")
 
 
 class OptimalDiagramClassifier(SatdtEstimator):
@@ -181,6 +186,18 @@ class OptimalDiagramClassifier(SatdtEstimator):
             "multiplies sample_weight, as in scikit-learn.",
             methods.TREE_PARAMS[-2].rules,
         ),
+        Param(
+            "cost_matrix",
+            None,
+            "Misclassification costs, C[a][b] the cost of predicting b for a row of class a "
+            "(>= 0, zero diagonal): a square array in classes_ order or a dict {true label: "
+            "{predicted label: cost}} (pairs not named cost 1). Objective (18) then weighs the "
+            "rows' cost instead of their misclassified weight; a terminal predicts its class "
+            "of least cost. Not with min_flow or fairness.",
+            _COST_MATRIX.rules,
+            objectives=("error",),
+            metavar="C",
+        ),
     )
     _RENAMED: ClassVar[dict[str, str]] = {
         "max_nodes": "max_splits",
@@ -218,6 +235,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             ratio = self.fairness.get("ratio", 0.8)
             if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
                 raise ParameterError(f"fairness ratio must be in (0, 1], got {ratio!r}")
+        self._check_costs()
         own = {} if solver == "auto" else {"milp_solver": solver}
         check_route(
             self.method,
@@ -229,6 +247,25 @@ class OptimalDiagramClassifier(SatdtEstimator):
             own,
         )
         return widths
+
+    def _check_costs(self) -> None:
+        """``cost_matrix`` goes with objective (18) alone: the smallest consistent diagram has
+        no error to cost, and the stability and fairness constraints count the rows' own
+        weights, which the reduction of costs rewrites (:mod:`satdt.costs`)."""
+        if self.cost_matrix is None:
+            return
+        if self.objective != "error":
+            raise ParameterError(
+                "cost_matrix applies to objective='error' (a consistent diagram classifies "
+                f"every row right, so no error has a cost), not {self.objective!r}; leave it "
+                "at None"
+            )
+        for name in ("min_flow", "fairness"):
+            if getattr(self, name) is not None:
+                raise ParameterError(
+                    f"cost_matrix does not go with {name} yet (the constraint counts the rows' "
+                    f"weights, which costs rewrite); leave {name} at None or cost_matrix at None"
+                )
 
     def _extensions(self) -> dict[str, Any]:
         return {
@@ -326,7 +363,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             data,
             widths,
             self.objective,
-            float(self.alpha),
+            self._search_alpha(data),
             self.split,
             max_splits=self._param("max_splits"),
             min_flow=self.min_flow,
@@ -371,10 +408,16 @@ class OptimalDiagramClassifier(SatdtEstimator):
         data.recorder.lower_bound = task.lower_bound
         result = data.recorder.snapshot(proven_optimal=task.proven)
         diagram = result.model
-        if diagram.terminal_counts is None:  # the SAT routes: predict_proba from the training rows
-            diagram = diagram.with_counts(data.X, data.y, data.weight)
+        if data.original is not None:  # costs: the searches' value, then the user's rows
+            self._check_diagram(diagram, data, widths, data.recorder.best.value, task)
+            diagram = diagram.with_counts(data.original.X, data.original.y, data.original.weight)
             result = replace(result, model=diagram)
-        self._check_diagram(diagram, data, widths, result.objective_value, task)
+            self._check_cost(diagram, data, widths, result.objective_value)
+        else:
+            if diagram.terminal_counts is None:  # SAT routes: predict_proba from the training rows
+                diagram = diagram.with_counts(data.X, data.y, data.weight)
+                result = replace(result, model=diagram)
+            self._check_diagram(diagram, data, widths, result.objective_value, task)
         self.result_ = result
         self.diagram_ = diagram
         if not task.proven:
@@ -386,6 +429,42 @@ class OptimalDiagramClassifier(SatdtEstimator):
                 stacklevel=user_stacklevel(),
             )
         return self
+
+    def _search_alpha(self, data: Prepared) -> float:
+        """The ``alpha`` the routes run with: the user's, or with a cost matrix the user's times
+        W / W' (W the rows' total weight, W' that of the rows the reduction rewrote them as).
+
+        On the rewritten rows a diagram's objective (18) is (cost + offset) / W' + alpha' *
+        share = (W / W') (cost / W + alpha * share) + offset / W': the same optimum; the
+        recorder subtracts offset / W' and scales by W' / W, so every value reported is the
+        user's objective (18) with costs.
+        """
+        if data.original is None:
+            return float(self.alpha)
+        total, rewritten = float(data.original.weight.sum()), float(data.weight.sum())
+        data.recorder.begin(
+            value_scale=rewritten / total,
+            value_offset=data.costs.offset / rewritten,
+            cost_matrix=data.costs.matrix,
+        )
+        return float(self.alpha) * total / rewritten
+
+    def _check_cost(
+        self, diagram: Any, data: Prepared, widths: tuple[int, ...], value: float
+    ) -> None:
+        """Recompute objective (18) with costs on the user's rows: the weighted cost of the
+        predictions over the total weight plus alpha times the share of nodes used."""
+        original = data.original
+        weight = original.weight
+        wrong = float(weight[diagram.terminal(original.X) != original.y].sum())
+        nodes = objective(diagram, original.X, original.y, float(self.alpha), widths, weight)
+        cost = tree_cost(diagram.terminal(original.X), original.y, weight, data.costs.matrix)
+        recomputed = nodes + (cost - wrong) / float(weight.sum())
+        if not np.isclose(recomputed, value, rtol=1e-6, atol=1e-6):
+            raise RuntimeError(
+                f"internal error: the diagram's objective with costs is {recomputed}, "
+                f"reported {value}"
+            )
 
     def _fairness(self, data: Prepared) -> Fairness | None:
         """The fairness constraint over the prepared rows from the ``fairness`` dict, or None."""
@@ -438,7 +517,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             raise RuntimeError(
                 f"internal error: the diagram returned breaks a constraint: {broken}"
             )
-        recomputed = objective(diagram, data.X, data.y, float(self.alpha), widths, data.weight)
+        recomputed = objective(diagram, data.X, data.y, task.alpha, widths, data.weight)
         if not np.isclose(recomputed, value, rtol=1e-6, atol=1e-6):
             raise RuntimeError(
                 f"internal error: the diagram's objective is {recomputed}, reported {value}"

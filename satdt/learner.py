@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from . import methods, tree_search
+from .costs import cost_matrix
 from .data import Dataset, check_complete
 from .errors import (
     REMOVED_IN,
@@ -228,7 +229,8 @@ class SatdtEstimator:
         changed = [
             f"{k}={v!r}"
             for k, v in self.get_params().items()
-            if defaults.get(k) is not v and defaults.get(k) != v
+            if defaults.get(k) is not v
+            and (isinstance(v, np.ndarray) or bool(np.all(defaults.get(k) != v)))
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
@@ -286,12 +288,19 @@ class SatdtEstimator:
         return method, own
 
     def _check_error_options(self) -> None:
-        """The error objective's options (leaf_penalty, min_support) keep their defaults
-        under the consistency objectives."""
+        """The error objective's options (leaf_penalty, min_support, cost_matrix) keep their
+        defaults under the consistency objectives."""
+        cost_matrix = getattr(self, "cost_matrix", None)
         if OBJECTIVES[self.objective].kind == CONSISTENCY and (
-            self.leaf_penalty > 0 or self.min_support > 1
+            self.leaf_penalty > 0 or self.min_support > 1 or cost_matrix is not None
         ):
             name = "leaf_penalty" if self.leaf_penalty > 0 else "min_support"
+            if cost_matrix is not None:
+                raise ParameterError(
+                    "cost_matrix applies to objective='error' (a consistent tree classifies "
+                    f"every row right, so no error has a cost), not {self.objective!r}; leave "
+                    "it at None"
+                )
             raise ParameterError(
                 f"{name} applies to objective='error' (a consistent tree has pure leaves "
                 f"and no error to trade), not {self.objective!r}; leave it at its default"
@@ -378,6 +387,9 @@ class SatdtEstimator:
         self.feature_names_in_ = np.asarray(dataset.schema.feature_names, dtype=object)
         self.n_features_in_ = data.X.shape[1]
         self.classes_ = data.classes
+        if getattr(self, "cost_matrix", None) is not None:
+            C = cost_matrix(self.cost_matrix, data.classes)
+            data = data.with_costs(C, int(getattr(self, "min_support", 1)))
         return data
 
     def fit_dataset(
@@ -463,21 +475,27 @@ class SatdtEstimator:
         The searches minimise error + P * leaves with P = leaf_penalty * total weight; the
         results show that cost divided by the total weight (error / total + leaf_penalty *
         leaves: :func:`satdt.tree_search.value_scale`). A minimum support larger than the
-        training rows admits no tree at all.
+        training rows admits no tree at all. With a cost matrix, the total and the rows are the
+        user's, and the searches' minimum support counts each user row as the ``factor`` rows
+        the reduction made of it.
         """
-        data = task.data
         if OBJECTIVES[self.objective].kind == CONSISTENCY:
             return
+        # with a cost matrix the user's rows (the searches read them rewritten, each row as
+        # `factor` rows of the same features: satdt.costs), and costs in units of the weights
+        data = task.data if task.data.original is None else task.data.original
         total = float(data.weight.sum())
         if self.leaf_penalty > 0:
             task.leaf_penalty = float(self.leaf_penalty) * total
-        task.min_support = int(self.min_support)
+        min_support = int(self.min_support)
         rows = int(np.count_nonzero(data.weight > 0))
-        if task.min_support > rows:
+        if min_support > rows:
             raise InfeasibleError(
-                f"min_support={task.min_support} is more than the {rows} training rows of "
+                f"min_support={min_support} is more than the {rows} training rows of "
                 "positive weight: no leaf can hold that many; lower min_support"
             )
+        costs = task.data.costs
+        task.min_support = min_support * (1 if costs is None else max(costs.factor, 1))
 
     def _search(self, method: Method, task: Task) -> SearchResult:
         """Run the method through :func:`satdt.tree_search.run_search` (one class, a greedy

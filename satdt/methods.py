@@ -69,6 +69,18 @@ def _n_jobs(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool) and value != 0
 
 
+def _cost_matrix_like(value: Any) -> bool:
+    from .costs import is_cost_matrix_like
+
+    return is_cost_matrix_like(value)
+
+
+def _read_cost_matrix(text: str) -> Any:
+    from .costs import read_cost_matrix
+
+    return read_cost_matrix(text)
+
+
 TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "objective",
@@ -187,6 +199,30 @@ TREE_PARAMS: tuple[Param, ...] = (
         metavar="W",
         cli_help="'balanced' (n_rows / (n_classes * rows of the class)) or LABEL=WEIGHT pairs "
         "separated by commas (e.g. yes=3,no=1): multiplies each row's weight",
+    ),
+    Param(
+        "cost_matrix",
+        None,
+        'With objective="error": misclassification costs, C[a][b] the cost of predicting b '
+        "for a row of class a (>= 0, zero diagonal), as a square array in classes_ order or a "
+        "dict {true label: {predicted label: cost}} (pairs not named cost 1). The search "
+        "minimises the rows' weighted cost (times sample_weight and class_weight); a leaf "
+        "predicts its class of least cost; result_.objective_value and "
+        "result_.training_error are costs. None: every error costs 1.",
+        (
+            NONE,
+            Check(
+                "a square array of costs or a dict {true label: {predicted label: cost}}",
+                _cost_matrix_like,
+                "array-like or dict",
+                read=_read_cost_matrix,
+            ),
+        ),
+        objectives=("error",),
+        metavar="C",
+        cli_help="misclassification costs: rows separated by ';' in classes_ order "
+        "('0,1;5,0': predicting the first class for the second costs 5), or JSON (a list of "
+        "rows or {true: {predicted: cost}}), or a JSON file",
     ),
     Param(
         "n_jobs",
@@ -617,7 +653,15 @@ def _run_contree(task: Task) -> SearchResult:
             FutureWarning,
             stacklevel=user_stacklevel(),
         )
-    options = ConTreeOptions(column_values=data.column_values(), **task.options)
+    own = dict(task.options)
+    if data.original is not None and 0 < gap < 1:
+        # a fraction of the user's rows' weight, as leaf_penalty; the rows the cost reduction
+        # rewrote weigh more or less in all (satdt.costs): the same gap as a share of theirs,
+        # or as a weight (ConTree reads a gap >= 1 as one)
+        allowed = gap * float(data.original.weight.sum())
+        share = allowed / float(data.weight.sum())
+        own["max_gap"] = share if share < 1 else allowed
+    options = ConTreeOptions(column_values=data.column_values(), **own)
     return _run_dp(solve_min_error, task, data.numeric(), options)
 
 
@@ -891,11 +935,17 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     if (
         data is not None
         and data.max_thresholds is None
-        and (data.deadline is None or len(data.y) < CONTREE_TIMED_ROWS)
+        and (data.deadline is None or _user_rows(data) < CONTREE_TIMED_ROWS)
         and data.full_threshold_count() > CONTREE_CROSSOVER
     ):
         return "contree"
     return "portfolio"
+
+
+def _user_rows(data: Prepared) -> int:
+    """The user's rows (with a cost matrix the searches read them rewritten as more rows of
+    the same features, :mod:`satdt.costs`; ConTree merges those again)."""
+    return len(data.y if data.original is None else data.original.y)
 
 
 def candidates(objective: str, method: str = "auto") -> tuple[str, ...]:

@@ -174,9 +174,15 @@ class Check(Rule):
     description: str
     test: Callable[[Any], bool]
     kind: str = "object"  # its numpydoc type
+    # reads a command-line word as a value (None: the word is not one of these values)
+    read: Callable[[str], Any] | None = None
 
     def accepts(self, value: Any) -> bool:
         return self.test(value)
+
+    def parse(self, text: str) -> Any:
+        value = None if self.read is None else self.read(text)
+        return _UNREAD if value is None else value
 
     def describe(self) -> str:
         return self.description

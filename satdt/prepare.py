@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .binarize import Binarizer
+from .costs import CostReduction, reduce_costs
 from .data import Dataset, Schema, check_missing, from_arrays
 from .errors import (
     ContradictionError,
@@ -527,12 +528,47 @@ class Prepared:
         self._column_values: list[np.ndarray] | None = None
         self._has_missing: bool | None = None
         self._last_report = 0.0
+        # with a cost matrix (with_costs): the user's rows, the reduction, rows per user row
+        self.original: Prepared | None = None
+        self.costs: CostReduction | None = None
         recorder.preparation.rows = len(y)
         recorder.preparation.relabelled_rows = relabelled
 
     @property
     def n_classes(self) -> int:
         return len(self.classes)
+
+    def with_costs(self, C: np.ndarray, min_support: int = 1) -> Prepared:
+        """The rows rewritten for the cost matrix ``C`` (:func:`satdt.costs.reduce_costs`),
+        as the searches read them: same features, classes and clock, so that every tree's
+        weighted error on them is its cost on these rows plus ``costs.offset``.
+
+        The result keeps these rows as ``original`` (the trees' class counts, :meth:`finish`;
+        the check with the true cost); its column values are these rows' (the same values).
+        """
+        reduction = reduce_costs(self.y, self.weight, C, min_support)
+        rows = reduction.rows
+        costed = Prepared(
+            np.ascontiguousarray(self.X[rows]),
+            reduction.y,
+            reduction.weight,
+            self.classes,
+            Dataset(self.X, self.y, self.schema, self.line_numbers, self.source),
+            self.line_numbers[rows],
+            relabelled=self.relabelled,
+            recorder=self.recorder,
+            deadline=self.deadline,
+            max_thresholds=self.max_thresholds,
+            max_memory_mb=self.max_memory_mb,
+            resolve=self.resolve,
+            consistency=self.consistency,
+        )
+        costed._column_values = self._column_values
+        costed._has_missing = self._has_missing
+        costed.original = self
+        costed.costs = reduction
+        self.recorder.preparation.rows = len(self.y)  # the user's rows, not the rewritten ones
+        return costed
 
     @property
     def feature_names(self) -> list[str]:
@@ -720,8 +756,12 @@ class Prepared:
         return named
 
     def finish(self, tree: Tree) -> Tree:
-        """A tree over the user's columns, simplified on the rows and with their class weights."""
-        return self.named(tree).simplify(self.X).with_counts(self.X, self.y, self.weight)
+        """A tree over the user's columns, simplified on the rows and with their class weights
+        (with a cost matrix, those of the user's rows, ``original``: ``predict_proba`` gives
+        their frequencies; the rewritten rows have the same features, so they simplify the
+        same way)."""
+        rows = self if self.original is None else self.original
+        return self.named(tree).simplify(self.X).with_counts(rows.X, rows.y, rows.weight)
 
 
 def prepare(

@@ -17,10 +17,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+import numpy as np
+
+from .costs import model_cost
 from .errors import REMOVED_IN, SatdtError
 from .models.tree import Tree
 
 if TYPE_CHECKING:
+    import numpy
+
     from .models.model import Model
 
 
@@ -328,6 +333,9 @@ class SearchResult:
         proven): the time limit, an interruption, or a time limit that passed while the
         search's kernels were still compiling on a first run (the model is then the greedy
         tree grown meanwhile).
+    cost_matrix : ndarray, optional
+        The fit's misclassification costs (``cost_matrix``, rows the true class in
+        ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
     """
 
     objective: str
@@ -342,6 +350,7 @@ class SearchResult:
     preparation: Preparation = field(default_factory=Preparation)
     gap: float = 0.0
     stop_reason: str = ""
+    cost_matrix: numpy.ndarray | None = field(default=None, compare=False)
 
     @property
     def trace(self) -> tuple[SatCall, ...]:
@@ -371,7 +380,10 @@ class SearchResult:
     @property
     def training_error(self) -> float:
         """The model's weighted training error (misclassified weight), the same word on trees
-        and diagrams whatever the objective's unit."""
+        and diagrams whatever the objective's unit; with a ``cost_matrix``, the weighted cost
+        of the training rows' predictions."""
+        if self.cost_matrix is not None:
+            return model_cost(self.model, self.cost_matrix)
         return self.model.count_error()
 
     @property
@@ -443,6 +455,8 @@ class Recorder:
         self.start = time.perf_counter() if start is None else start
         self._to_user_tree: Callable[[Tree], Tree] = to_user_tree or _unchanged
         self._value_scale = 1.0
+        self._value_offset = 0.0
+        self._cost_matrix: np.ndarray | None = None
         self._on_improve = on_improve
         self._on_event = on_event
         self.history: list[Incumbent] = []
@@ -452,22 +466,39 @@ class Recorder:
         self.stats: Stats = Stats()
         self.preparation = Preparation()
 
-    def begin(self, to_user_tree: Callable[[Tree], Tree], value_scale: float = 1.0) -> None:
+    def begin(
+        self,
+        to_user_tree: Callable[[Tree], Tree] | None = None,
+        value_scale: float = 1.0,
+        *,
+        value_offset: float = 0.0,
+        cost_matrix: np.ndarray | None = None,
+    ) -> None:
         """Say how the search about to run reports: what its trees are to the user, and in
         what units its values come.
 
         Parameters
         ----------
-        to_user_tree : callable
+        to_user_tree : callable, optional
             Maps a tree of the search (over binary features, or over the numeric columns)
-            to the tree returned to the user.
+            to the tree returned to the user (default: as the recorder was made).
         value_scale : float, default=1.0
             Searches record values in their own units (a penalised error: weight plus the
             penalty per leaf); snapshots show them times this scale (1 / total weight with a
             leaf penalty, so the value reads errors / total + leaf_penalty * leaves).
+        value_offset : float, default=0.0
+            With a cost matrix the searches' errors are the cost plus this constant
+            (:mod:`satdt.costs`): snapshots subtract it (before scaling), so that values and
+            bounds are costs.
+        cost_matrix : ndarray of shape (n_classes, n_classes), optional
+            The cost matrix the search minimises, kept on every snapshot
+            (:attr:`SearchResult.cost_matrix`).
         """
-        self._to_user_tree = to_user_tree
+        if to_user_tree is not None:
+            self._to_user_tree = to_user_tree
         self._value_scale = value_scale
+        self._value_offset = value_offset
+        self._cost_matrix = cost_matrix
 
     @property
     def to_user_tree(self) -> Callable[[Tree], Tree]:
@@ -518,6 +549,11 @@ class Recorder:
         history = self.history
         value = best.value
         gap = self.gap
+        offset = self._value_offset
+        if offset:  # the lower bound is at least 0, the cost of no tree being below
+            history = [i._replace(value=i.value - offset) for i in history]
+            value = best.value - offset
+            lower_bound = value if proven_optimal else min(max(lower_bound - offset, 0.0), value)
         if scale != 1.0:  # depth and size stay integers
             history = [i._replace(value=i.value * scale) for i in history]
             value, lower_bound, gap = value * scale, lower_bound * scale, gap * scale
@@ -534,6 +570,7 @@ class Recorder:
             preparation=copy.deepcopy(self.preparation),
             gap=gap,
             stop_reason="" if proven_optimal else stop_reason,
+            cost_matrix=self._cost_matrix,
         )
 
 

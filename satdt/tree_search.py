@@ -23,6 +23,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import methods
+from .costs import tree_cost
 from .errors import InfeasibleError, TimeUp
 from .methods import CONSISTENCY, OBJECTIVES, Method, Task
 from .models.tree import LEAF, Tree
@@ -86,6 +87,23 @@ def finish(result: SearchResult, task: Task) -> SearchResult:
         result = replace(result, stop_reason="time limit")
     if result.model is not task.checked:  # a greedy first tree was checked when recorded
         _check(result.model, task.recorder.best.value, task)
+    if data.original is not None:
+        result = _with_costs(result, task)
+    return result
+
+
+def _with_costs(result: SearchResult, task: Task) -> SearchResult:
+    """A search on rows rewritten for a cost matrix (:mod:`satdt.costs`), its tree re-checked
+    on the user's rows: its true cost (the recorder's value less the reduction's offset), the
+    minimum support the user asked for, and the class counts of the user's rows."""
+    data, costs = task.data, task.data.costs
+    original, model = data.original, result.model
+    support = task.min_support // max(costs.factor, 1)
+    value = task.recorder.best.value - costs.offset
+    check_tree(model, original, value, task.objective, task.leaf_penalty, support, costs.matrix)
+    counted = model.with_counts(original.X, original.y, original.weight)
+    if not np.allclose(counted.counts, model.counts):
+        raise RuntimeError("internal error: the tree's class counts are not the training rows'")
     return result
 
 
@@ -96,7 +114,13 @@ def run_search(method: Method, task: Task) -> SearchResult:
     :class:`~satdt.errors.InfeasibleError`.
     """
     data, recorder = task.data, task.recorder
-    recorder.begin(data.user_tree if method.input == "binary" else data.finish, value_scale(task))
+    costs = data.costs
+    recorder.begin(
+        data.user_tree if method.input == "binary" else data.finish,
+        value_scale(task),
+        value_offset=0.0 if costs is None else costs.offset,
+        cost_matrix=None if costs is None else costs.matrix,
+    )
     if data.n_classes == 1:
         if task.max_nodes is not None and task.max_nodes < 1:
             raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
@@ -128,11 +152,13 @@ def run_search(method: Method, task: Task) -> SearchResult:
 
 def value_scale(task: Task) -> float:
     """What the task's values are multiplied by to read in the user's units: a leaf penalty is
-    searched in units of the weights (``leaf_penalty * total weight`` per leaf) and shown per
-    unit weight (errors / total + leaf_penalty * leaves); any other value as it is."""
+    searched in units of the weights (``leaf_penalty * total weight`` per leaf, the user's rows'
+    weight with a cost matrix) and shown per unit weight (errors / total + leaf_penalty *
+    leaves); any other value as it is."""
     if task.leaf_penalty <= 0 or OBJECTIVES[task.objective].kind == CONSISTENCY:
         return 1.0
-    return 1.0 / float(task.data.weight.sum())
+    data = task.data if task.data.original is None else task.data.original  # the user's rows
+    return 1.0 / float(data.weight.sum())
 
 
 def run_pareto(method: Method, task: Task) -> tuple[list, str]:
@@ -223,12 +249,18 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
         max_depth=None if consistency else task.max_depth,
         deadline=None if hurry else data.deadline,
     )
-    # grown on these rows and weights, it carries their class weights; a tree grown until
-    # every leaf is pure has no leaf to merge, so only a depth-capped one is simplified
-    tree = data.named(tree) if consistency else data.finish(tree)
+    # grown on these rows and weights, it carries their class weights (the searched rows', also
+    # with a cost matrix: pruning and the value are the search's); a tree grown until every leaf
+    # is pure has no leaf to merge, so only a depth-capped one is simplified
+    if consistency:
+        tree = data.named(tree)
+    else:
+        tree = data.named(tree).simplify(data.X).with_counts(data.X, data.y, data.weight)
     if not consistency and (task.leaf_penalty > 0 or task.min_support > 1):
         tree = tree.pruned(task.leaf_penalty, task.min_support, data.X, data.y, data.weight)
     error = tree.count_error()
+    if data.original is not None:  # the user's rows' class counts (predict_proba)
+        tree = data.finish(tree)
     if consistency and (
         error > 0
         or (task.max_depth is not None and tree.depth > task.max_depth)
@@ -253,12 +285,13 @@ def check_tree(
     objective: str,
     leaf_penalty: float = 0.0,
     min_support: int = 1,
+    cost_matrix: np.ndarray | None = None,
 ) -> None:
     """Re-check a tree against the data before anyone sees it (correct before fast).
 
-    ``value`` is in the search's units: for the error objective, the weighted error plus
-    ``leaf_penalty`` (in units of the weights) per leaf; every leaf must hold ``min_support``
-    rows.
+    ``value`` is in the search's units: for the error objective, the weighted error (with a
+    ``cost_matrix``, the weighted cost of the predictions) plus ``leaf_penalty`` (in units
+    of the weights) per leaf; every leaf must hold ``min_support`` rows.
     """
     predicted = model.predict_index(data.X)
     wrong = predicted != data.y
@@ -272,10 +305,16 @@ def check_tree(
                 f"internal error: reported {objective} {value} but the model has {expected}"
             )
         return
-    error = float(data.weight[wrong].sum())
+    if cost_matrix is None:
+        error = float(data.weight[wrong].sum())
+        what = "error"
+    else:
+        error = tree_cost(predicted, data.y, data.weight, cost_matrix)
+        what = "cost"
     cost = error + leaf_penalty * model.n_leaves
-    if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, float(data.weight.sum()))):
-        what = "error" if leaf_penalty == 0 else "penalised error"
+    scale = float(data.weight.sum()) * (1.0 if cost_matrix is None else float(cost_matrix.max()))
+    if not np.isclose(cost, value, rtol=1e-9, atol=1e-9 * max(1.0, scale)):
+        what = what if leaf_penalty == 0 else f"penalised {what}"
         raise RuntimeError(f"internal error: model {what} {cost} != reported {value}")
     if min_support > 1 and model.n_leaves > 1:
         support = np.bincount(model.apply(data.X)[data.weight > 0], minlength=model.n_nodes)

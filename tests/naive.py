@@ -104,6 +104,45 @@ def min_error(
     return best(np.arange(len(y)), depth)
 
 
+def min_cost(
+    B: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    C: np.ndarray,
+    depth: int,
+    min_support: int = 1,
+    leaf_penalty: float = 0.0,
+) -> float:
+    """Smallest weighted misclassification cost (plus ``leaf_penalty`` per leaf) of a tree of
+    depth <= ``depth`` over the binary features of B, ``C[a, b]`` the cost of predicting b
+    for a row of class a.
+
+    As :func:`min_error`, with a leaf costing min over classes b of sum_i w_i C[y_i, b]
+    (the class of least cost), computed from the costs directly (no reduction to weights).
+    """
+    B = np.asarray(B, dtype=np.uint8)
+    y = np.asarray(y, dtype=np.int64)
+    w = np.asarray(w, dtype=np.float64)
+
+    def leaf(rows: np.ndarray) -> float:
+        return min(float(np.dot(w[rows], C[y[rows], b])) for b in range(C.shape[0]))
+
+    def best(rows: np.ndarray, d: int) -> float:
+        value = leaf(rows) + leaf_penalty
+        if d == 0:
+            return value
+        for f in range(B.shape[1]):
+            ones = B[rows, f] == 1
+            if ones.all() or not ones.any():
+                continue
+            if min_support > 1 and min(ones.sum(), (~ones).sum()) < min_support:
+                continue
+            value = min(value, best(rows[~ones], d - 1) + best(rows[ones], d - 1))
+        return value
+
+    return best(np.arange(len(y)), depth)
+
+
 def threshold_features(X: np.ndarray) -> np.ndarray:
     """Every split of tiny numeric data as binary features (1 = the row goes right).
 
@@ -208,6 +247,7 @@ def _best_diagram(
     max_splits=None,
     min_flow=None,
     fairness=None,
+    cost_matrix=None,
 ) -> float:
     """The least ``score(weighted error, internal nodes)`` over all univariate diagrams of the
     skeleton ``widths`` that meet the extensions, by enumeration (inf if none does).
@@ -220,7 +260,8 @@ def _best_diagram(
     Extensions, checked on each complete diagram: at most ``max_splits`` internal nodes, every
     node reached by a weight of at least ``min_flow``, and ``fairness = (kind, group1, group2,
     positive, ratio)``: the groups' rates (of positive predictions; of false positives; of
-    false negatives) within the ratio both ways.
+    false negatives) within the ratio both ways. With ``cost_matrix`` the error of a row of
+    class a sent to the terminal of class k is ``w C[a, k]`` instead of ``w [a != k]``.
     """
     n, n_feat = X.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
@@ -234,6 +275,8 @@ def _best_diagram(
         return nxt + [-1 - k for k in range(n_classes)]
 
     def cost(rows: int, k: int) -> float:
+        if cost_matrix is not None:
+            return sum(w[i] * cost_matrix[y[i], k] for i in range(n) if rows >> i & 1)
         return sum(w[i] for i in range(n) if rows >> i & 1 and y[i] != k)
 
     masks = [
@@ -319,11 +362,13 @@ def min_diagram_objective(
     max_splits=None,
     min_flow=None,
     fairness=None,
+    cost_matrix=None,
 ) -> float:
     """Minimum of objective (18) over all univariate diagrams of the skeleton ``widths``, by
     enumeration: weighted error rate plus ``alpha * (nodes - 1) / (sum(widths) - 1)``, over the
     diagrams meeting the extensions (see :func:`_best_diagram`; inf if none does). Binary data
-    ``B`` is its own ``X``."""
+    ``B`` is its own ``X``. With ``cost_matrix``, the weighted cost rate instead of the
+    error rate."""
     total = float(np.sum(sample_weight)) if sample_weight is not None else float(len(y))
     n_nodes = sum(widths)
 
@@ -340,6 +385,7 @@ def min_diagram_objective(
         max_splits=max_splits,
         min_flow=min_flow,
         fairness=fairness,
+        cost_matrix=cost_matrix,
     )
 
 

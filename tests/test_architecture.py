@@ -350,7 +350,17 @@ def test_naming_a_kernel_group_is_seen() -> None:
 
 # A recorder's map to the user's trees and the units of its values are said once, by the one
 # that runs the search (Recorder.begin); why a search stopped is an argument of its snapshot.
-RECORDER_SETTINGS = {"to_user_tree", "value_scale", "stop_reason", "_to_user_tree", "_value_scale"}
+RECORDER_SETTINGS = {
+    "to_user_tree",
+    "value_scale",
+    "value_offset",
+    "cost_matrix",
+    "stop_reason",
+    "_to_user_tree",
+    "_value_scale",
+    "_value_offset",
+    "_cost_matrix",
+}
 
 
 def _recorder_settings_assigned(tree: ast.AST) -> list[int]:

@@ -42,6 +42,7 @@ def _diagram_estimator(args: argparse.Namespace) -> Any:
         fairness=fairness,
         milp_solver=args.milp_solver,
         class_weight=args.class_weight,
+        cost_matrix=args.cost_matrix,
     )
 
 

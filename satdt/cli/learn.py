@@ -40,6 +40,7 @@ def tree_estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
             leaf_penalty=args.leaf_penalty,
             min_support=args.min_support,
             class_weight=args.class_weight,
+            cost_matrix=getattr(args, "cost_matrix", None),
         )
     options = {name: getattr(args, name) for name in methods.method_params() if hasattr(args, name)}
     method = args.method

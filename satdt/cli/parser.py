@@ -102,6 +102,7 @@ def _add_error_options(parser: argparse.ArgumentParser) -> None:
     _add_param(parser, "leaf_penalty")
     _add_param(parser, "min_support")
     _add_class_weight(parser)
+    _add_param(parser, "cost_matrix")
 
 
 def _add_n_jobs(parser: argparse.ArgumentParser) -> None:
@@ -458,6 +459,7 @@ def _add_diagram_command(commands: Any) -> None:
         help="MILP solver (milp; --solver: its old name)",
     )
     _add_class_weight(diagram)
+    _add_param(diagram, "cost_matrix")
     _add_output_options(diagram)
 
 

@@ -56,7 +56,20 @@ def tree_summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
         proof = proof_phrase(result, "; ")
         if result.proven_optimal and "quantile" in preparation.binarization:
             proof += " for these binary features only"
-        if model.leaf_penalty > 0:
+        if result.cost_matrix is not None:
+            error = tree.count_error()
+            cost = f"{result.training_error:g}"
+            if model.leaf_penalty > 0:
+                lines.append(
+                    f"objective: {result.objective_value:.6g} = cost / weight + "
+                    f"{model.leaf_penalty:g} * leaves ({proof})"
+                )
+            else:
+                cost += f" ({proof})"
+            lines.append(
+                f"cost: {cost}; errors: {error:g} of {n} rows, accuracy {1 - error / n:.4f}"
+            )
+        elif model.leaf_penalty > 0:
             error = tree.count_error()
             lines.append(
                 f"objective: {result.objective_value:.6g} = errors / weight + "
@@ -144,6 +157,7 @@ def render_tree(model: OptimalTreeClassifier, fmt: str) -> str:
                 if result.objective == "error"
                 else {}
             ),
+            **({"cost": result.training_error} if result.cost_matrix is not None else {}),
             "runtime": result.runtime,
             "stats": result.stats.as_dict(),
             "preparation": result.preparation.as_dict(),

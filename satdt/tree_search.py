@@ -112,7 +112,11 @@ def run_search(method: Method, task: Task) -> SearchResult:
             if recorder.best is None:  # no admissible greedy tree: as any time-out
                 raise TimeUp
             return recorder.snapshot(proven_optimal=False)
-        if task.max_depth is None and OBJECTIVES[task.objective].kind != CONSISTENCY:
+        if (
+            task.max_depth is None
+            and task.max_nodes is None  # a node budget bounds the depth
+            and OBJECTIVES[task.objective].kind != CONSISTENCY
+        ):
             return methods.run_without_depth(method, task)
         return method.run(task)
     except TimeUp:
@@ -207,10 +211,8 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
     if not consistency and (task.leaf_penalty > 0 or task.min_support > 1):
         tree = tree.pruned(task.leaf_penalty, task.min_support, data.X, data.y, data.weight)
     error = tree.count_error()
-    if consistency and (
-        error > 0
-        or (task.max_depth is not None and tree.depth > task.max_depth)
-        or (task.max_nodes is not None and tree.n_nodes > task.max_nodes)
+    if (task.max_nodes is not None and tree.n_nodes > task.max_nodes) or (
+        consistency and (error > 0 or (task.max_depth is not None and tree.depth > task.max_depth))
     ):
         return  # not admissible: the method must find its own first tree
     value = OBJECTIVES[task.objective].value_of(tree, error, task.leaf_penalty)
@@ -221,7 +223,16 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
 
 
 def _check(model: Tree, value: float, task: Task) -> None:
-    check_tree(model, task.data, value, task.objective, task.leaf_penalty, task.min_support)
+    check_tree(
+        model,
+        task.data,
+        value,
+        task.objective,
+        task.leaf_penalty,
+        task.min_support,
+        max_nodes=task.max_nodes,
+        max_depth=task.max_depth,
+    )
 
 
 def check_tree(
@@ -231,13 +242,23 @@ def check_tree(
     objective: str,
     leaf_penalty: float = 0.0,
     min_support: int = 1,
+    *,
+    max_nodes: int | None = None,
+    max_depth: int | None = None,
 ) -> None:
     """Re-check a tree against the data before anyone sees it (correct before fast).
 
     ``value`` is in the search's units: for the error objective, the weighted error plus
     ``leaf_penalty`` (in units of the weights) per leaf; every leaf must hold ``min_support``
-    rows.
+    rows. The tree has at most ``max_nodes`` nodes and depth at most ``max_depth`` (when given).
     """
+    if (max_nodes is not None and model.n_nodes > max_nodes) or (
+        max_depth is not None and model.depth > max_depth
+    ):
+        raise RuntimeError(
+            f"internal error: the returned model has {model.n_nodes} nodes and depth "
+            f"{model.depth}, over max_nodes={max_nodes} or max_depth={max_depth}"
+        )
     predicted = model.predict_index(data.X)
     wrong = predicted != data.y
     kind = OBJECTIVES[objective]

@@ -1,0 +1,456 @@
+"""Minimum error under a depth *and* a node budget (MurTree's and STreeD's size dimension).
+
+MurTree (Demirović et al., JMLR 2022) writes the optimal tree with at most ``n`` branching
+nodes and depth at most ``d`` over the rows ``D`` as
+
+    T(D, d, n) = min( leaf(D),  min over f, n_l + n_r = n - 1 of T(D_f0, d-1, n_l) + T(D_f1, d-1, n_r) )
+
+(``D_f0``, ``D_f1``: the rows without and with feature f), and solves the subproblems of
+depth two for every node count at once from the pair counts of their rows. This module is
+that recursion over the binary features of :mod:`satdt.dp.common`, in NumPy:
+
+- a subproblem ``(rows, d)`` is solved for *every* budget ``k = 0 .. min(K, 2^d - 1)`` at once,
+  as the vector ``cost[k]`` of the least cost with at most ``k`` branching nodes (non-increasing
+  in ``k``), and cached by its set of rows (within ``max_cache_mb``; when full, the cache is
+  emptied and filled again: still exact);
+- a subproblem of depth two (:func:`_depth_two`) reads its vector from one table of pair
+  counts (one matrix product over its rows): the best trees with 0, 1, 2 and 3 branching
+  nodes; below a node of depth three the larger child's table is the parent's minus the
+  smaller child's (MurTree's subtraction);
+- a node of depth ``d >= 3`` combines its children's vectors by a min-plus convolution.
+
+satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``
+branching nodes has ``2k + 1`` nodes, so the budget is ``K = (max_nodes - 1) // 2`` branching
+nodes. The cost is the weighted error plus ``leaf_penalty`` per leaf (a tree with ``k``
+branching nodes has ``k + 1`` leaves: the penalty rides on each leaf's cost) and a split needs
+``min_support`` training rows of positive weight on each side, as in the other searches.
+
+Anytime: the search deepens ``d = 1, 2, ..., max_depth`` (the cache carries over, so the
+shallower passes cost little) and records the optimum of each depth as an incumbent (the
+first, of depth one, comes at once); the deadline is checked before every split and stops
+the search with the best tree so far.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError, TimeUp
+from ..models.tree import Tree
+from ..result import BudgetStats, SearchResult
+from .common import (
+    PreparedBinary,
+    SearchSettings,
+    bound_to_beat,
+    check_inputs,
+    check_leaf_options,
+    prepare_binary,
+    start_stats,
+    tolerance,
+)
+
+# A subproblem's choice for one budget k: None (a leaf), or (feature, k_left, k_right).
+Choice = tuple[int, int, int] | None
+# Bytes a cached subproblem costs besides its rows (its vectors, the dict's entry).
+_ENTRY_BYTES = 200
+
+
+@dataclass(frozen=True)
+class BudgetOptions:
+    """The node budget search's own options.
+
+    Attributes
+    ----------
+    max_nodes
+        The most nodes (branching nodes + leaves) of a tree, >= 1; None: no cap (the
+        perfect tree of the depth).
+    max_cache_mb
+        Cap in MB on the cache of solved subproblems.
+    """
+
+    max_nodes: int | None
+    max_cache_mb: float = 512.0
+
+    def __post_init__(self) -> None:
+        if self.max_nodes is None:
+            return
+        if isinstance(self.max_nodes, bool) or not isinstance(self.max_nodes, int | np.integer):
+            raise ParameterError(f"max_nodes must be an integer >= 1, got {self.max_nodes!r}")
+        if self.max_nodes < 1:
+            raise ParameterError(
+                f"max_nodes must be >= 1 (a single leaf is one node), got {self.max_nodes}"
+            )
+
+
+def branching_budget(max_nodes: int | None, max_depth: int) -> int:
+    """The most branching nodes of a tree within ``max_nodes`` nodes (None: no cap) and
+    depth ``max_depth``: ``(max_nodes - 1) // 2`` (a tree with k branching nodes has 2k + 1
+    nodes), at most the ``2^max_depth - 1`` of the perfect tree."""
+    perfect = (1 << min(max_depth, 62)) - 1
+    return perfect if max_nodes is None else min((max_nodes - 1) // 2, perfect)
+
+
+class _Search:
+    """The recursion over one prepared data set: cached vectors, the deadline, the stats."""
+
+    def __init__(
+        self,
+        prep: PreparedBinary,
+        K: int,
+        penalty: float,
+        support: int,
+        deadline: float | None,
+        cache_bytes: float,
+        stats: BudgetStats,
+    ) -> None:
+        data = prep.data
+        self.Bd = data.Bd
+        # class weights, then the count of training rows (of positive weight) as a last
+        # column: the pair tables carry both, for the error and for the support
+        self.Wc = np.ascontiguousarray(np.column_stack([data.W, prep.count.astype(np.float64)]))
+        self.C = data.W.shape[1]
+        self.rirr = data.rirr
+        self.K, self.penalty, self.support = K, penalty, support
+        self.deadline = deadline
+        self.cache: dict[tuple[bytes, int], tuple[np.ndarray, list[Choice]]] = {}
+        self.cache_bytes, self.cache_used = cache_bytes, 0.0
+        self.stats = stats
+
+    # ------------------------------------------------------------------ helpers
+    def width(self, d: int) -> int:
+        """The longest budget vector of a subproblem of depth ``d``."""
+        return min(self.K, (1 << min(d, 62)) - 1)
+
+    def leaf_cost(self, counts: np.ndarray) -> np.ndarray:
+        """The cost of leaves over class weights ``counts[..., :C]``: weight minus the
+        heaviest class, plus the leaf penalty."""
+        w = counts[..., : self.C]
+        return w.sum(axis=-1) - w.max(axis=-1) + self.penalty
+
+    def pairs(self, rows: np.ndarray) -> np.ndarray:
+        """``P[i, j, c]``: class weights (and row count, ``c = C``) of the rows having both
+        features i and j (``P[i, i]``: those having i), by one matrix product."""
+        sub = self.Bd[rows].astype(np.float64)
+        M, Q = sub.shape[1], self.Wc.shape[1]
+        weighted = (sub[:, :, None] * self.Wc[rows][:, None, :]).reshape(len(rows), M * Q)
+        self.stats.bottom_solves += 1
+        return (sub.T @ weighted).reshape(M, M, Q)
+
+    def tick(self) -> None:
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            raise TimeUp
+
+    def remember(self, key: tuple[bytes, int], value: tuple[np.ndarray, list[Choice]]) -> None:
+        size = len(key[0]) + _ENTRY_BYTES + 8 * len(value[1])
+        if self.cache_used + size > self.cache_bytes:
+            self.cache.clear()
+            self.cache_used = 0.0
+            self.stats.cache_full = True
+        self.cache[key] = value
+        self.cache_used += size
+        self.stats.cache_entries = len(self.cache)
+
+    # ------------------------------------------------------------------ the recursion
+    def solve(
+        self, rows: np.ndarray, d: int, table: np.ndarray | None = None
+    ) -> tuple[np.ndarray, list[Choice]]:
+        """The cost vector of ``(rows, d)`` (least cost with at most k branching nodes,
+        k = 0 .. width(d)) and the choice behind each entry. ``table``: the rows' pair
+        table when the caller has it (a depth-two subproblem then needs no product)."""
+        key = (rows.tobytes(), d)
+        hit = self.cache.get(key)
+        if hit is not None:
+            self.stats.cache_hits += 1
+            return hit
+        width = self.width(d)
+        tot = self.Wc[rows].sum(axis=0)
+        leaf = float(self.leaf_cost(tot))
+        # a split costs at least the rows' irreducible error plus two leaves' penalties
+        if width == 0 or leaf <= float(self.rirr[rows].sum()) + 2 * self.penalty:
+            value: tuple[np.ndarray, list[Choice]] = (
+                np.full(width + 1, leaf),
+                [None] * (width + 1),
+            )
+        elif d <= 2:
+            value = self.depth_two(self.pairs(rows) if table is None else table, tot, d)
+        else:
+            value = self.combine(rows, d, tot, leaf)
+        self.remember(key, value)
+        return value
+
+    def split_ok(self, n_one: np.ndarray, n_zero: np.ndarray) -> np.ndarray:
+        """Splits with ``support`` rows on each side (at least one: both sides non-empty)."""
+        return (n_one >= self.support) & (n_zero >= self.support)
+
+    def combine(
+        self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float
+    ) -> tuple[np.ndarray, list[Choice]]:
+        """A node of depth ``d >= 3``: every feature that splits the rows, its children's
+        vectors combined by a min-plus convolution over ``k_left + k_right = k - 1``."""
+        width = self.width(d)
+        cost = np.full(width + 1, leaf)
+        choice: list[Choice] = [None] * (width + 1)
+        column = self.Bd[rows]
+        n_one = column.sum(axis=0, dtype=np.int64)
+        count = float(tot[self.C])
+        parent = None
+        for f in np.flatnonzero((n_one > 0) & (n_one < len(rows))):
+            self.tick()
+            ones = column[:, f].astype(bool)
+            one_rows, zero_rows = rows[ones], rows[~ones]
+            supported = float(self.Wc[one_rows, self.C].sum())
+            if supported < self.support or count - supported < self.support:
+                continue
+            self.stats.expansions += 1
+            if d == 3:  # children of depth two: their tables from one product
+                if parent is None:
+                    parent = self.pairs(rows)
+                zero, one = self.depth_two_children(parent, zero_rows, one_rows)
+            else:
+                zero, one = self.solve(zero_rows, d - 1), self.solve(one_rows, d - 1)
+            self._convolve(cost, choice, int(f), zero[0], one[0])
+        np.minimum.accumulate(cost, out=cost)
+        return cost, _at_most(cost, choice)
+
+    def depth_two_children(
+        self, parent: np.ndarray, zero_rows: np.ndarray, one_rows: np.ndarray
+    ) -> tuple[tuple[np.ndarray, list[Choice]], tuple[np.ndarray, list[Choice]]]:
+        """Both children (of depth two) of a split: the smaller side's pair table by one
+        product, the larger side's as the parent's table minus it (MurTree's subtraction);
+        none where both are cached."""
+        one_small = len(one_rows) <= len(zero_rows)
+        small, large = (one_rows, zero_rows) if one_small else (zero_rows, one_rows)
+        table = None
+        if (small.tobytes(), 2) not in self.cache or (large.tobytes(), 2) not in self.cache:
+            table = self.pairs(small)
+        small_value = self.solve(small, 2, table)
+        large_value = self.solve(large, 2, None if table is None else parent - table)
+        return (large_value, small_value) if one_small else (small_value, large_value)
+
+    @staticmethod
+    def _convolve(
+        cost: np.ndarray, choice: list[Choice], f: int, zero: np.ndarray, one: np.ndarray
+    ) -> None:
+        """Improve ``cost[k]`` (k >= 1) with the split on ``f`` whose sides have the
+        vectors ``zero`` and ``one``: min over k_zero + k_one = k - 1."""
+        sums = zero[:, None] + one[None, :]
+        for k in range(1, cost.shape[0]):
+            lo = max(0, k - 1 - (one.shape[0] - 1))
+            hi = min(k - 1, zero.shape[0] - 1)
+            if lo > hi:
+                continue
+            kz = np.arange(lo, hi + 1)
+            line = sums[kz, k - 1 - kz]
+            at = int(np.argmin(line))
+            if line[at] < cost[k]:
+                cost[k] = line[at]
+                choice[k] = (f, int(kz[at]), int(k - 1 - kz[at]))
+
+    def depth_two(self, P: np.ndarray, tot: np.ndarray, d: int) -> tuple[np.ndarray, list[Choice]]:
+        """The best trees of depth at most ``d <= 2`` with 0, 1, 2 and 3 branching nodes from
+        the pair table ``P`` of the rows (class weights and count of the rows having both
+        features; ``tot`` those of all the rows).
+
+        Root f sends the rows with f to its right; a child g of the right side splits
+        ``P[f, g]`` from ``P[f, f] - P[f, g]``, of the left side ``P[g, g] - P[f, g]`` from
+        ``tot - P[f, f] - P[g, g] + P[f, g]``. Choices are encoded for the tree builder as
+        ``(f, g_left, g_right)`` with -1 for a leaf, through :meth:`_bottom`.
+        """
+        width = self.width(d)  # at most 3: d <= 2
+        C = self.C
+        S = np.diagonal(P).T  # (M, Q): the rows having feature f
+        rest = tot[None, :] - S
+        leaf0 = float(self.leaf_cost(tot))
+        one_leaf, zero_leaf = self.leaf_cost(S), self.leaf_cost(rest)
+        root_ok = self.split_ok(S[:, C], rest[:, C])
+        cost = np.full(width + 1, leaf0)
+        bottom: list[tuple[int, int, int]] = [(-1, -1, -1)] * (width + 1)
+        if not root_ok.any():
+            return cost, [None] * (width + 1)
+        one_split = np.where(root_ok, zero_leaf + one_leaf, np.inf)
+        f = int(np.argmin(one_split))
+        if width >= 1 and one_split[f] < cost[1]:
+            cost[1] = one_split[f]
+            bottom[1] = (f, -1, -1)
+        if width >= 2:
+            # the right side (rows with f) split on g
+            a, b = P, S[:, None, :] - P
+            right = np.where(
+                self.split_ok(a[..., C], b[..., C]), self.leaf_cost(a) + self.leaf_cost(b), np.inf
+            )
+            # the left side (rows without f) split on g
+            a, b = S[None, :, :] - P, tot - S[:, None, :] - S[None, :, :] + P
+            left = np.where(
+                self.split_ok(a[..., C], b[..., C]), self.leaf_cost(a) + self.leaf_cost(b), np.inf
+            )
+            g_right, g_left = right.argmin(axis=1), left.argmin(axis=1)
+            best_right = np.take_along_axis(right, g_right[:, None], 1)[:, 0]
+            best_left = np.take_along_axis(left, g_left[:, None], 1)[:, 0]
+            by_right = np.where(root_ok, zero_leaf + best_right, np.inf)
+            by_left = np.where(root_ok, best_left + one_leaf, np.inf)
+            fr, fl = int(np.argmin(by_right)), int(np.argmin(by_left))
+            if by_right[fr] <= by_left[fl] and by_right[fr] < cost[2]:
+                cost[2] = by_right[fr]
+                bottom[2] = (fr, -1, int(g_right[fr]))
+            elif by_left[fl] < cost[2]:
+                cost[2] = by_left[fl]
+                bottom[2] = (fl, int(g_left[fl]), -1)
+            if width >= 3:
+                both = np.where(root_ok, best_left + best_right, np.inf)
+                fb = int(np.argmin(both))
+                if both[fb] < cost[3]:
+                    cost[3] = both[fb]
+                    bottom[3] = (fb, int(g_left[fb]), int(g_right[fb]))
+        np.minimum.accumulate(cost, out=cost)
+        return cost, _at_most(cost, [_bottom(b) for b in bottom])
+
+    # ------------------------------------------------------------------ trees
+    def nested(self, rows: np.ndarray, d: int, k: int, prep: PreparedBinary) -> Any:
+        """The tree behind ``cost[k]`` of ``(rows, d)`` as :meth:`Tree.from_nested` reads
+        it, over the columns of the caller's ``B`` (a flipped feature swaps its children)."""
+        _, choice = self.solve(rows, d)
+        pick = choice[min(k, len(choice) - 1)]
+        if pick is None:
+            return int(np.argmax(self.Wc[rows, : self.C].sum(axis=0)))
+        f, k_zero, k_one = pick
+        ones = self.Bd[rows, f].astype(bool)
+        if k_zero < 0:  # a depth-two choice: (f, g_left, g_right)
+            zero = self._bottom_nested(rows[~ones], -k_zero - 2, prep)
+            one = self._bottom_nested(rows[ones], -k_one - 2, prep)
+        else:
+            zero = self.nested(rows[~ones], d - 1, k_zero, prep)
+            one = self.nested(rows[ones], d - 1, k_one, prep)
+        return _node(f, zero, one, prep)
+
+    def _bottom_nested(self, rows: np.ndarray, g: int, prep: PreparedBinary) -> Any:
+        """A child of a depth-two choice: a leaf (``g == -1``) or a split on ``g``."""
+
+        def leaf(part: np.ndarray) -> int:
+            return int(np.argmax(self.Wc[part, : self.C].sum(axis=0)))
+
+        if g < 0:
+            return leaf(rows)
+        ones = self.Bd[rows, g].astype(bool)
+        return _node(g, leaf(rows[~ones]), leaf(rows[ones]), prep)
+
+
+def _bottom(choice: tuple[int, int, int]) -> Choice:
+    """A depth-two choice ``(f, g_left, g_right)`` (-1: a leaf) in the form of a choice:
+    ``(f, -g_left - 2, -g_right - 2)``, negative where a general choice holds budgets."""
+    f, g_left, g_right = choice
+    return None if f < 0 else (f, -g_left - 2, -g_right - 2)
+
+
+def _at_most(cost: np.ndarray, choice: list[Choice]) -> list[Choice]:
+    """The choices of a non-increasing vector: where ``cost[k]`` equals ``cost[k - 1]``, the
+    smaller budget's tree (which may be a leaf)."""
+    out = list(choice)
+    for k in range(1, len(out)):
+        if cost[k] >= cost[k - 1] or out[k] is None:
+            out[k] = out[k - 1]
+    return out
+
+
+def _node(f: int, zero: Any, one: Any, prep: PreparedBinary) -> Any:
+    """A node on kept feature ``f``: rows with ``B[:, keep[f]] == 0`` go left."""
+    if prep.flip[f]:
+        zero, one = one, zero
+    return (int(prep.keep[f]), 0.5, zero, one)
+
+
+def solve_min_error(
+    B: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    max_depth: int,
+    settings: SearchSettings,
+    options: BudgetOptions,
+) -> SearchResult:
+    """Minimum-cost tree of depth at most ``max_depth`` with at most ``options.max_nodes``
+    nodes (branching nodes + leaves) over binary features.
+
+    The cost is the weighted error plus ``settings.leaf_penalty`` per leaf; every split has
+    ``settings.min_support`` training rows of positive weight on each side.
+
+    Parameters
+    ----------
+    B
+        ``uint8 (n, m)`` binary features; a node on feature j sends rows with ``B[:, j] == 0``
+        left (threshold 0.5).
+    y
+        Class index of each row, in ``[0, n_classes)``.
+    n_classes
+        Number of classes; leaves hold class indices.
+    max_depth
+        Maximum depth (0 gives a single leaf).
+    settings
+        The rows' weights, the deadline, the recorder (its ``stats`` becomes a
+        :class:`satdt.result.BudgetStats`), the upper bound, the leaf penalty and the minimum
+        support (:class:`~satdt.dp.common.SearchSettings`).
+    options
+        The node budget and the cache's cap (:class:`BudgetOptions`).
+
+    Returns
+    -------
+    SearchResult
+        The recorder's snapshot (values are costs), ``proven_optimal`` unless the deadline
+        stopped the search. With ``upper_bound``, only strictly better trees are reported; if
+        none is, the caller's tree is the proven optimum (the caller vouches for its depth
+        and size).
+    """
+    B = np.ascontiguousarray(B, dtype=np.uint8)
+    y = np.asarray(y, dtype=np.int64)
+    w = settings.weights(len(y))
+    recorder = settings.recorder
+    check_inputs(B, y, w, n_classes, max_depth)
+    penalty, support = check_leaf_options(settings.leaf_penalty, settings.min_support)
+    bound = bound_to_beat(settings.upper_bound, recorder, w)
+    prep = prepare_binary(B, y, w, n_classes)
+    stats = start_stats(BudgetStats, B, prep, recorder)
+    K = branching_budget(options.max_nodes, int(max_depth))
+    stats.branching_budget = K
+    search = _Search(
+        prep, K, penalty, support, settings.deadline, options.max_cache_mb * 2**20, stats
+    )
+    rows = np.arange(prep.data.Bd.shape[0], dtype=np.int32)
+    floor = prep.floor + penalty
+    tol = tolerance(w)
+
+    def record(d: int) -> float:
+        cost = search.solve(rows, d)[0]
+        value = float(cost[min(K, len(cost) - 1)])
+        if value < bound and (recorder.best is None or value < recorder.best.value - tol):
+            tree = Tree.from_nested(
+                search.nested(rows, d, K, prep), classes=np.arange(n_classes)
+            ).with_counts(B, y, w)
+            checked = tree.count_error() + penalty * tree.n_leaves
+            if abs(checked - value) > tol or tree.n_nodes > 2 * K + 1 or tree.depth > d:
+                raise RuntimeError(
+                    f"internal error: the budget search reports cost {value} within {2 * K + 1}"
+                    f" nodes and depth {d}, but its tree has cost {checked}, {tree.n_nodes} "
+                    f"nodes and depth {tree.depth}"
+                )
+            recorder.improve(tree, value)
+        return value
+
+    try:
+        for d in range(0 if K == 0 else 1, max_depth + 1 if K else 1):
+            value = record(d)
+            stats.depths_done = d
+            if value <= floor + tol or (d >= K):  # deeper trees cannot help: proven
+                break
+    except TimeUp:
+        recorder.stop_reason = "time limit"
+        recorder.lower_bound = min(floor, recorder.best.value if recorder.best else math.inf)
+        if recorder.best is None:
+            raise
+        return recorder.snapshot(proven_optimal=False)
+    if recorder.best is None:  # the caller's bound was not beaten and no tree was recorded
+        raise RuntimeError("internal error: the budget search ended without a tree")
+    recorder.lower_bound = recorder.best.value
+    return recorder.snapshot(proven_optimal=True)

@@ -43,12 +43,16 @@ import numpy as np
 from ..errors import ParameterError, TimeUp
 from ..models.tree import Tree
 from ..result import BudgetStats, SearchResult
+from ._counts import count_in_space, make_space
 from .common import (
     PreparedBinary,
     SearchSettings,
+    Space,
     bound_to_beat,
     check_inputs,
     check_leaf_options,
+    new_scratch,
+    new_space,
     prepare_binary,
     start_stats,
     tolerance,
@@ -56,6 +60,9 @@ from .common import (
 
 # A subproblem's choice for one budget k: None (a leaf), or (feature, k_left, k_right).
 Choice = tuple[int, int, int] | None
+# A pair table: P[i, j, c] over local features i, j (P[i, i]: the rows having i), and the
+# feature behind each local index.
+Table = tuple[np.ndarray, np.ndarray]
 # Bytes a cached subproblem costs besides its rows (its vectors, the dict's entry).
 _ENTRY_BYTES = 200
 
@@ -111,8 +118,13 @@ class _Search:
         data = prep.data
         self.Bd = data.Bd
         # class weights, then the count of training rows (of positive weight) as a last
-        # column: the pair tables carry both, for the error and for the support
+        # column: the counting kernels count both, for the error and for the support (no
+        # row has a single column then: pure = -1)
         self.Wc = np.ascontiguousarray(np.column_stack([data.W, prep.count.astype(np.float64)]))
+        self.counted = data._replace(W=self.Wc, pure=np.full(len(self.Wc), -1, dtype=np.int64))
+        M, Q = data.Bd.shape[1], self.Wc.shape[1]
+        self.scratch = new_scratch(M, Q)
+        self.space, self.child = new_space(M, Q), new_space(M, Q)
         self.C = data.W.shape[1]
         self.rirr = data.rirr
         self.K, self.penalty, self.support = K, penalty, support
@@ -132,14 +144,23 @@ class _Search:
         w = counts[..., : self.C]
         return w.sum(axis=-1) - w.max(axis=-1) + self.penalty
 
-    def pairs(self, rows: np.ndarray) -> np.ndarray:
-        """``P[i, j, c]``: class weights (and row count, ``c = C``) of the rows having both
-        features i and j (``P[i, i]``: those having i), by one matrix product."""
-        sub = self.Bd[rows].astype(np.float64)
-        M, Q = sub.shape[1], self.Wc.shape[1]
-        weighted = (sub[:, :, None] * self.Wc[rows][:, None, :]).reshape(len(rows), M * Q)
+    def pairs(self, rows: np.ndarray) -> Table:
+        """The pair table of ``rows`` over the features that split them: class weights (and
+        row count, ``c = C``), by MurTree's counting of the 1-features of each row
+        (:func:`~satdt.dp._counts.make_space`)."""
+        a, _ = make_space(rows, self.counted, self.scratch, self.space)
         self.stats.bottom_solves += 1
-        return (sub.T @ weighted).reshape(M, M, Q)
+        return _dense(self.space, a), self.space.act[:a].copy()
+
+    def pairs_in(self, rows: np.ndarray, parent: Table) -> np.ndarray:
+        """The pair table of ``rows``, a subset of the parent's rows, in the parent's local
+        features (:func:`~satdt.dp._counts.count_in_space`)."""
+        act = parent[1]
+        loc = np.full(self.Bd.shape[1], -1, dtype=np.int64)
+        loc[act] = np.arange(len(act))
+        count_in_space(rows, self.counted, loc, len(act), self.child, self.scratch.buf)
+        self.stats.bottom_solves += 1
+        return _dense(self.child, len(act))
 
     def tick(self) -> None:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -157,11 +178,11 @@ class _Search:
 
     # ------------------------------------------------------------------ the recursion
     def solve(
-        self, rows: np.ndarray, d: int, table: np.ndarray | None = None
+        self, rows: np.ndarray, d: int, table: Table | None = None
     ) -> tuple[np.ndarray, list[Choice]]:
         """The cost vector of ``(rows, d)`` (least cost with at most k branching nodes,
         k = 0 .. width(d)) and the choice behind each entry. ``table``: the rows' pair
-        table when the caller has it (a depth-two subproblem then needs no product)."""
+        table when the caller has it (a depth-two subproblem then counts nothing)."""
         key = (rows.tobytes(), d)
         hit = self.cache.get(key)
         if hit is not None:
@@ -207,7 +228,7 @@ class _Search:
             if supported < self.support or count - supported < self.support:
                 continue
             self.stats.expansions += 1
-            if d == 3:  # children of depth two: their tables from one product
+            if d == 3:  # children of depth two: their tables from one counting
                 if parent is None:
                     parent = self.pairs(rows)
                 zero, one = self.depth_two_children(parent, zero_rows, one_rows)
@@ -218,18 +239,19 @@ class _Search:
         return cost, _at_most(cost, choice)
 
     def depth_two_children(
-        self, parent: np.ndarray, zero_rows: np.ndarray, one_rows: np.ndarray
+        self, parent: Table, zero_rows: np.ndarray, one_rows: np.ndarray
     ) -> tuple[tuple[np.ndarray, list[Choice]], tuple[np.ndarray, list[Choice]]]:
-        """Both children (of depth two) of a split: the smaller side's pair table by one
-        product, the larger side's as the parent's table minus it (MurTree's subtraction);
-        none where both are cached."""
+        """Both children (of depth two) of a split: the smaller side's pair table counted in
+        the parent's features, the larger side's as the parent's table minus it (MurTree's
+        subtraction); none where both are cached."""
         one_small = len(one_rows) <= len(zero_rows)
         small, large = (one_rows, zero_rows) if one_small else (zero_rows, one_rows)
-        table = None
+        small_table = large_table = None
         if (small.tobytes(), 2) not in self.cache or (large.tobytes(), 2) not in self.cache:
-            table = self.pairs(small)
-        small_value = self.solve(small, 2, table)
-        large_value = self.solve(large, 2, None if table is None else parent - table)
+            P = self.pairs_in(small, parent)
+            small_table, large_table = (P, parent[1]), (parent[0] - P, parent[1])
+        small_value = self.solve(small, 2, small_table)
+        large_value = self.solve(large, 2, large_table)
         return (large_value, small_value) if one_small else (small_value, large_value)
 
     @staticmethod
@@ -251,7 +273,7 @@ class _Search:
                 cost[k] = line[at]
                 choice[k] = (f, int(kz[at]), int(k - 1 - kz[at]))
 
-    def depth_two(self, P: np.ndarray, tot: np.ndarray, d: int) -> tuple[np.ndarray, list[Choice]]:
+    def depth_two(self, table: Table, tot: np.ndarray, d: int) -> tuple[np.ndarray, list[Choice]]:
         """The best trees of depth at most ``d <= 2`` with 0, 1, 2 and 3 branching nodes from
         the pair table ``P`` of the rows (class weights and count of the rows having both
         features; ``tot`` those of all the rows).
@@ -261,6 +283,7 @@ class _Search:
         ``tot - P[f, f] - P[g, g] + P[f, g]``. Choices are encoded for the tree builder as
         ``(f, g_left, g_right)`` with -1 for a leaf, through :meth:`_bottom`.
         """
+        P, act = table
         width = self.width(d)  # at most 3: d <= 2
         C = self.C
         S = np.diagonal(P).T  # (M, Q): the rows having feature f
@@ -307,7 +330,7 @@ class _Search:
                     cost[3] = both[fb]
                     bottom[3] = (fb, int(g_left[fb]), int(g_right[fb]))
         np.minimum.accumulate(cost, out=cost)
-        return cost, _at_most(cost, [_bottom(b) for b in bottom])
+        return cost, _at_most(cost, [_bottom(b, act) for b in bottom])
 
     # ------------------------------------------------------------------ trees
     def nested(self, rows: np.ndarray, d: int, k: int, prep: PreparedBinary) -> Any:
@@ -339,11 +362,22 @@ class _Search:
         return _node(g, leaf(rows[~ones]), leaf(rows[ones]), prep)
 
 
-def _bottom(choice: tuple[int, int, int]) -> Choice:
-    """A depth-two choice ``(f, g_left, g_right)`` (-1: a leaf) in the form of a choice:
-    ``(f, -g_left - 2, -g_right - 2)``, negative where a general choice holds budgets."""
-    f, g_left, g_right = choice
+def _bottom(choice: tuple[int, int, int], act: np.ndarray) -> Choice:
+    """A depth-two choice ``(f, g_left, g_right)`` over local features (-1: a leaf) in the
+    form of a choice over features: ``(f, -g_left - 2, -g_right - 2)``, negative where a
+    general choice holds budgets."""
+    f, g_left, g_right = (int(act[i]) if i >= 0 else -1 for i in choice)
     return None if f < 0 else (f, -g_left - 2, -g_right - 2)
+
+
+def _dense(space: Space, a: int) -> np.ndarray:
+    """A counted space's pair table (``i < j`` only, flat) as ``P[i, j, c]`` for every pair
+    of its ``a`` local features, ``P[i, i]`` the rows having i."""
+    Q = space.tot.shape[0]
+    upper = space.pairs[: a * a * Q].reshape(a, a, Q)
+    P = upper + upper.transpose(1, 0, 2)
+    P[np.arange(a), np.arange(a)] = space.single[:a]
+    return P
 
 
 def _at_most(cost: np.ndarray, choice: list[Choice]) -> list[Choice]:

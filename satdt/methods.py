@@ -300,6 +300,10 @@ _PORTFOLIO_KERNELS = Kernels(
 _HYBRID_KERNELS = Kernels(start=_CONTREE_KERNELS.start, later=_CONTREE_KERNELS.later, waits=False)
 
 
+# the node budget search: the shared counting kernels and its depth-two kernel
+_BUDGET_KERNELS = Kernels(start=("counts", "budget"))
+
+
 def kernels_of(search: str) -> Kernels:
     """The kernel groups of a search: a method of :data:`METHODS` or ``"greedy"`` (the greedy
     tree on the numeric columns, which several searches grow)."""
@@ -902,6 +906,7 @@ METHODS: dict[str, Method] = {
             "table (what `auto` runs for `error` with max_nodes)",
             run=_run_budget,
             params=(_MAX_CACHE_MB,),
+            kernels=_BUDGET_KERNELS,
             report=_report_budget,
             node_budget=("error",),
         ),

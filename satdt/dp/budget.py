@@ -13,10 +13,11 @@ that recursion over the binary features of :mod:`satdt.dp.common`, in NumPy:
   as the vector ``cost[k]`` of the least cost with at most ``k`` branching nodes (non-increasing
   in ``k``), and cached by its set of rows (within ``max_cache_mb``; when full, the cache is
   emptied and filled again: still exact);
-- a subproblem of depth two (:func:`_depth_two`) reads its vector from one table of pair
-  counts (one matrix product over its rows): the best trees with 0, 1, 2 and 3 branching
-  nodes; below a node of depth three the larger child's table is the parent's minus the
-  smaller child's (MurTree's subtraction);
+- a subproblem of depth two reads its vector from one table of pair counts (the shared
+  counting kernels of :mod:`satdt.dp._counts`, one pass over its rows) by one kernel
+  (:func:`satdt.dp._budget_kernels.depth_two_budget`): the best trees with 0, 1, 2 and 3
+  branching nodes; below a node of depth three the larger child's table is the parent's
+  minus the smaller child's (MurTree's subtraction);
 - a node of depth ``d >= 3`` combines its children's vectors by a min-plus convolution.
 
 satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``
@@ -36,18 +37,18 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ..errors import ParameterError, TimeUp
 from ..models.tree import Tree
 from ..result import BudgetStats, SearchResult
+from ._budget_kernels import depth_two_budget
 from ._counts import count_in_space, make_space
 from .common import (
     PreparedBinary,
     SearchSettings,
-    Space,
     bound_to_beat,
     check_inputs,
     check_leaf_options,
@@ -60,9 +61,21 @@ from .common import (
 
 # A subproblem's choice for one budget k: None (a leaf), or (feature, k_left, k_right).
 Choice = tuple[int, int, int] | None
-# A pair table: P[i, j, c] over local features i, j (P[i, i]: the rows having i), and the
-# feature behind each local index.
-Table = tuple[np.ndarray, np.ndarray]
+
+
+class Table(NamedTuple):
+    """The pair table of a set of rows over ``a = len(act)`` local features, as
+    :func:`~satdt.dp._budget_kernels.depth_two_budget` reads it: the pairs are ``pa`` less
+    ``sign`` times ``pb`` (a child as its parent's table less its sibling's)."""
+
+    pa: np.ndarray  # float64 flat: pairs[(i * a + j) * Q + q], i < j
+    pb: np.ndarray
+    sign: float
+    single: np.ndarray  # float64 (a, Q): the rows having feature i
+    tot: np.ndarray  # float64 (Q,): all the rows
+    act: np.ndarray  # int64 (a,): the feature behind each local index
+
+
 # Bytes a cached subproblem costs besides its rows (its vectors, the dict's entry).
 _ENTRY_BYTES = 200
 
@@ -126,6 +139,10 @@ class _Search:
         self.scratch = new_scratch(M, Q)
         self.space, self.child = new_space(M, Q), new_space(M, Q)
         self.C = data.W.shape[1]
+        self.params = np.array([penalty, float(support)])
+        self.bottom_cost = np.zeros(4)
+        self.bottom_choice = np.zeros(12, dtype=np.int64)
+        self.work = np.zeros((4, Q))
         self.rirr = data.rirr
         self.K, self.penalty, self.support = K, penalty, support
         self.deadline = deadline
@@ -138,29 +155,39 @@ class _Search:
         """The longest budget vector of a subproblem of depth ``d``."""
         return min(self.K, (1 << min(d, 62)) - 1)
 
-    def leaf_cost(self, counts: np.ndarray) -> np.ndarray:
-        """The cost of leaves over class weights ``counts[..., :C]``: weight minus the
-        heaviest class, plus the leaf penalty."""
-        w = counts[..., : self.C]
-        return w.sum(axis=-1) - w.max(axis=-1) + self.penalty
+    def leaf_cost(self, counts: np.ndarray) -> float:
+        """The cost of a leaf over class weights ``counts[:C]``: weight minus the heaviest
+        class, plus the leaf penalty."""
+        w = counts[: self.C]
+        return float(w.sum() - w.max()) + self.penalty
 
     def pairs(self, rows: np.ndarray) -> Table:
         """The pair table of ``rows`` over the features that split them: class weights (and
         row count, ``c = C``), by MurTree's counting of the 1-features of each row
         (:func:`~satdt.dp._counts.make_space`)."""
-        a, _ = make_space(rows, self.counted, self.scratch, self.space)
+        space = self.space
+        a, _ = make_space(rows, self.counted, self.scratch, space)
         self.stats.bottom_solves += 1
-        return _dense(self.space, a), self.space.act[:a].copy()
+        Q = space.tot.shape[0]
+        pairs = space.pairs[: a * a * Q].copy()
+        return Table(
+            pairs, pairs, 0.0, space.single[:a].copy(), space.tot.copy(), space.act[:a].copy()
+        )
 
-    def pairs_in(self, rows: np.ndarray, parent: Table) -> np.ndarray:
-        """The pair table of ``rows``, a subset of the parent's rows, in the parent's local
-        features (:func:`~satdt.dp._counts.count_in_space`)."""
-        act = parent[1]
+    def pairs_in(self, rows: np.ndarray, parent: Table) -> tuple[Table, Table]:
+        """The pair tables of ``rows``, a subset of the parent's rows, and of the parent's
+        other rows, both in the parent's local features: the first counted
+        (:func:`~satdt.dp._counts.count_in_space`), the second by subtraction."""
+        act, child = parent.act, self.child
         loc = np.full(self.Bd.shape[1], -1, dtype=np.int64)
         loc[act] = np.arange(len(act))
-        count_in_space(rows, self.counted, loc, len(act), self.child, self.scratch.buf)
+        count_in_space(rows, self.counted, loc, len(act), child, self.scratch.buf)
         self.stats.bottom_solves += 1
-        return _dense(self.child, len(act))
+        single = child.single[: len(act)]
+        return (
+            Table(child.pairs, child.pairs, 0.0, single, child.tot, act),
+            Table(parent.pa, child.pairs, 1.0, parent.single - single, parent.tot - child.tot, act),
+        )
 
     def tick(self) -> None:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -190,7 +217,7 @@ class _Search:
             return hit
         width = self.width(d)
         tot = self.Wc[rows].sum(axis=0)
-        leaf = float(self.leaf_cost(tot))
+        leaf = self.leaf_cost(tot)
         # a split costs at least the rows' irreducible error plus two leaves' penalties
         if width == 0 or leaf <= float(self.rirr[rows].sum()) + 2 * self.penalty:
             value: tuple[np.ndarray, list[Choice]] = (
@@ -198,15 +225,11 @@ class _Search:
                 [None] * (width + 1),
             )
         elif d <= 2:
-            value = self.depth_two(self.pairs(rows) if table is None else table, tot, d)
+            value = self.depth_two(self.pairs(rows) if table is None else table, d)
         else:
             value = self.combine(rows, d, tot, leaf)
         self.remember(key, value)
         return value
-
-    def split_ok(self, n_one: np.ndarray, n_zero: np.ndarray) -> np.ndarray:
-        """Splits with ``support`` rows on each side (at least one: both sides non-empty)."""
-        return (n_one >= self.support) & (n_zero >= self.support)
 
     def combine(
         self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float
@@ -248,8 +271,7 @@ class _Search:
         small, large = (one_rows, zero_rows) if one_small else (zero_rows, one_rows)
         small_table = large_table = None
         if (small.tobytes(), 2) not in self.cache or (large.tobytes(), 2) not in self.cache:
-            P = self.pairs_in(small, parent)
-            small_table, large_table = (P, parent[1]), (parent[0] - P, parent[1])
+            small_table, large_table = self.pairs_in(small, parent)
         small_value = self.solve(small, 2, small_table)
         large_value = self.solve(large, 2, large_table)
         return (large_value, small_value) if one_small else (small_value, large_value)
@@ -273,64 +295,26 @@ class _Search:
                 cost[k] = line[at]
                 choice[k] = (f, int(kz[at]), int(k - 1 - kz[at]))
 
-    def depth_two(self, table: Table, tot: np.ndarray, d: int) -> tuple[np.ndarray, list[Choice]]:
-        """The best trees of depth at most ``d <= 2`` with 0, 1, 2 and 3 branching nodes from
-        the pair table ``P`` of the rows (class weights and count of the rows having both
-        features; ``tot`` those of all the rows).
-
-        Root f sends the rows with f to its right; a child g of the right side splits
-        ``P[f, g]`` from ``P[f, f] - P[f, g]``, of the left side ``P[g, g] - P[f, g]`` from
-        ``tot - P[f, f] - P[g, g] + P[f, g]``. Choices are encoded for the tree builder as
-        ``(f, g_left, g_right)`` with -1 for a leaf, through :meth:`_bottom`.
-        """
-        P, act = table
-        width = self.width(d)  # at most 3: d <= 2
-        C = self.C
-        S = np.diagonal(P).T  # (M, Q): the rows having feature f
-        rest = tot[None, :] - S
-        leaf0 = float(self.leaf_cost(tot))
-        one_leaf, zero_leaf = self.leaf_cost(S), self.leaf_cost(rest)
-        root_ok = self.split_ok(S[:, C], rest[:, C])
-        cost = np.full(width + 1, leaf0)
-        bottom: list[tuple[int, int, int]] = [(-1, -1, -1)] * (width + 1)
-        if not root_ok.any():
-            return cost, [None] * (width + 1)
-        one_split = np.where(root_ok, zero_leaf + one_leaf, np.inf)
-        f = int(np.argmin(one_split))
-        if width >= 1 and one_split[f] < cost[1]:
-            cost[1] = one_split[f]
-            bottom[1] = (f, -1, -1)
-        if width >= 2:
-            # the right side (rows with f) split on g
-            a, b = P, S[:, None, :] - P
-            right = np.where(
-                self.split_ok(a[..., C], b[..., C]), self.leaf_cost(a) + self.leaf_cost(b), np.inf
-            )
-            # the left side (rows without f) split on g
-            a, b = S[None, :, :] - P, tot - S[:, None, :] - S[None, :, :] + P
-            left = np.where(
-                self.split_ok(a[..., C], b[..., C]), self.leaf_cost(a) + self.leaf_cost(b), np.inf
-            )
-            g_right, g_left = right.argmin(axis=1), left.argmin(axis=1)
-            best_right = np.take_along_axis(right, g_right[:, None], 1)[:, 0]
-            best_left = np.take_along_axis(left, g_left[:, None], 1)[:, 0]
-            by_right = np.where(root_ok, zero_leaf + best_right, np.inf)
-            by_left = np.where(root_ok, best_left + one_leaf, np.inf)
-            fr, fl = int(np.argmin(by_right)), int(np.argmin(by_left))
-            if by_right[fr] <= by_left[fl] and by_right[fr] < cost[2]:
-                cost[2] = by_right[fr]
-                bottom[2] = (fr, -1, int(g_right[fr]))
-            elif by_left[fl] < cost[2]:
-                cost[2] = by_left[fl]
-                bottom[2] = (fl, int(g_left[fl]), -1)
-            if width >= 3:
-                both = np.where(root_ok, best_left + best_right, np.inf)
-                fb = int(np.argmin(both))
-                if both[fb] < cost[3]:
-                    cost[3] = both[fb]
-                    bottom[3] = (fb, int(g_left[fb]), int(g_right[fb]))
-        np.minimum.accumulate(cost, out=cost)
-        return cost, _at_most(cost, [_bottom(b, act) for b in bottom])
+    def depth_two(self, table: Table, d: int) -> tuple[np.ndarray, list[Choice]]:
+        """The best trees of depth at most ``d <= 2`` with at most 0 .. width(d) (<= 3)
+        branching nodes, from the rows' pair table
+        (:func:`~satdt.dp._budget_kernels.depth_two_budget`)."""
+        cost, choice = self.bottom_cost, self.bottom_choice
+        depth_two_budget(
+            table.pa,
+            table.pb,
+            table.sign,
+            table.single,
+            table.tot,
+            len(table.act),
+            self.params,
+            cost,
+            choice,
+            self.work,
+        )
+        width = self.width(d)
+        picks = [_bottom(choice[3 * k : 3 * k + 3], table.act) for k in range(width + 1)]
+        return cost[: width + 1].copy(), picks
 
     # ------------------------------------------------------------------ trees
     def nested(self, rows: np.ndarray, d: int, k: int, prep: PreparedBinary) -> Any:
@@ -362,22 +346,12 @@ class _Search:
         return _node(g, leaf(rows[~ones]), leaf(rows[ones]), prep)
 
 
-def _bottom(choice: tuple[int, int, int], act: np.ndarray) -> Choice:
+def _bottom(choice: np.ndarray, act: np.ndarray) -> Choice:
     """A depth-two choice ``(f, g_left, g_right)`` over local features (-1: a leaf) in the
     form of a choice over features: ``(f, -g_left - 2, -g_right - 2)``, negative where a
     general choice holds budgets."""
     f, g_left, g_right = (int(act[i]) if i >= 0 else -1 for i in choice)
     return None if f < 0 else (f, -g_left - 2, -g_right - 2)
-
-
-def _dense(space: Space, a: int) -> np.ndarray:
-    """A counted space's pair table (``i < j`` only, flat) as ``P[i, j, c]`` for every pair
-    of its ``a`` local features, ``P[i, i]`` the rows having i."""
-    Q = space.tot.shape[0]
-    upper = space.pairs[: a * a * Q].reshape(a, a, Q)
-    P = upper + upper.transpose(1, 0, 2)
-    P[np.arange(a), np.arange(a)] = space.single[:a]
-    return P
 
 
 def _at_most(cost: np.ndarray, choice: list[Choice]) -> list[Choice]:

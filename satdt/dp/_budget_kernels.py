@@ -1,0 +1,122 @@
+"""The node budget search's depth-two kernel: the best trees of depth at most two with 0, 1,
+2 and 3 branching nodes at once, from one pair table (MurTree's depth-two solver with the size
+dimension; :mod:`satdt.dp.budget` drives it).
+
+The table is a counted :class:`~satdt.dp.common.Space` of the shared counting kernels
+(:mod:`satdt.dp._counts`) over ``Q = C + 1`` columns: the ``C`` class weights, then the count
+of training rows (for the minimum support). ``pairs[(i * a + j) * Q + q]`` (``i < j``) holds
+the rows having both local features i and j; a child counted in its parent's space is the
+parent's table minus the other child's (``sign = 1``: ``pa - pb``).
+"""
+
+from __future__ import annotations
+
+from numba import njit, types
+
+from ._counts import F64_2D_T, F64_T, I64_T
+
+
+@njit(cache=True, inline="always")
+def _leaf(x, C, penalty):
+    """A leaf's cost over the class weights ``x[:C]``: weight less the heaviest class, plus
+    the penalty."""
+    total = 0.0
+    top = 0.0
+    for c in range(C):
+        total += x[c]
+        if x[c] > top:
+            top = x[c]
+    return total - top + penalty
+
+
+@njit(cache=True, inline="always")
+def _pair(pa, pb, sign, a, Q, i, j, x):
+    """The rows having local features i and j (``i != j``) into ``x``."""
+    lo, hi = (i, j) if i < j else (j, i)
+    k = (lo * a + hi) * Q
+    for q in range(Q):
+        x[q] = pa[k + q] - sign * pb[k + q]
+
+
+# Cost and choice arrays: cost[k] for k = 0..3 branching nodes; choice[3 * k : 3 * k + 3] the
+# root, its left and its right child's features (local; -1: none).
+@njit(
+    (F64_T, F64_T, types.float64, F64_2D_T, F64_T, types.int64, F64_T, F64_T, I64_T, F64_2D_T),
+    cache=True,
+)
+def depth_two_budget(pa, pb, sign, single, tot, a, params, cost, choice, work):  # noqa: C901
+    """Fill ``cost[0..3]`` and ``choice`` with the best trees of depth at most two over
+    ``a`` local features with at most 0, 1, 2, 3 branching nodes (each entry at most the
+    previous: ``at most k``). ``params``: leaf penalty, minimum support. ``single[i]``: the
+    rows having feature i; ``tot``: all the rows. ``work``: four (Q,) rows of scratch.
+
+    The root f sends the rows having f right; its right child g splits them into those
+    having g and the rest, its left child g the rows without f likewise. Innermost loop
+    over pairs of features and classes: above the complexity limit as one kernel, so that the
+    four quadrants of a pair are read once.
+    """
+    Q = tot.shape[0]
+    C = Q - 1
+    penalty = params[0]
+    support = params[1]
+    for k in range(4):
+        cost[k] = 1e300
+        for t in range(3):
+            choice[3 * k + t] = -1
+    cost[0] = _leaf(tot, C, penalty)
+    x, r, z, v = work[0], work[1], work[2], work[3]
+    for f in range(a):
+        for q in range(Q):
+            r[q] = tot[q] - single[f, q]
+        if single[f, C] < support or r[C] < support:
+            continue
+        leaf_one = _leaf(single[f], C, penalty)
+        leaf_zero = _leaf(r, C, penalty)
+        if leaf_zero + leaf_one < cost[1]:
+            cost[1] = leaf_zero + leaf_one
+            choice[3] = f
+            choice[4] = -1
+            choice[5] = -1
+        best_right = 1e300
+        best_left = 1e300
+        g_right = -1
+        g_left = -1
+        for g in range(a):
+            if g == f:
+                continue
+            _pair(pa, pb, sign, a, Q, f, g, x)
+            for q in range(Q):
+                z[q] = single[f, q] - x[q]  # f, not g
+            if x[C] >= support and z[C] >= support:
+                right = _leaf(x, C, penalty) + _leaf(z, C, penalty)
+                if right < best_right:
+                    best_right = right
+                    g_right = g
+            for q in range(Q):
+                z[q] = single[g, q] - x[q]  # g, not f
+                v[q] = r[q] - z[q]  # neither
+            if z[C] >= support and v[C] >= support:
+                left = _leaf(z, C, penalty) + _leaf(v, C, penalty)
+                if left < best_left:
+                    best_left = left
+                    g_left = g
+        if leaf_zero + best_right < cost[2] and leaf_zero + best_right <= best_left + leaf_one:
+            cost[2] = leaf_zero + best_right
+            choice[6] = f
+            choice[7] = -1
+            choice[8] = g_right
+        elif best_left + leaf_one < cost[2]:
+            cost[2] = best_left + leaf_one
+            choice[6] = f
+            choice[7] = g_left
+            choice[8] = -1
+        if best_left + best_right < cost[3]:
+            cost[3] = best_left + best_right
+            choice[9] = f
+            choice[10] = g_left
+            choice[11] = g_right
+    for k in range(1, 4):  # at most k branching nodes: the smaller budget's tree if cheaper
+        if cost[k] >= cost[k - 1]:
+            cost[k] = cost[k - 1]
+            for t in range(3):
+                choice[3 * k + t] = choice[3 * k - 3 + t]

@@ -15,6 +15,8 @@ from numba import njit, types
 
 from ._counts import F64_2D_T, F64_T, I64_T
 
+I64_2D_T = types.int64[:, ::1]
+
 
 @njit(cache=True, inline="always")
 def _leaf(x, C, penalty):
@@ -38,17 +40,47 @@ def _pair(pa, pb, sign, a, Q, i, j, x):
         x[q] = pa[k + q] - sign * pb[k + q]
 
 
-# Cost and choice arrays: cost[k] for k = 0..3 branching nodes; choice[3 * k : 3 * k + 3] the
-# root, its left and its right child's features (local; -1: none).
+@njit((F64_T, I64_2D_T), cache=True)
+def at_most(cost, choice):
+    """At most k branching nodes: where ``cost[k]`` is no better than ``cost[k - 1]``, the
+    smaller budget's tree."""
+    for k in range(1, cost.shape[0]):
+        if cost[k] >= cost[k - 1]:
+            cost[k] = cost[k - 1]
+            for t in range(3):
+                choice[k, t] = choice[k - 1, t]
+
+
+@njit((F64_T, I64_2D_T, types.int64, F64_T, F64_T), cache=True)
+def convolve(cost, choice, f, zero, one):
+    """Improve ``cost[k]`` (k >= 1) with the split on feature ``f`` whose sides have the
+    cost vectors ``zero`` and ``one``: the min-plus convolution over k_zero + k_one = k - 1
+    (MurTree's recursion with the size dimension)."""
+    width = cost.shape[0]
+    for k_zero in range(zero.shape[0]):
+        for k_one in range(min(one.shape[0], width - 1 - k_zero)):
+            value = zero[k_zero] + one[k_one]
+            k = k_zero + k_one + 1
+            if value < cost[k]:
+                cost[k] = value
+                choice[k, 0] = f
+                choice[k, 1] = k_zero
+                choice[k, 2] = k_one
+
+
+# A vector of costs, cost[k] for at most k branching nodes, comes with a choice per entry:
+# choice[k] = (f, k_zero, k_one), the root feature and its sides' budgets (f = -1: a leaf); a
+# depth-two choice is (f, -g_left - 2, -g_right - 2), its children's features (-1: a leaf).
 @njit(
-    (F64_T, F64_T, types.float64, F64_2D_T, F64_T, types.int64, F64_T, F64_T, I64_T, F64_2D_T),
+    (F64_T, F64_T, types.float64, F64_2D_T, F64_T, I64_T, F64_T, F64_T, I64_2D_T, F64_2D_T),
     cache=True,
 )
-def depth_two_budget(pa, pb, sign, single, tot, a, params, cost, choice, work):  # noqa: C901
-    """Fill ``cost[0..3]`` and ``choice`` with the best trees of depth at most two over
-    ``a`` local features with at most 0, 1, 2, 3 branching nodes (each entry at most the
-    previous: ``at most k``). ``params``: leaf penalty, minimum support. ``single[i]``: the
-    rows having feature i; ``tot``: all the rows. ``work``: four (Q,) rows of scratch.
+def depth_two_budget(pa, pb, sign, single, tot, act, params, cost, choice, work):  # noqa: C901
+    """Fill ``cost[0..3]`` and ``choice[0..3]`` with the best trees of depth at most two
+    over the ``a = len(act)`` local features (``act``: the feature behind each) with at most
+    0, 1, 2, 3 branching nodes (each entry at most the previous). ``params``: leaf penalty,
+    minimum support. ``single[i]``: the rows having feature i; ``tot``: all the rows.
+    ``work``: four (Q,) rows of scratch.
 
     The root f sends the rows having f right; its right child g splits them into those
     having g and the rest, its left child g the rows without f likewise. Innermost loop
@@ -57,12 +89,14 @@ def depth_two_budget(pa, pb, sign, single, tot, a, params, cost, choice, work): 
     """
     Q = tot.shape[0]
     C = Q - 1
+    a = act.shape[0]
     penalty = params[0]
     support = params[1]
+    # local features while searching: (f, g_left, g_right), -1 for a leaf
     for k in range(4):
         cost[k] = 1e300
         for t in range(3):
-            choice[3 * k + t] = -1
+            choice[k, t] = -1
     cost[0] = _leaf(tot, C, penalty)
     x, r, z, v = work[0], work[1], work[2], work[3]
     for f in range(a):
@@ -74,9 +108,9 @@ def depth_two_budget(pa, pb, sign, single, tot, a, params, cost, choice, work): 
         leaf_zero = _leaf(r, C, penalty)
         if leaf_zero + leaf_one < cost[1]:
             cost[1] = leaf_zero + leaf_one
-            choice[3] = f
-            choice[4] = -1
-            choice[5] = -1
+            choice[1, 0] = f
+            choice[1, 1] = -1
+            choice[1, 2] = -1
         best_right = 1e300
         best_left = 1e300
         g_right = -1
@@ -102,21 +136,22 @@ def depth_two_budget(pa, pb, sign, single, tot, a, params, cost, choice, work): 
                     g_left = g
         if leaf_zero + best_right < cost[2] and leaf_zero + best_right <= best_left + leaf_one:
             cost[2] = leaf_zero + best_right
-            choice[6] = f
-            choice[7] = -1
-            choice[8] = g_right
+            choice[2, 0] = f
+            choice[2, 1] = -1
+            choice[2, 2] = g_right
         elif best_left + leaf_one < cost[2]:
             cost[2] = best_left + leaf_one
-            choice[6] = f
-            choice[7] = g_left
-            choice[8] = -1
+            choice[2, 0] = f
+            choice[2, 1] = g_left
+            choice[2, 2] = -1
         if best_left + best_right < cost[3]:
             cost[3] = best_left + best_right
-            choice[9] = f
-            choice[10] = g_left
-            choice[11] = g_right
-    for k in range(1, 4):  # at most k branching nodes: the smaller budget's tree if cheaper
-        if cost[k] >= cost[k - 1]:
-            cost[k] = cost[k - 1]
+            choice[3, 0] = f
+            choice[3, 1] = g_left
+            choice[3, 2] = g_right
+    for k in range(4):  # as features, in the form of a choice
+        if choice[k, 0] >= 0:
             for t in range(3):
-                choice[3 * k + t] = choice[3 * k - 3 + t]
+                g = choice[k, t]
+                choice[k, t] = act[g] if t == 0 else (-act[g] - 2 if g >= 0 else -1)
+    at_most(cost, choice)

@@ -44,7 +44,7 @@ import numpy as np
 from ..errors import ParameterError, TimeUp
 from ..models.tree import Tree
 from ..result import BudgetStats, SearchResult
-from ._budget_kernels import depth_two_budget
+from ._budget_kernels import at_most, convolve, depth_two_budget
 from ._counts import count_in_space, make_space
 from .common import (
     PreparedBinary,
@@ -59,8 +59,9 @@ from .common import (
     tolerance,
 )
 
-# A subproblem's choice for one budget k: None (a leaf), or (feature, k_left, k_right).
-Choice = tuple[int, int, int] | None
+# A subproblem's answer: its cost vector (cost[k]: the least cost with at most k branching
+# nodes) and its choices, int64 (k + 1, 3) (see satdt.dp._budget_kernels).
+Solved = tuple[np.ndarray, np.ndarray]
 
 
 class Table(NamedTuple):
@@ -141,12 +142,12 @@ class _Search:
         self.C = data.W.shape[1]
         self.params = np.array([penalty, float(support)])
         self.bottom_cost = np.zeros(4)
-        self.bottom_choice = np.zeros(12, dtype=np.int64)
+        self.bottom_choice = np.zeros((4, 3), dtype=np.int64)
         self.work = np.zeros((4, Q))
         self.rirr = data.rirr
         self.K, self.penalty, self.support = K, penalty, support
         self.deadline = deadline
-        self.cache: dict[tuple[bytes, int], tuple[np.ndarray, list[Choice]]] = {}
+        self.cache: dict[tuple[bytes, int], Solved] = {}
         self.cache_bytes, self.cache_used = cache_bytes, 0.0
         self.stats = stats
 
@@ -193,7 +194,7 @@ class _Search:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise TimeUp
 
-    def remember(self, key: tuple[bytes, int], value: tuple[np.ndarray, list[Choice]]) -> None:
+    def remember(self, key: tuple[bytes, int], value: Solved) -> None:
         size = len(key[0]) + _ENTRY_BYTES + 8 * len(value[1])
         if self.cache_used + size > self.cache_bytes:
             self.cache.clear()
@@ -204,9 +205,7 @@ class _Search:
         self.stats.cache_entries = len(self.cache)
 
     # ------------------------------------------------------------------ the recursion
-    def solve(
-        self, rows: np.ndarray, d: int, table: Table | None = None
-    ) -> tuple[np.ndarray, list[Choice]]:
+    def solve(self, rows: np.ndarray, d: int, table: Table | None = None) -> Solved:
         """The cost vector of ``(rows, d)`` (least cost with at most k branching nodes,
         k = 0 .. width(d)) and the choice behind each entry. ``table``: the rows' pair
         table when the caller has it (a depth-two subproblem then counts nothing)."""
@@ -220,10 +219,7 @@ class _Search:
         leaf = self.leaf_cost(tot)
         # a split costs at least the rows' irreducible error plus two leaves' penalties
         if width == 0 or leaf <= float(self.rirr[rows].sum()) + 2 * self.penalty:
-            value: tuple[np.ndarray, list[Choice]] = (
-                np.full(width + 1, leaf),
-                [None] * (width + 1),
-            )
+            value: Solved = (np.full(width + 1, leaf), np.full((width + 1, 3), -1, dtype=np.int64))
         elif d <= 2:
             value = self.depth_two(self.pairs(rows) if table is None else table, d)
         else:
@@ -231,14 +227,12 @@ class _Search:
         self.remember(key, value)
         return value
 
-    def combine(
-        self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float
-    ) -> tuple[np.ndarray, list[Choice]]:
+    def combine(self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float) -> Solved:
         """A node of depth ``d >= 3``: every feature that splits the rows, its children's
         vectors combined by a min-plus convolution over ``k_left + k_right = k - 1``."""
         width = self.width(d)
         cost = np.full(width + 1, leaf)
-        choice: list[Choice] = [None] * (width + 1)
+        choice = np.full((width + 1, 3), -1, dtype=np.int64)
         column = self.Bd[rows]
         n_one = column.sum(axis=0, dtype=np.int64)
         count = float(tot[self.C])
@@ -257,13 +251,13 @@ class _Search:
                 zero, one = self.depth_two_children(parent, zero_rows, one_rows)
             else:
                 zero, one = self.solve(zero_rows, d - 1), self.solve(one_rows, d - 1)
-            self._convolve(cost, choice, int(f), zero[0], one[0])
-        np.minimum.accumulate(cost, out=cost)
-        return cost, _at_most(cost, choice)
+            convolve(cost, choice, int(f), zero[0], one[0])
+        at_most(cost, choice)
+        return cost, choice
 
     def depth_two_children(
         self, parent: Table, zero_rows: np.ndarray, one_rows: np.ndarray
-    ) -> tuple[tuple[np.ndarray, list[Choice]], tuple[np.ndarray, list[Choice]]]:
+    ) -> tuple[Solved, Solved]:
         """Both children (of depth two) of a split: the smaller side's pair table counted in
         the parent's features, the larger side's as the parent's table minus it (MurTree's
         subtraction); none where both are cached."""
@@ -276,26 +270,7 @@ class _Search:
         large_value = self.solve(large, 2, large_table)
         return (large_value, small_value) if one_small else (small_value, large_value)
 
-    @staticmethod
-    def _convolve(
-        cost: np.ndarray, choice: list[Choice], f: int, zero: np.ndarray, one: np.ndarray
-    ) -> None:
-        """Improve ``cost[k]`` (k >= 1) with the split on ``f`` whose sides have the
-        vectors ``zero`` and ``one``: min over k_zero + k_one = k - 1."""
-        sums = zero[:, None] + one[None, :]
-        for k in range(1, cost.shape[0]):
-            lo = max(0, k - 1 - (one.shape[0] - 1))
-            hi = min(k - 1, zero.shape[0] - 1)
-            if lo > hi:
-                continue
-            kz = np.arange(lo, hi + 1)
-            line = sums[kz, k - 1 - kz]
-            at = int(np.argmin(line))
-            if line[at] < cost[k]:
-                cost[k] = line[at]
-                choice[k] = (f, int(kz[at]), int(k - 1 - kz[at]))
-
-    def depth_two(self, table: Table, d: int) -> tuple[np.ndarray, list[Choice]]:
+    def depth_two(self, table: Table, d: int) -> Solved:
         """The best trees of depth at most ``d <= 2`` with at most 0 .. width(d) (<= 3)
         branching nodes, from the rows' pair table
         (:func:`~satdt.dp._budget_kernels.depth_two_budget`)."""
@@ -306,25 +281,23 @@ class _Search:
             table.sign,
             table.single,
             table.tot,
-            len(table.act),
+            table.act,
             self.params,
             cost,
             choice,
             self.work,
         )
         width = self.width(d)
-        picks = [_bottom(choice[3 * k : 3 * k + 3], table.act) for k in range(width + 1)]
-        return cost[: width + 1].copy(), picks
+        return cost[: width + 1].copy(), choice[: width + 1].copy()
 
     # ------------------------------------------------------------------ trees
     def nested(self, rows: np.ndarray, d: int, k: int, prep: PreparedBinary) -> Any:
         """The tree behind ``cost[k]`` of ``(rows, d)`` as :meth:`Tree.from_nested` reads
         it, over the columns of the caller's ``B`` (a flipped feature swaps its children)."""
         _, choice = self.solve(rows, d)
-        pick = choice[min(k, len(choice) - 1)]
-        if pick is None:
+        f, k_zero, k_one = (int(v) for v in choice[min(k, len(choice) - 1)])
+        if f < 0:
             return int(np.argmax(self.Wc[rows, : self.C].sum(axis=0)))
-        f, k_zero, k_one = pick
         ones = self.Bd[rows, f].astype(bool)
         if k_zero < 0:  # a depth-two choice: (f, g_left, g_right)
             zero = self._bottom_nested(rows[~ones], -k_zero - 2, prep)
@@ -344,24 +317,6 @@ class _Search:
             return leaf(rows)
         ones = self.Bd[rows, g].astype(bool)
         return _node(g, leaf(rows[~ones]), leaf(rows[ones]), prep)
-
-
-def _bottom(choice: np.ndarray, act: np.ndarray) -> Choice:
-    """A depth-two choice ``(f, g_left, g_right)`` over local features (-1: a leaf) in the
-    form of a choice over features: ``(f, -g_left - 2, -g_right - 2)``, negative where a
-    general choice holds budgets."""
-    f, g_left, g_right = (int(act[i]) if i >= 0 else -1 for i in choice)
-    return None if f < 0 else (f, -g_left - 2, -g_right - 2)
-
-
-def _at_most(cost: np.ndarray, choice: list[Choice]) -> list[Choice]:
-    """The choices of a non-increasing vector: where ``cost[k]`` equals ``cost[k - 1]``, the
-    smaller budget's tree (which may be a leaf)."""
-    out = list(choice)
-    for k in range(1, len(out)):
-        if cost[k] >= cost[k - 1] or out[k] is None:
-            out[k] = out[k - 1]
-    return out
 
 
 def _node(f: int, zero: Any, one: Any, prep: PreparedBinary) -> Any:

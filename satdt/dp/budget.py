@@ -75,6 +75,7 @@ class Table(NamedTuple):
     single: np.ndarray  # float64 (a, Q): the rows having feature i
     tot: np.ndarray  # float64 (Q,): all the rows
     act: np.ndarray  # int64 (a,): the feature behind each local index
+    loc: np.ndarray  # int64 (M,): the local index of each feature (-1: none)
 
 
 # Bytes a cached subproblem costs besides its rows (its vectors, the dict's entry).
@@ -171,23 +172,20 @@ class _Search:
         self.stats.bottom_solves += 1
         Q = space.tot.shape[0]
         pairs = space.pairs[: a * a * Q].copy()
-        return Table(
-            pairs, pairs, 0.0, space.single[:a].copy(), space.tot.copy(), space.act[:a].copy()
-        )
+        single, act = space.single[:a].copy(), space.act[:a].copy()
+        return Table(pairs, pairs, 0.0, single, space.tot.copy(), act, space.loc.copy())
 
     def pairs_in(self, rows: np.ndarray, parent: Table) -> tuple[Table, Table]:
         """The pair tables of ``rows``, a subset of the parent's rows, and of the parent's
         other rows, both in the parent's local features: the first counted
         (:func:`~satdt.dp._counts.count_in_space`), the second by subtraction."""
-        act, child = parent.act, self.child
-        loc = np.full(self.Bd.shape[1], -1, dtype=np.int64)
-        loc[act] = np.arange(len(act))
+        act, loc, child = parent.act, parent.loc, self.child
         count_in_space(rows, self.counted, loc, len(act), child, self.scratch.buf)
         self.stats.bottom_solves += 1
-        single = child.single[: len(act)]
+        single, rest = child.single[: len(act)], parent.tot - child.tot
         return (
-            Table(child.pairs, child.pairs, 0.0, single, child.tot, act),
-            Table(parent.pa, child.pairs, 1.0, parent.single - single, parent.tot - child.tot, act),
+            Table(child.pairs, child.pairs, 0.0, single, child.tot, act, loc),
+            Table(parent.pa, child.pairs, 1.0, parent.single - single, rest, act, loc),
         )
 
     def tick(self) -> None:
@@ -215,7 +213,7 @@ class _Search:
             self.stats.cache_hits += 1
             return hit
         width = self.width(d)
-        tot = self.Wc[rows].sum(axis=0)
+        tot = self.Wc[rows].sum(axis=0) if table is None else table.tot
         leaf = self.leaf_cost(tot)
         # a split costs at least the rows' irreducible error plus two leaves' penalties
         if width == 0 or leaf <= float(self.rirr[rows].sum()) + 2 * self.penalty:
@@ -234,16 +232,14 @@ class _Search:
         cost = np.full(width + 1, leaf)
         choice = np.full((width + 1, 3), -1, dtype=np.int64)
         column = self.Bd[rows]
-        n_one = column.sum(axis=0, dtype=np.int64)
-        count = float(tot[self.C])
+        # training rows having each feature, and not: both sides of a split hold `support`
+        having = np.einsum("n,nm->m", self.Wc[rows, self.C], column)
+        lacking = tot[self.C] - having
         parent = None
-        for f in np.flatnonzero((n_one > 0) & (n_one < len(rows))):
+        for f in np.flatnonzero((having >= self.support) & (lacking >= self.support)):
             self.tick()
             ones = column[:, f].astype(bool)
             one_rows, zero_rows = rows[ones], rows[~ones]
-            supported = float(self.Wc[one_rows, self.C].sum())
-            if supported < self.support or count - supported < self.support:
-                continue
             self.stats.expansions += 1
             if d == 3:  # children of depth two: their tables from one counting
                 if parent is None:

@@ -160,21 +160,22 @@ def test_on_cp4im_a_loose_budget_is_the_plain_optimum(name, depth):
 def test_effort_is_exact():
     """tic-tac-toe (27 features) at depth 3 within 7 nodes: one pair table for the depth-one
     pass, one for the depth-two pass, then at depth three the root's table and one per root
-    feature (its smaller side; the larger side by subtraction)."""
+    feature (its smaller side; the larger side by subtraction), and the two children of
+    the tree rebuilt (a node of depth three caches none)."""
     B, y = load_cp4im("tic-tac-toe")
     result = _solve(B, y, np.ones(len(y)), 2, 3, 7)
     stats = result.stats
     assert isinstance(stats, BudgetStats)
     assert (stats.branching_budget, stats.depths_done) == (3, 3)
     assert stats.expansions == 27
-    assert stats.bottom_solves == 2 + 1 + 27
+    assert stats.bottom_solves == 2 + 1 + 27 + 2
 
 
 def test_a_small_cache_is_emptied_and_stays_exact():
     B, y = load_cp4im("tic-tac-toe")
     w = np.ones(len(y))
-    full = _solve(B, y, w, 2, 3, 7)
-    small = _solve(B, y, w, 2, 3, 7, max_cache_mb=0.05)
+    full = _solve(B, y, w, 2, 4, 9)
+    small = _solve(B, y, w, 2, 4, 9, max_cache_mb=0.05)
     assert small.stats.cache_full and not full.stats.cache_full
     assert small.objective_value == full.objective_value
 

@@ -11,9 +11,20 @@ parent's table minus the other child's (``sign = 1``: ``pa - pb``).
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit, types
 
-from ._counts import F64_2D_T, F64_T, I64_T
+from ._counts import (
+    DATA_T,
+    F64_2D_T,
+    F64_T,
+    I64_T,
+    ROWS_T,
+    SCRATCH_T,
+    SPACE_T,
+    count_in_space,
+    make_space,
+)
 
 I64_2D_T = types.int64[:, ::1]
 
@@ -155,3 +166,72 @@ def depth_two_budget(pa, pb, sign, single, tot, act, params, cost, choice, work)
                 g = choice[k, t]
                 choice[k, t] = act[g] if t == 0 else (-act[g] - 2 if g >= 0 else -1)
     at_most(cost, choice)
+
+
+@njit(
+    types.UniTuple(types.int64, 2)(
+        ROWS_T, DATA_T, SCRATCH_T, SPACE_T, SPACE_T, ROWS_T, F64_T, F64_T, I64_2D_T
+    ),
+    cache=True,
+)
+def node_three(rows, data, scr, parent, child, split, params, cost, choice):
+    """A node with three levels left: every feature f that splits ``rows`` with
+    ``params[1]`` training rows on each side, its two children solved by
+    :func:`depth_two_budget` for up to ``params[2]`` branching nodes each, combined into
+    ``cost`` and ``choice`` (filled beforehand with the leaf) by :func:`convolve`, then
+    :func:`at_most`. The rows are counted once in ``parent``; per feature the smaller child
+    is counted in the parent's features (``child``) and the larger one is the difference
+    (MurTree's subtraction); ``split`` (2N) holds the two sides. Returns the splits
+    evaluated and the countings done.
+    """
+    a, _ = make_space(rows, data, scr, parent)
+    Q = parent.tot.shape[0]
+    C = Q - 1
+    support = params[1]
+    width = int(params[2])
+    N = split.shape[0] // 2
+    act = parent.act[:a]
+    large_single = np.empty((a, Q))
+    large_tot = np.empty(Q)
+    small_cost = np.empty(4)
+    large_cost = np.empty(4)
+    small_choice = np.empty((4, 3), dtype=np.int64)
+    large_choice = np.empty((4, 3), dtype=np.int64)
+    work = np.empty((4, Q))
+    splits = 0
+    for i in range(a):
+        f = act[i]
+        if parent.single[i, C] < support or parent.tot[C] - parent.single[i, C] < support:
+            continue
+        splits += 1
+        n_one = 0
+        n_zero = 0
+        for u in rows:
+            if data.Bd[u, f]:
+                split[N + n_one] = u
+                n_one += 1
+            else:
+                split[n_zero] = u
+                n_zero += 1
+        one_small = n_one <= n_zero
+        small = split[N : N + n_one] if one_small else split[:n_zero]
+        count_in_space(small, data, parent.loc, a, child, scr.buf)
+        for j in range(a):
+            for q in range(Q):
+                large_single[j, q] = parent.single[j, q] - child.single[j, q]
+        for q in range(Q):
+            large_tot[q] = parent.tot[q] - child.tot[q]
+        depth_two_budget(
+            child.pairs, child.pairs, 0.0, child.single, child.tot, act, params,
+            small_cost, small_choice, work,
+        )  # fmt: skip
+        depth_two_budget(
+            parent.pairs, child.pairs, 1.0, large_single, large_tot, act, params,
+            large_cost, large_choice, work,
+        )  # fmt: skip
+        if one_small:
+            convolve(cost, choice, f, large_cost[: width + 1], small_cost[: width + 1])
+        else:
+            convolve(cost, choice, f, small_cost[: width + 1], large_cost[: width + 1])
+    at_most(cost, choice)
+    return splits, splits + 1

@@ -37,15 +37,15 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..errors import ParameterError, TimeUp
 from ..models.tree import Tree
 from ..result import BudgetStats, SearchResult
-from ._budget_kernels import at_most, convolve, depth_two_budget
-from ._counts import count_in_space, make_space
+from ._budget_kernels import at_most, convolve, depth_two_budget, node_three
+from ._counts import make_space
 from .common import (
     PreparedBinary,
     SearchSettings,
@@ -62,24 +62,8 @@ from .common import (
 # A subproblem's answer: its cost vector (cost[k]: the least cost with at most k branching
 # nodes) and its choices, int64 (k + 1, 3) (see satdt.dp._budget_kernels).
 Solved = tuple[np.ndarray, np.ndarray]
-
-
-class Table(NamedTuple):
-    """The pair table of a set of rows over ``a = len(act)`` local features, as
-    :func:`~satdt.dp._budget_kernels.depth_two_budget` reads it: the pairs are ``pa`` less
-    ``sign`` times ``pb`` (a child as its parent's table less its sibling's)."""
-
-    pa: np.ndarray  # float64 flat: pairs[(i * a + j) * Q + q], i < j
-    pb: np.ndarray
-    sign: float
-    single: np.ndarray  # float64 (a, Q): the rows having feature i
-    tot: np.ndarray  # float64 (Q,): all the rows
-    act: np.ndarray  # int64 (a,): the feature behind each local index
-    loc: np.ndarray  # int64 (M,): the local index of each feature (-1: none)
-
-
-# Bytes a cached subproblem costs besides its rows (its vectors, the dict's entry).
-_ENTRY_BYTES = 200
+# Bytes a cached subproblem costs besides its rows (its arrays, the dict's entry).
+_ENTRY_BYTES = 300
 
 
 @dataclass(frozen=True)
@@ -145,6 +129,7 @@ class _Search:
         self.bottom_cost = np.zeros(4)
         self.bottom_choice = np.zeros((4, 3), dtype=np.int64)
         self.work = np.zeros((4, Q))
+        self.split = np.zeros(2 * len(self.Wc), dtype=np.int32)
         self.rirr = data.rirr
         self.K, self.penalty, self.support = K, penalty, support
         self.deadline = deadline
@@ -163,37 +148,12 @@ class _Search:
         w = counts[: self.C]
         return float(w.sum() - w.max()) + self.penalty
 
-    def pairs(self, rows: np.ndarray) -> Table:
-        """The pair table of ``rows`` over the features that split them: class weights (and
-        row count, ``c = C``), by MurTree's counting of the 1-features of each row
-        (:func:`~satdt.dp._counts.make_space`)."""
-        space = self.space
-        a, _ = make_space(rows, self.counted, self.scratch, space)
-        self.stats.bottom_solves += 1
-        Q = space.tot.shape[0]
-        pairs = space.pairs[: a * a * Q].copy()
-        single, act = space.single[:a].copy(), space.act[:a].copy()
-        return Table(pairs, pairs, 0.0, single, space.tot.copy(), act, space.loc.copy())
-
-    def pairs_in(self, rows: np.ndarray, parent: Table) -> tuple[Table, Table]:
-        """The pair tables of ``rows``, a subset of the parent's rows, and of the parent's
-        other rows, both in the parent's local features: the first counted
-        (:func:`~satdt.dp._counts.count_in_space`), the second by subtraction."""
-        act, loc, child = parent.act, parent.loc, self.child
-        count_in_space(rows, self.counted, loc, len(act), child, self.scratch.buf)
-        self.stats.bottom_solves += 1
-        single, rest = child.single[: len(act)], parent.tot - child.tot
-        return (
-            Table(child.pairs, child.pairs, 0.0, single, child.tot, act, loc),
-            Table(parent.pa, child.pairs, 1.0, parent.single - single, rest, act, loc),
-        )
-
     def tick(self) -> None:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise TimeUp
 
     def remember(self, key: tuple[bytes, int], value: Solved) -> None:
-        size = len(key[0]) + _ENTRY_BYTES + 8 * len(value[1])
+        size = len(key[0]) + _ENTRY_BYTES + 32 * len(value[0])
         if self.cache_used + size > self.cache_bytes:
             self.cache.clear()
             self.cache_used = 0.0
@@ -203,30 +163,31 @@ class _Search:
         self.stats.cache_entries = len(self.cache)
 
     # ------------------------------------------------------------------ the recursion
-    def solve(self, rows: np.ndarray, d: int, table: Table | None = None) -> Solved:
+    def solve(self, rows: np.ndarray, d: int) -> Solved:
         """The cost vector of ``(rows, d)`` (least cost with at most k branching nodes,
-        k = 0 .. width(d)) and the choice behind each entry. ``table``: the rows' pair
-        table when the caller has it (a depth-two subproblem then counts nothing)."""
+        k = 0 .. width(d)) and the choice behind each entry."""
         key = (rows.tobytes(), d)
         hit = self.cache.get(key)
         if hit is not None:
             self.stats.cache_hits += 1
             return hit
         width = self.width(d)
-        tot = self.Wc[rows].sum(axis=0) if table is None else table.tot
+        tot = self.Wc[rows].sum(axis=0)
         leaf = self.leaf_cost(tot)
         # a split costs at least the rows' irreducible error plus two leaves' penalties
         if width == 0 or leaf <= float(self.rirr[rows].sum()) + 2 * self.penalty:
             value: Solved = (np.full(width + 1, leaf), np.full((width + 1, 3), -1, dtype=np.int64))
         elif d <= 2:
-            value = self.depth_two(self.pairs(rows) if table is None else table, d)
+            value = self.depth_two(rows, d)
+        elif d == 3:
+            value = self.three(rows, leaf)
         else:
             value = self.combine(rows, d, tot, leaf)
         self.remember(key, value)
         return value
 
     def combine(self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float) -> Solved:
-        """A node of depth ``d >= 3``: every feature that splits the rows, its children's
+        """A node of depth ``d >= 4``: every feature that splits the rows, its children's
         vectors combined by a min-plus convolution over ``k_left + k_right = k - 1``."""
         width = self.width(d)
         cost = np.full(width + 1, leaf)
@@ -235,54 +196,44 @@ class _Search:
         # training rows having each feature, and not: both sides of a split hold `support`
         having = np.einsum("n,nm->m", self.Wc[rows, self.C], column)
         lacking = tot[self.C] - having
-        parent = None
         for f in np.flatnonzero((having >= self.support) & (lacking >= self.support)):
             self.tick()
             ones = column[:, f].astype(bool)
-            one_rows, zero_rows = rows[ones], rows[~ones]
             self.stats.expansions += 1
-            if d == 3:  # children of depth two: their tables from one counting
-                if parent is None:
-                    parent = self.pairs(rows)
-                zero, one = self.depth_two_children(parent, zero_rows, one_rows)
-            else:
-                zero, one = self.solve(zero_rows, d - 1), self.solve(one_rows, d - 1)
+            zero, one = self.solve(rows[~ones], d - 1), self.solve(rows[ones], d - 1)
             convolve(cost, choice, int(f), zero[0], one[0])
         at_most(cost, choice)
         return cost, choice
 
-    def depth_two_children(
-        self, parent: Table, zero_rows: np.ndarray, one_rows: np.ndarray
-    ) -> tuple[Solved, Solved]:
-        """Both children (of depth two) of a split: the smaller side's pair table counted in
-        the parent's features, the larger side's as the parent's table minus it (MurTree's
-        subtraction); none where both are cached."""
-        one_small = len(one_rows) <= len(zero_rows)
-        small, large = (one_rows, zero_rows) if one_small else (zero_rows, one_rows)
-        small_table = large_table = None
-        if (small.tobytes(), 2) not in self.cache or (large.tobytes(), 2) not in self.cache:
-            small_table, large_table = self.pairs_in(small, parent)
-        small_value = self.solve(small, 2, small_table)
-        large_value = self.solve(large, 2, large_table)
-        return (large_value, small_value) if one_small else (small_value, large_value)
+    def three(self, rows: np.ndarray, leaf: float) -> Solved:
+        """A node with three levels left, in one kernel
+        (:func:`~satdt.dp._budget_kernels.node_three`): every split, its children of depth
+        two from the pair tables, combined."""
+        self.tick()
+        width = self.width(3)
+        cost = np.full(width + 1, leaf)
+        choice = np.full((width + 1, 3), -1, dtype=np.int64)
+        params = np.array([self.penalty, float(self.support), float(self.width(2))])
+        splits, countings = node_three(
+            rows, self.counted, self.scratch, self.space, self.child, self.split, params,
+            cost, choice,
+        )  # fmt: skip
+        self.stats.expansions += splits
+        self.stats.bottom_solves += countings
+        return cost, choice
 
-    def depth_two(self, table: Table, d: int) -> Solved:
+    def depth_two(self, rows: np.ndarray, d: int) -> Solved:
         """The best trees of depth at most ``d <= 2`` with at most 0 .. width(d) (<= 3)
-        branching nodes, from the rows' pair table
-        (:func:`~satdt.dp._budget_kernels.depth_two_budget`)."""
+        branching nodes: the rows counted once (:func:`~satdt.dp._counts.make_space`), then
+        :func:`~satdt.dp._budget_kernels.depth_two_budget`."""
+        space = self.space
+        a, _ = make_space(rows, self.counted, self.scratch, space)
+        self.stats.bottom_solves += 1
         cost, choice = self.bottom_cost, self.bottom_choice
         depth_two_budget(
-            table.pa,
-            table.pb,
-            table.sign,
-            table.single,
-            table.tot,
-            table.act,
-            self.params,
-            cost,
-            choice,
-            self.work,
-        )
+            space.pairs, space.pairs, 0.0, space.single, space.tot, space.act[:a], self.params,
+            cost, choice, self.work,
+        )  # fmt: skip
         width = self.width(d)
         return cost[: width + 1].copy(), choice[: width + 1].copy()
 

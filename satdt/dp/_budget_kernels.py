@@ -42,15 +42,6 @@ def _leaf(x, C, penalty):
     return total - top + penalty
 
 
-@njit(cache=True, inline="always")
-def _pair(pa, pb, sign, a, Q, i, j, x):
-    """The rows having local features i and j (``i != j``) into ``x``."""
-    lo, hi = (i, j) if i < j else (j, i)
-    k = (lo * a + hi) * Q
-    for q in range(Q):
-        x[q] = pa[k + q] - sign * pb[k + q]
-
-
 @njit((F64_T, I64_2D_T), cache=True)
 def at_most(cost, choice):
     """At most k branching nodes: where ``cost[k]`` is no better than ``cost[k - 1]``, the
@@ -91,12 +82,13 @@ def depth_two_budget(pa, pb, sign, single, tot, act, params, cost, choice, work)
     over the ``a = len(act)`` local features (``act``: the feature behind each) with at most
     0, 1, 2, 3 branching nodes (each entry at most the previous). ``params``: leaf penalty,
     minimum support. ``single[i]``: the rows having feature i; ``tot``: all the rows.
-    ``work``: four (Q,) rows of scratch.
+    ``work``: a (Q,) row of scratch (its first).
 
     The root f sends the rows having f right; its right child g splits them into those
-    having g and the rest, its left child g the rows without f likewise. Innermost loop
-    over pairs of features and classes: above the complexity limit as one kernel, so that the
-    four quadrants of a pair are read once.
+    having g and the rest, its left child g the rows without f likewise. Each unordered
+    pair {i, j} is read once: its four quadrants give the right and left children of both
+    roots i and j. Innermost loops over pairs of features and classes: above the complexity
+    limit as one kernel, so that the quadrants are computed once.
     """
     Q = tot.shape[0]
     C = Q - 1
@@ -109,7 +101,53 @@ def depth_two_budget(pa, pb, sign, single, tot, act, params, cost, choice, work)
         for t in range(3):
             choice[k, t] = -1
     cost[0] = _leaf(tot, C, penalty)
-    x, r, z, v = work[0], work[1], work[2], work[3]
+    # per root feature, its best right child (splitting the rows having it) and left child
+    best_right = np.full(a, 1e300)
+    best_left = np.full(a, 1e300)
+    g_right = np.full(a, -1, dtype=np.int64)
+    g_left = np.full(a, -1, dtype=np.int64)
+    for i in range(a):
+        for j in range(i + 1, a):
+            # the four quadrants of the pair: having i and j, i only, j only, neither
+            k = (i * a + j) * Q
+            t11 = t10 = t01 = t00 = 0.0
+            m11 = m10 = m01 = m00 = 0.0
+            for c in range(C):
+                x11 = pa[k + c] - sign * pb[k + c]
+                x10 = single[i, c] - x11
+                x01 = single[j, c] - x11
+                x00 = tot[c] - single[i, c] - single[j, c] + x11
+                t11 += x11
+                t10 += x10
+                t01 += x01
+                t00 += x00
+                m11 = max(m11, x11)
+                m10 = max(m10, x10)
+                m01 = max(m01, x01)
+                m00 = max(m00, x00)
+            n11 = pa[k + C] - sign * pb[k + C]
+            n10 = single[i, C] - n11
+            n01 = single[j, C] - n11
+            n00 = tot[C] - single[i, C] - single[j, C] + n11
+            l11 = t11 - m11 + penalty
+            l10 = t10 - m10 + penalty
+            l01 = t01 - m01 + penalty
+            l00 = t00 - m00 + penalty
+            ok11, ok10 = n11 >= support, n10 >= support
+            ok01, ok00 = n01 >= support, n00 >= support
+            if ok11 and ok10 and l11 + l10 < best_right[i]:  # root i, right child j
+                best_right[i] = l11 + l10
+                g_right[i] = j
+            if ok01 and ok00 and l01 + l00 < best_left[i]:  # root i, left child j
+                best_left[i] = l01 + l00
+                g_left[i] = j
+            if ok11 and ok01 and l11 + l01 < best_right[j]:  # root j, right child i
+                best_right[j] = l11 + l01
+                g_right[j] = i
+            if ok10 and ok00 and l10 + l00 < best_left[j]:  # root j, left child i
+                best_left[j] = l10 + l00
+                g_left[j] = i
+    r = work[0]
     for f in range(a):
         for q in range(Q):
             r[q] = tot[q] - single[f, q]
@@ -122,44 +160,23 @@ def depth_two_budget(pa, pb, sign, single, tot, act, params, cost, choice, work)
             choice[1, 0] = f
             choice[1, 1] = -1
             choice[1, 2] = -1
-        best_right = 1e300
-        best_left = 1e300
-        g_right = -1
-        g_left = -1
-        for g in range(a):
-            if g == f:
-                continue
-            _pair(pa, pb, sign, a, Q, f, g, x)
-            for q in range(Q):
-                z[q] = single[f, q] - x[q]  # f, not g
-            if x[C] >= support and z[C] >= support:
-                right = _leaf(x, C, penalty) + _leaf(z, C, penalty)
-                if right < best_right:
-                    best_right = right
-                    g_right = g
-            for q in range(Q):
-                z[q] = single[g, q] - x[q]  # g, not f
-                v[q] = r[q] - z[q]  # neither
-            if z[C] >= support and v[C] >= support:
-                left = _leaf(z, C, penalty) + _leaf(v, C, penalty)
-                if left < best_left:
-                    best_left = left
-                    g_left = g
-        if leaf_zero + best_right < cost[2] and leaf_zero + best_right <= best_left + leaf_one:
-            cost[2] = leaf_zero + best_right
+        right = leaf_zero + best_right[f]
+        left = best_left[f] + leaf_one
+        if right < cost[2] and right <= left:
+            cost[2] = right
             choice[2, 0] = f
             choice[2, 1] = -1
-            choice[2, 2] = g_right
-        elif best_left + leaf_one < cost[2]:
-            cost[2] = best_left + leaf_one
+            choice[2, 2] = g_right[f]
+        elif left < cost[2]:
+            cost[2] = left
             choice[2, 0] = f
-            choice[2, 1] = g_left
+            choice[2, 1] = g_left[f]
             choice[2, 2] = -1
-        if best_left + best_right < cost[3]:
-            cost[3] = best_left + best_right
+        if best_left[f] + best_right[f] < cost[3]:
+            cost[3] = best_left[f] + best_right[f]
             choice[3, 0] = f
-            choice[3, 1] = g_left
-            choice[3, 2] = g_right
+            choice[3, 1] = g_left[f]
+            choice[3, 2] = g_right[f]
     for k in range(4):  # as features, in the form of a choice
         if choice[k, 0] >= 0:
             for t in range(3):

@@ -12,7 +12,7 @@ parent's table minus the other child's (``sign = 1``: ``pa - pb``).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
+from numba import njit, typeof, types
 
 from ._counts import (
     DATA_T,
@@ -21,10 +21,10 @@ from ._counts import (
     I64_T,
     ROWS_T,
     SCRATCH_T,
-    SPACE_T,
     count_in_space,
     make_space,
 )
+from .common import new_budget_work
 
 I64_2D_T = types.int64[:, ::1]
 
@@ -185,22 +185,90 @@ def depth_two_budget(pa, pb, sign, single, tot, act, params, cost, choice, work)
     at_most(cost, choice)
 
 
+@njit(cache=True, inline="always")
+def _child_key(path, n_path, lit, zobrist, out):
+    """The literals of a child (``path[:n_path]`` ascending, then ``lit``) ascending into
+    ``out`` (-1 after them), and their key (the sum of their random numbers)."""
+    key = zobrist[lit]
+    k = 0
+    placed = False
+    for t in range(n_path):
+        if not placed and lit < path[t]:
+            out[k] = lit
+            k += 1
+            placed = True
+        out[k] = path[t]
+        key += zobrist[path[t]]
+        k += 1
+    if not placed:
+        out[k] = lit
+        k += 1
+    for t in range(k, out.shape[0]):
+        out[t] = -1
+    return key
+
+
+@njit(cache=True, inline="always")
+def _find(work, key, lits):
+    """The cache entry of these literals, or -1; the slot where it would go as a second
+    value (the table is never full: at most half of its slots are used)."""
+    slots = work.slots
+    mask = slots.shape[0] - 1
+    h = key & mask
+    while slots[h] != 0:
+        e = slots[h] - 1
+        if work.keys[e] == key:
+            same = True
+            for t in range(lits.shape[0]):
+                if work.lits[e, t] != lits[t]:
+                    same = False
+                    break
+            if same:
+                return e, h
+        h = (h + 1) & mask
+    return -1, h
+
+
+@njit(cache=True, inline="always")
+def _store(work, slot, key, lits, cost):
+    """Add an entry at ``slot`` unless the cache is full (then ``fill[2] = 1``)."""
+    e = work.fill[0]
+    if e >= work.keys.shape[0]:
+        work.fill[2] = 1
+        return
+    work.fill[0] = e + 1
+    work.slots[slot] = e + 1
+    work.keys[e] = key
+    for t in range(lits.shape[0]):
+        work.lits[e, t] = lits[t]
+    for k in range(4):
+        work.costs[e, k] = cost[k]
+
+
+BUDGET_WORK_T = typeof(new_budget_work(1, 1, 2, 1, 1000.0))
+
+
 @njit(
     types.UniTuple(types.int64, 2)(
-        ROWS_T, DATA_T, SCRATCH_T, SPACE_T, SPACE_T, ROWS_T, F64_T, F64_T, I64_2D_T
+        ROWS_T, DATA_T, SCRATCH_T, BUDGET_WORK_T, F64_T, I64_T, types.int64, F64_T, I64_2D_T
     ),
     cache=True,
 )
-def node_three(rows, data, scr, parent, child, split, params, cost, choice):
+def node_three(rows, data, scr, work, params, path, n_path, cost, choice):
     """A node with three levels left: every feature f that splits ``rows`` with
-    ``params[1]`` training rows on each side, its two children solved by
-    :func:`depth_two_budget` for up to ``params[2]`` branching nodes each, combined into
-    ``cost`` and ``choice`` (filled beforehand with the leaf) by :func:`convolve`, then
-    :func:`at_most`. The rows are counted once in ``parent``; per feature the smaller child
-    is counted in the parent's features (``child``) and the larger one is the difference
-    (MurTree's subtraction); ``split`` (2N) holds the two sides. Returns the splits
-    evaluated and the countings done.
+    ``params[1]`` training rows on each side, its two children of depth two for up to
+    ``params[2]`` branching nodes each (:func:`depth_two_budget`), combined into ``cost``
+    and ``choice`` (filled beforehand with the leaf) by :func:`convolve`, then
+    :func:`at_most`.
+
+    The rows are counted once in ``work.parent``; per feature the smaller child is counted
+    in the parent's features (``work.child``) and the larger one is the difference
+    (MurTree's subtraction), unless the cache holds both children: a child is named by the
+    literals of its path (``path[:n_path]``, ascending, and ``2 * f + side``; the same path
+    in another order reaches the same rows). Returns the splits evaluated and the countings
+    done.
     """
+    parent, child, split = work.parent, work.child, work.split
     a, _ = make_space(rows, data, scr, parent)
     Q = parent.tot.shape[0]
     C = Q - 1
@@ -208,47 +276,63 @@ def node_three(rows, data, scr, parent, child, split, params, cost, choice):
     width = int(params[2])
     N = split.shape[0] // 2
     act = parent.act[:a]
+    L = work.lits.shape[1]
     large_single = np.empty((a, Q))
     large_tot = np.empty(Q)
-    small_cost = np.empty(4)
-    large_cost = np.empty(4)
-    small_choice = np.empty((4, 3), dtype=np.int64)
-    large_choice = np.empty((4, 3), dtype=np.int64)
-    work = np.empty((4, Q))
+    costs = np.empty((2, 4))  # per side (0: without f, 1: with f)
+    lits = np.empty((2, L), dtype=np.int64)
+    keys = np.empty(2, dtype=np.int64)
+    slots = np.empty(2, dtype=np.int64)
+    bottom = np.empty((4, 3), dtype=np.int64)
+    scratch = np.empty((4, Q))
     splits = 0
+    countings = 1
     for i in range(a):
         f = act[i]
         if parent.single[i, C] < support or parent.tot[C] - parent.single[i, C] < support:
             continue
         splits += 1
-        n_one = 0
-        n_zero = 0
-        for u in rows:
-            if data.Bd[u, f]:
-                split[N + n_one] = u
-                n_one += 1
-            else:
-                split[n_zero] = u
-                n_zero += 1
-        one_small = n_one <= n_zero
-        small = split[N : N + n_one] if one_small else split[:n_zero]
-        count_in_space(small, data, parent.loc, a, child, scr.buf)
-        for j in range(a):
-            for q in range(Q):
-                large_single[j, q] = parent.single[j, q] - child.single[j, q]
-        for q in range(Q):
-            large_tot[q] = parent.tot[q] - child.tot[q]
-        depth_two_budget(
-            child.pairs, child.pairs, 0.0, child.single, child.tot, act, params,
-            small_cost, small_choice, work,
-        )  # fmt: skip
-        depth_two_budget(
-            parent.pairs, child.pairs, 1.0, large_single, large_tot, act, params,
-            large_cost, large_choice, work,
-        )  # fmt: skip
-        if one_small:
-            convolve(cost, choice, f, large_cost[: width + 1], small_cost[: width + 1])
+        found = 0
+        for side in range(2):
+            keys[side] = _child_key(path, n_path, 2 * f + side, work.zobrist, lits[side])
+            e, slots[side] = _find(work, keys[side], lits[side])
+            if e >= 0:
+                found += 1
+                for k in range(4):
+                    costs[side, k] = work.costs[e, k]
+        if found == 2:
+            work.fill[1] += 2
         else:
-            convolve(cost, choice, f, small_cost[: width + 1], large_cost[: width + 1])
+            n_one = 0
+            n_zero = 0
+            for u in rows:
+                if data.Bd[u, f]:
+                    split[N + n_one] = u
+                    n_one += 1
+                else:
+                    split[n_zero] = u
+                    n_zero += 1
+            small_side = 1 if n_one <= n_zero else 0
+            small = split[N : N + n_one] if small_side == 1 else split[:n_zero]
+            count_in_space(small, data, parent.loc, a, child, scr.buf)
+            countings += 1
+            for j in range(a):
+                for q in range(Q):
+                    large_single[j, q] = parent.single[j, q] - child.single[j, q]
+            for q in range(Q):
+                large_tot[q] = parent.tot[q] - child.tot[q]
+            depth_two_budget(
+                child.pairs, child.pairs, 0.0, child.single, child.tot, act, params,
+                costs[small_side], bottom, scratch,
+            )  # fmt: skip
+            depth_two_budget(
+                parent.pairs, child.pairs, 1.0, large_single, large_tot, act, params,
+                costs[1 - small_side], bottom, scratch,
+            )  # fmt: skip
+            for side in range(2):  # the slot found may be taken by the other side's entry
+                e, slots[side] = _find(work, keys[side], lits[side])
+                if e < 0:
+                    _store(work, slots[side], keys[side], lits[side], costs[side])
+        convolve(cost, choice, f, costs[0, : width + 1], costs[1, : width + 1])
     at_most(cost, choice)
-    return splits, splits + 1
+    return splits, countings

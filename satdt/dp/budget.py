@@ -52,8 +52,8 @@ from .common import (
     bound_to_beat,
     check_inputs,
     check_leaf_options,
+    new_budget_work,
     new_scratch,
-    new_space,
     prepare_binary,
     start_stats,
     tolerance,
@@ -108,6 +108,7 @@ class _Search:
         self,
         prep: PreparedBinary,
         K: int,
+        depth: int,
         penalty: float,
         support: int,
         deadline: float | None,
@@ -123,18 +124,18 @@ class _Search:
         self.counted = data._replace(W=self.Wc, pure=np.full(len(self.Wc), -1, dtype=np.int64))
         M, Q = data.Bd.shape[1], self.Wc.shape[1]
         self.scratch = new_scratch(M, Q)
-        self.space, self.child = new_space(M, Q), new_space(M, Q)
+        # half of the memory for the children of the nodes with three levels left
+        self.work = new_budget_work(len(self.Wc), M, Q, depth, cache_bytes / 2)
         self.C = data.W.shape[1]
         self.params = np.array([penalty, float(support)])
         self.bottom_cost = np.zeros(4)
         self.bottom_choice = np.zeros((4, 3), dtype=np.int64)
-        self.work = np.zeros((4, Q))
-        self.split = np.zeros(2 * len(self.Wc), dtype=np.int32)
+        self.bottom_work = np.zeros((4, Q))
         self.rirr = data.rirr
         self.K, self.penalty, self.support = K, penalty, support
         self.deadline = deadline
         self.cache: dict[tuple[bytes, int], Solved] = {}
-        self.cache_bytes, self.cache_used = cache_bytes, 0.0
+        self.cache_bytes, self.cache_used = cache_bytes / 2, 0.0
         self.stats = stats
 
     # ------------------------------------------------------------------ helpers
@@ -147,6 +148,13 @@ class _Search:
         class, plus the leaf penalty."""
         w = counts[: self.C]
         return float(w.sum() - w.max()) + self.penalty
+
+    def count_cache(self) -> None:
+        """Add the cache of children (:class:`~satdt.dp.common.BudgetWork`) to the stats."""
+        entries, hits, full = (int(v) for v in self.work.fill)
+        self.stats.cache_entries = len(self.cache) + entries
+        self.stats.cache_hits += hits
+        self.stats.cache_full = self.stats.cache_full or bool(full)
 
     def tick(self) -> None:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -163,9 +171,10 @@ class _Search:
         self.stats.cache_entries = len(self.cache)
 
     # ------------------------------------------------------------------ the recursion
-    def solve(self, rows: np.ndarray, d: int) -> Solved:
+    def solve(self, rows: np.ndarray, d: int, path: tuple[int, ...]) -> Solved:
         """The cost vector of ``(rows, d)`` (least cost with at most k branching nodes,
-        k = 0 .. width(d)) and the choice behind each entry."""
+        k = 0 .. width(d)) and the choice behind each entry; ``path``: the literals
+        (``2 * feature + value``) of a path that reaches the rows, ascending."""
         key = (rows.tobytes(), d)
         hit = self.cache.get(key)
         if hit is not None:
@@ -180,13 +189,15 @@ class _Search:
         elif d <= 2:
             value = self.depth_two(rows, d)
         elif d == 3:
-            value = self.three(rows, leaf)
+            value = self.three(rows, leaf, path)
         else:
-            value = self.combine(rows, d, tot, leaf)
+            value = self.combine(rows, d, tot, leaf, path)
         self.remember(key, value)
         return value
 
-    def combine(self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float) -> Solved:
+    def combine(
+        self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float, path: tuple[int, ...]
+    ) -> Solved:
         """A node of depth ``d >= 4``: every feature that splits the rows, its children's
         vectors combined by a min-plus convolution over ``k_left + k_right = k - 1``."""
         width = self.width(d)
@@ -200,23 +211,26 @@ class _Search:
             self.tick()
             ones = column[:, f].astype(bool)
             self.stats.expansions += 1
-            zero, one = self.solve(rows[~ones], d - 1), self.solve(rows[ones], d - 1)
+            zero = self.solve(rows[~ones], d - 1, _with(path, 2 * f))
+            one = self.solve(rows[ones], d - 1, _with(path, 2 * f + 1))
             convolve(cost, choice, int(f), zero[0], one[0])
         at_most(cost, choice)
         return cost, choice
 
-    def three(self, rows: np.ndarray, leaf: float) -> Solved:
+    def three(self, rows: np.ndarray, leaf: float, path: tuple[int, ...]) -> Solved:
         """A node with three levels left, in one kernel
         (:func:`~satdt.dp._budget_kernels.node_three`): every split, its children of depth
-        two from the pair tables, combined."""
+        two from the pair tables (or the cache of children, by their paths), combined."""
         self.tick()
         width = self.width(3)
         cost = np.full(width + 1, leaf)
         choice = np.full((width + 1, 3), -1, dtype=np.int64)
         params = np.array([self.penalty, float(self.support), float(self.width(2))])
+        literals = np.zeros(self.work.lits.shape[1], dtype=np.int64)
+        literals[: len(path)] = path
         splits, countings = node_three(
-            rows, self.counted, self.scratch, self.space, self.child, self.split, params,
-            cost, choice,
+            rows, self.counted, self.scratch, self.work, params, literals, len(path), cost,
+            choice,
         )  # fmt: skip
         self.stats.expansions += splits
         self.stats.bottom_solves += countings
@@ -226,22 +240,25 @@ class _Search:
         """The best trees of depth at most ``d <= 2`` with at most 0 .. width(d) (<= 3)
         branching nodes: the rows counted once (:func:`~satdt.dp._counts.make_space`), then
         :func:`~satdt.dp._budget_kernels.depth_two_budget`."""
-        space = self.space
+        space = self.work.parent
         a, _ = make_space(rows, self.counted, self.scratch, space)
         self.stats.bottom_solves += 1
         cost, choice = self.bottom_cost, self.bottom_choice
         depth_two_budget(
             space.pairs, space.pairs, 0.0, space.single, space.tot, space.act[:a], self.params,
-            cost, choice, self.work,
+            cost, choice, self.bottom_work,
         )  # fmt: skip
         width = self.width(d)
         return cost[: width + 1].copy(), choice[: width + 1].copy()
 
     # ------------------------------------------------------------------ trees
-    def nested(self, rows: np.ndarray, d: int, k: int, prep: PreparedBinary) -> Any:
-        """The tree behind ``cost[k]`` of ``(rows, d)`` as :meth:`Tree.from_nested` reads
-        it, over the columns of the caller's ``B`` (a flipped feature swaps its children)."""
-        _, choice = self.solve(rows, d)
+    def nested(
+        self, rows: np.ndarray, d: int, k: int, prep: PreparedBinary, path: tuple[int, ...] = ()
+    ) -> Any:
+        """The tree behind ``cost[k]`` of ``(rows, d)`` (reached by ``path``) as
+        :meth:`Tree.from_nested` reads it, over the columns of the caller's ``B`` (a flipped
+        feature swaps its children)."""
+        _, choice = self.solve(rows, d, path)
         f, k_zero, k_one = (int(v) for v in choice[min(k, len(choice) - 1)])
         if f < 0:
             return int(np.argmax(self.Wc[rows, : self.C].sum(axis=0)))
@@ -250,8 +267,8 @@ class _Search:
             zero = self._bottom_nested(rows[~ones], -k_zero - 2, prep)
             one = self._bottom_nested(rows[ones], -k_one - 2, prep)
         else:
-            zero = self.nested(rows[~ones], d - 1, k_zero, prep)
-            one = self.nested(rows[ones], d - 1, k_one, prep)
+            zero = self.nested(rows[~ones], d - 1, k_zero, prep, _with(path, 2 * f))
+            one = self.nested(rows[ones], d - 1, k_one, prep, _with(path, 2 * f + 1))
         return _node(f, zero, one, prep)
 
     def _bottom_nested(self, rows: np.ndarray, g: int, prep: PreparedBinary) -> Any:
@@ -264,6 +281,11 @@ class _Search:
             return leaf(rows)
         ones = self.Bd[rows, g].astype(bool)
         return _node(g, leaf(rows[~ones]), leaf(rows[ones]), prep)
+
+
+def _with(path: tuple[int, ...], literal: int) -> tuple[int, ...]:
+    """The literals of a path and one more, ascending."""
+    return tuple(sorted((*path, int(literal))))
 
 
 def _node(f: int, zero: Any, one: Any, prep: PreparedBinary) -> Any:
@@ -324,15 +346,15 @@ def solve_min_error(
     stats = start_stats(BudgetStats, B, prep, recorder)
     K = branching_budget(options.max_nodes, int(max_depth))
     stats.branching_budget = K
-    search = _Search(
-        prep, K, penalty, support, settings.deadline, options.max_cache_mb * 2**20, stats
-    )
+    deepest = min(int(max_depth), max(K, 1))  # a tree of K branching nodes: depth <= K
+    cache_bytes = options.max_cache_mb * 2**20
+    search = _Search(prep, K, deepest, penalty, support, settings.deadline, cache_bytes, stats)
     rows = np.arange(prep.data.Bd.shape[0], dtype=np.int32)
     floor = prep.floor + penalty
     tol = tolerance(w)
 
     def record(d: int) -> float:
-        cost = search.solve(rows, d)[0]
+        cost = search.solve(rows, d, ())[0]
         value = float(cost[min(K, len(cost) - 1)])
         if value < bound and (recorder.best is None or value < recorder.best.value - tol):
             tree = Tree.from_nested(
@@ -349,10 +371,10 @@ def solve_min_error(
         return value
 
     try:
-        for d in range(0 if K == 0 else 1, max_depth + 1 if K else 1):
+        for d in range(0 if K == 0 else 1, deepest + 1 if K else 1):
             value = record(d)
             stats.depths_done = d
-            if value <= floor + tol or (d >= K):  # deeper trees cannot help: proven
+            if value <= floor + tol:  # nothing can be better: proven
                 break
     except TimeUp:
         recorder.stop_reason = "time limit"
@@ -360,6 +382,8 @@ def solve_min_error(
         if recorder.best is None:
             raise
         return recorder.snapshot(proven_optimal=False)
+    finally:
+        search.count_cache()
     if recorder.best is None:  # the caller's bound was not beaten and no tree was recorded
         raise RuntimeError("internal error: the budget search ended without a tree")
     recorder.lower_bound = recorder.best.value

@@ -245,7 +245,7 @@ def _store(work, slot, key, lits, cost):
         work.costs[e, k] = cost[k]
 
 
-BUDGET_WORK_T = typeof(new_budget_work(1, 1, 2, 1, 1000.0))
+BUDGET_WORK_T = typeof(new_budget_work(1, 1, 2, 1, 1))
 
 
 @njit(

@@ -50,8 +50,10 @@ from .common import (
     PreparedBinary,
     SearchSettings,
     bound_to_beat,
+    budget_entry_bytes,
     check_inputs,
     check_leaf_options,
+    empty_budget_cache,
     new_budget_work,
     new_scratch,
     prepare_binary,
@@ -64,6 +66,8 @@ from .common import (
 Solved = tuple[np.ndarray, np.ndarray]
 # Bytes a cached subproblem costs besides its rows (its arrays, the dict's entry).
 _ENTRY_BYTES = 300
+# Entries of the first cache of children (it grows as it fills, within max_cache_mb).
+_FIRST_ENTRIES = 1 << 12
 
 
 @dataclass(frozen=True)
@@ -124,8 +128,13 @@ class _Search:
         self.counted = data._replace(W=self.Wc, pure=np.full(len(self.Wc), -1, dtype=np.int64))
         M, Q = data.Bd.shape[1], self.Wc.shape[1]
         self.scratch = new_scratch(M, Q)
-        # half of the memory for the children of the nodes with three levels left
-        self.work = new_budget_work(len(self.Wc), M, Q, depth, cache_bytes / 2)
+        # half of the memory for the children of the nodes with three levels left, in a
+        # table that starts small and grows (emptied) by four each time it fills
+        self.literals = depth
+        self.max_entries = max(1, int(cache_bytes / 2 / budget_entry_bytes(depth)))
+        entries = min(self.max_entries, _FIRST_ENTRIES)
+        self.work = new_budget_work(len(self.Wc), M, Q, depth, entries)
+        self.child_hits = 0
         self.C = data.W.shape[1]
         self.params = np.array([penalty, float(support)])
         self.bottom_cost = np.zeros(4)
@@ -151,10 +160,9 @@ class _Search:
 
     def count_cache(self) -> None:
         """Add the cache of children (:class:`~satdt.dp.common.BudgetWork`) to the stats."""
-        entries, hits, full = (int(v) for v in self.work.fill)
+        entries, hits, _ = (int(v) for v in self.work.fill)
         self.stats.cache_entries = len(self.cache) + entries
-        self.stats.cache_hits += hits
-        self.stats.cache_full = self.stats.cache_full or bool(full)
+        self.stats.cache_hits += self.child_hits + hits
 
     def tick(self) -> None:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
@@ -234,6 +242,11 @@ class _Search:
         )  # fmt: skip
         self.stats.expansions += splits
         self.stats.bottom_solves += countings
+        if self.work.fill[2]:  # full: a larger table, empty, or the same one emptied
+            self.child_hits += int(self.work.fill[1])
+            entries = min(self.max_entries, 4 * len(self.work.keys))
+            self.stats.cache_full = self.stats.cache_full or entries == len(self.work.keys)
+            self.work = empty_budget_cache(self.work, self.literals, entries)
         return cost, choice
 
     def depth_two(self, rows: np.ndarray, d: int) -> Solved:

@@ -220,22 +220,39 @@ class BudgetWork(NamedTuple):
     fill: np.ndarray  # int64 (3,)
 
 
+def budget_entry_bytes(max_literals: int) -> int:
+    """Bytes per cached child of :class:`BudgetWork` (key, literals, costs, two slots)."""
+    return 8 * (max(1, max_literals) + 4) + 8 + 16
+
+
 def new_budget_work(
-    n_rows: int, n_features: int, n_columns: int, max_literals: int, cache_bytes: float
+    n_rows: int, n_features: int, n_columns: int, max_literals: int, entries: int
 ) -> BudgetWork:
     """Zeroed :class:`BudgetWork` arrays for ``n_rows`` distinct rows, ``n_features``
-    features and ``n_columns`` counted columns, with a cache of children of up to
-    ``max_literals`` literals within about ``cache_bytes``."""
-    M, L = n_features, max(1, max_literals)
-    entries = max(1, int(cache_bytes / (8 * (L + 4) + 8 + 16)))
-    return BudgetWork(
+    features and ``n_columns`` counted columns, with a cache of ``entries`` children of up
+    to ``max_literals`` literals."""
+    M = n_features
+    spaces = BudgetWork(
         parent=new_space(M, n_columns),
         child=new_space(M, n_columns),
         split=np.zeros(2 * n_rows, dtype=np.int32),
         zobrist=np.random.default_rng(0).integers(-(2**63), 2**63 - 1, 2 * M, dtype=np.int64),
+        slots=np.zeros(0, dtype=np.int64),
+        keys=np.zeros(0, dtype=np.int64),
+        lits=np.zeros((0, 0), dtype=np.int64),
+        costs=np.zeros((0, 4)),
+        fill=np.zeros(3, dtype=np.int64),
+    )
+    return empty_budget_cache(spaces, max_literals, entries)
+
+
+def empty_budget_cache(work: BudgetWork, max_literals: int, entries: int) -> BudgetWork:
+    """``work`` with an empty cache of ``entries`` children (its spaces kept)."""
+    entries = max(1, entries)
+    return work._replace(
         slots=np.zeros(1 << max(1, (2 * entries - 1).bit_length()), dtype=np.int64),
         keys=np.zeros(entries, dtype=np.int64),
-        lits=np.zeros((entries, L), dtype=np.int64),
+        lits=np.zeros((entries, max(1, max_literals)), dtype=np.int64),
         costs=np.zeros((entries, 4)),
         fill=np.zeros(3, dtype=np.int64),
     )

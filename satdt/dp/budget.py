@@ -7,18 +7,22 @@ nodes and depth at most ``d`` over the rows ``D`` as
 
 (``D_f0``, ``D_f1``: the rows without and with feature f), and solves the subproblems of
 depth two for every node count at once from the pair counts of their rows. This module is
-that recursion over the binary features of :mod:`satdt.dp.common`, in NumPy:
+that recursion over the binary features of :mod:`satdt.dp.common`:
 
 - a subproblem ``(rows, d)`` is solved for *every* budget ``k = 0 .. min(K, 2^d - 1)`` at once,
   as the vector ``cost[k]`` of the least cost with at most ``k`` branching nodes (non-increasing
-  in ``k``), and cached by its set of rows (within ``max_cache_mb``; when full, the cache is
-  emptied and filled again: still exact);
-- a subproblem of depth two reads its vector from one table of pair counts (the shared
-  counting kernels of :mod:`satdt.dp._counts`, one pass over its rows) by one kernel
-  (:func:`satdt.dp._budget_kernels.depth_two_budget`): the best trees with 0, 1, 2 and 3
-  branching nodes; below a node of depth three the larger child's table is the parent's
-  minus the smaller child's (MurTree's subtraction);
-- a node of depth ``d >= 3`` combines its children's vectors by a min-plus convolution.
+  in ``k``), and cached by its set of rows (within half of ``max_cache_mb``; when full, the
+  cache is emptied and filled again: still exact);
+- a node with ``d >= 4`` levels left combines its children's vectors by a min-plus
+  convolution over ``k_0 + k_1 = k - 1`` (:func:`~satdt.dp._budget_kernels.convolve`);
+- a node with three levels left runs in one kernel
+  (:func:`~satdt.dp._budget_kernels.node_three`): the rows counted once over the features
+  that split them (the shared counting kernels of :mod:`satdt.dp._counts`), per feature the
+  smaller child counted in the parent's features and the larger one as the difference
+  (MurTree's subtraction), each child's best trees with 0, 1, 2 and 3 branching nodes from
+  its pair table (:func:`~satdt.dp._budget_kernels.depth_two_budget`), and a cache of those
+  children named by the literals of their paths (the other half of ``max_cache_mb``; a set of
+  literals fixes the rows, so the cache is exact; it starts small and grows as it fills).
 
 satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``
 branching nodes has ``2k + 1`` nodes, so the budget is ``K = (max_nodes - 1) // 2`` branching
@@ -26,10 +30,11 @@ nodes. The cost is the weighted error plus ``leaf_penalty`` per leaf (a tree wit
 branching nodes has ``k + 1`` leaves: the penalty rides on each leaf's cost) and a split needs
 ``min_support`` training rows of positive weight on each side, as in the other searches.
 
-Anytime: the search deepens ``d = 1, 2, ..., max_depth`` (the cache carries over, so the
-shallower passes cost little) and records the optimum of each depth as an incumbent (the
-first, of depth one, comes at once); the deadline is checked before every split and stops
-the search with the best tree so far.
+Anytime: the search deepens ``d = 1, 2, ..., min(max_depth, K)`` (a tree with K branching
+nodes is at most K deep; the caches carry over, so the shallower passes cost little) and
+records the optimum of each depth as an incumbent (the first, of depth one, comes at once);
+the deadline is checked before every node with three or more levels left, and stops the
+search with the best tree so far.
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ def _check(result, B, y, w, depth, max_nodes, penalty=0.0):
 @settings(deadline=None, max_examples=300)
 @given(
     tiny_problems(),
-    st.integers(0, 4),
+    st.integers(0, 5),
     st.integers(1, 16),
     st.sampled_from([1, 2, 3]),
     st.sampled_from([0.0, 0.5, 1.5]),
@@ -139,7 +139,9 @@ def test_estimator_matches_brute_force(
     assert model.tree_.depth <= depth
 
 
-@pytest.mark.parametrize(("name", "depth"), [("tic-tac-toe", 3), ("anneal", 2)])
+@pytest.mark.parametrize(
+    ("name", "depth"), [("tic-tac-toe", 3), ("anneal", 2), ("primary-tumor", 4)]
+)
 def test_on_cp4im_a_loose_budget_is_the_plain_optimum(name, depth):
     """Cross-method: with room for the perfect tree the budget search finds the portfolio's
     optimum; tighter budgets never do better, and each tree fits its budget."""
@@ -155,6 +157,16 @@ def test_on_cp4im_a_loose_budget_is_the_plain_optimum(name, depth):
         assert value <= previous
         previous = value
     assert previous == plain.result_.objective_value
+
+
+def test_the_similarity_bound_cuts_and_keeps_the_optimum():
+    """primary-tumor at depth 4 with room for the perfect tree: the three-level nodes skip
+    splits by the similarity bound, and the optimum is the plain one (DL8.5's)."""
+    B, y = load_cp4im("primary-tumor")
+    result = _solve(B, y, np.ones(len(y)), 2, 4, 31)
+    assert result.stats.similarity_cuts > 0
+    plain = OptimalTreeClassifier(objective="error", max_depth=4, method="dl85").fit(B, y)
+    assert result.objective_value == plain.result_.objective_value
 
 
 def test_effort_is_exact():
@@ -211,7 +223,7 @@ def test_routing_and_refusals():
     assert choose_method("error") != "budget"
     assert resolve_method("error", "auto", {}, 5)[0].name == "budget"
     assert METHODS["budget"].node_budget == ("error",)
-    with pytest.raises(ParameterError, match="'dl85' takes no node budget.*max_nodes=5.*budget"):
+    with pytest.raises(ParameterError, match=r"'dl85' takes no node budget.*max_nodes=5.*budget"):
         OptimalTreeClassifier(objective="error", method="dl85", max_depth=2, max_nodes=5).fit(
             [[0], [1]], [0, 1]
         )

@@ -248,13 +248,43 @@ def _store(work, slot, key, lits, cost):
 BUDGET_WORK_T = typeof(new_budget_work(1, 1, 2, 1, 1))
 
 
+@njit(cache=True, inline="always")
+def _similar_enough(parent, a, i, prev, previous, cost, width):
+    """MurTree's similarity bound, per budget: can the split on local feature i improve no
+    entry of ``cost``, given the children's cost vectors ``previous`` of the split on
+    ``prev``? A child's cost is at least the other split's child's less the weight of the
+    rows that child has and this one has not (with a minimum support of one)."""
+    Q = parent.tot.shape[0]
+    C = Q - 1
+    lo, hi = (i, prev) if i < prev else (prev, i)
+    k = (lo * a + hi) * Q
+    both = 0.0
+    w_i = 0.0
+    w_prev = 0.0
+    for c in range(C):
+        both += parent.pairs[k + c]
+        w_i += parent.single[i, c]
+        w_prev += parent.single[prev, c]
+    gone = (w_i - both, w_prev - both)  # rows without prev having i; with prev lacking i
+    for total in range(1, cost.shape[0]):
+        bound = 1e300
+        for k_zero in range(min(total, width + 1)):
+            k_one = total - 1 - k_zero
+            if k_one <= width:
+                value = previous[0, k_zero] - gone[0] + previous[1, k_one] - gone[1]
+                bound = min(bound, value)
+        if bound < cost[total]:
+            return False
+    return True
+
+
 @njit(
-    types.UniTuple(types.int64, 2)(
+    types.UniTuple(types.int64, 3)(
         ROWS_T, DATA_T, SCRATCH_T, BUDGET_WORK_T, F64_T, I64_T, types.int64, F64_T, I64_2D_T
     ),
     cache=True,
 )
-def node_three(rows, data, scr, work, params, path, n_path, cost, choice):
+def node_three(rows, data, scr, work, params, path, n_path, cost, choice):  # noqa: C901
     """A node with three levels left: every feature f that splits ``rows`` with
     ``params[1]`` training rows on each side, its two children of depth two for up to
     ``params[2]`` branching nodes each (:func:`depth_two_budget`), combined into ``cost``
@@ -265,8 +295,11 @@ def node_three(rows, data, scr, work, params, path, n_path, cost, choice):
     in the parent's features (``work.child``) and the larger one is the difference
     (MurTree's subtraction), unless the cache holds both children: a child is named by the
     literals of its path (``path[:n_path]``, ascending, and ``2 * f + side``; the same path
-    in another order reaches the same rows). Returns the splits evaluated and the countings
-    done.
+    in another order reaches the same rows). With a minimum support of one, a split whose
+    children cannot beat ``cost`` by MurTree's similarity bound against the last split
+    solved is skipped. Returns the splits evaluated, the countings done and the splits
+    skipped by the bound. Above the complexity limit: the loop over the features holds the
+    cache probes, the row split and both children, which one kernel call keeps together.
     """
     parent, child, split = work.parent, work.child, work.split
     a, _ = make_space(rows, data, scr, parent)
@@ -287,9 +320,19 @@ def node_three(rows, data, scr, work, params, path, n_path, cost, choice):
     scratch = np.empty((4, Q))
     splits = 0
     countings = 1
+    skipped = 0
+    prev = -1
+    previous = np.empty((2, 4))
     for i in range(a):
         f = act[i]
         if parent.single[i, C] < support or parent.tot[C] - parent.single[i, C] < support:
+            continue
+        if (
+            support <= 1
+            and prev >= 0
+            and _similar_enough(parent, a, i, prev, previous, cost, width)
+        ):
+            skipped += 1
             continue
         splits += 1
         found = 0
@@ -334,5 +377,9 @@ def node_three(rows, data, scr, work, params, path, n_path, cost, choice):
                 if e < 0:
                     _store(work, slots[side], keys[side], lits[side], costs[side])
         convolve(cost, choice, f, costs[0, : width + 1], costs[1, : width + 1])
+        prev = i
+        for side in range(2):
+            for k in range(4):
+                previous[side, k] = costs[side, k]
     at_most(cost, choice)
-    return splits, countings
+    return splits, countings, skipped

@@ -241,12 +241,13 @@ class _Search:
         params = np.array([self.penalty, float(self.support), float(self.width(2))])
         literals = np.zeros(self.work.lits.shape[1], dtype=np.int64)
         literals[: len(path)] = path
-        splits, countings = node_three(
+        splits, countings, skipped = node_three(
             rows, self.counted, self.scratch, self.work, params, literals, len(path), cost,
             choice,
         )  # fmt: skip
         self.stats.expansions += splits
         self.stats.bottom_solves += countings
+        self.stats.similarity_cuts += skipped
         if self.work.fill[2]:  # full: a larger table, empty, or the same one emptied
             self.child_hits += int(self.work.fill[1])
             entries = min(self.max_entries, 4 * len(self.work.keys))

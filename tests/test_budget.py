@@ -269,3 +269,32 @@ def test_cli(capsys, tmp_path):
     assert "--max-nodes 3" in err and "budget" in err and "Traceback" not in err
     assert main(["fit", str(path), "--max-depth", "2", "--max-nodes", "0"]) == 1
     assert "raise --max-nodes" in capsys.readouterr().err
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    table=tiny_tables(),
+    depth=st.integers(1, 3),
+    max_nodes=st.integers(1, 9),
+    seed=st.integers(0, 99),
+)
+def test_missing_cells_match_brute_force(table, depth, max_nodes, seed):
+    """Cells missing at random: each split also learns the side of its missing rows (the
+    binary view's ``x > t or missing`` and ``x > t and present`` features), within the budget."""
+    X, y, w = table
+    X = X.copy()
+    X[np.random.default_rng(seed).random(X.shape) < 0.25] = np.nan
+    labels = np.unique(y)
+    if len(labels) < 2:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = OptimalTreeClassifier(objective="error", max_depth=depth, max_nodes=max_nodes)
+        model.fit(X, y, sample_weight=w)
+    expected = min_error_nodes(
+        threshold_features(X), np.searchsorted(labels, y), w, len(labels), depth, max_nodes
+    )
+    assert model.result_.objective_value == pytest.approx(expected, abs=1e-9)
+    assert model.tree_.n_nodes <= max_nodes
+    wrong = model.predict(X) != y
+    assert w[wrong].sum() == pytest.approx(expected, abs=1e-9)

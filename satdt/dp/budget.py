@@ -170,10 +170,13 @@ class _Search:
         self.stats.cache_hits += self.child_hits + hits
 
     def tick(self) -> None:
+        """Raise :class:`~satdt.errors.TimeUp` once the deadline has passed."""
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise TimeUp
 
     def remember(self, key: tuple[bytes, int], value: Solved) -> None:
+        """Cache a solved subproblem; past the cache's share of ``max_cache_mb``, empty the
+        cache first (what is dropped is solved again when met: still exact)."""
         size = len(key[0]) + _ENTRY_BYTES + 32 * len(value[0])
         if self.cache_used + size > self.cache_bytes:
             self.cache.clear()

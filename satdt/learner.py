@@ -272,18 +272,19 @@ class SatdtEstimator:
         self._check_params()
         check_class_weight(self.class_weight)
         options = {name: getattr(self, name) for name in methods.method_params()}
-        method, own = methods.resolve_method(self.objective, self.method, options)
+        method, own = methods.resolve_method(self.objective, self.method, options, self.max_nodes)
         self._check_error_options()
         kind = OBJECTIVES[self.objective].kind
-        if kind != CONSISTENCY and self.max_depth is None and not self.leaf_penalty > 0:
+        if (
+            kind != CONSISTENCY
+            and self.max_depth is None
+            and self.max_nodes is None
+            and not self.leaf_penalty > 0
+        ):
             raise ParameterError(
                 f"objective={self.objective!r} needs max_depth (the depth of the trees "
-                "compared), or a leaf_penalty > 0, which bounds the leaves of the optimum"
-            )
-        if self.max_nodes is not None and kind != CONSISTENCY:
-            raise ParameterError(
-                "max_nodes caps the consistency objectives ('depth', 'size'), not "
-                f"{self.objective!r}"
+                "compared), max_nodes (which bounds the depth), or a leaf_penalty > 0, which "
+                "bounds the leaves of the optimum"
             )
         return method, own
 
@@ -345,10 +346,11 @@ class SatdtEstimator:
     def _method_for(self, data: Prepared, method: Method, options: dict[str, Any]) -> Method:
         """The method to run: ``auto`` looks at the prepared data, unless method options were
         given (they name the method they belong to, the one :meth:`_resolve` chose)."""
+        max_nodes = self.max_nodes
         if self.method == "auto" and not options:
-            return methods.METHODS[methods.choose_method(self.objective, data)]
+            return methods.METHODS[methods.choose_method(self.objective, data, max_nodes)]
         if method.input == "numeric" and data.has_missing:
-            other = methods.choose_method(self.objective, data)
+            other = methods.choose_method(self.objective, data, max_nodes)
             raise ParameterError(
                 f"method={method.name!r} searches the numeric columns and cannot take missing "
                 f"values; use method={other!r} (what method='auto' runs on these data), or "

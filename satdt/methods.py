@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import REMOVED_IN, ParameterError, user_stacklevel
+from .errors import REMOVED_IN, InfeasibleError, ParameterError, user_stacklevel
 from .params import NONE, Check, Choice, Integer, Param, Real, is_number
 from .prepare import Prepared
 from .result import Recorder, SatStats, SearchResult
@@ -109,9 +109,12 @@ TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "max_nodes",
         None,
-        "A cap on the number of nodes (internal + leaves), consistency objectives.",
+        "A cap on the number of nodes (internal + leaves; a tree with k branching nodes has "
+        '2k + 1). "depth" and "size": only consistent trees within it; "error": the fewest '
+        "errors among the trees of depth at most max_depth within it (MurTree's and STreeD's "
+        "depth-and-size constraint; method 'budget', which auto runs then); without max_depth "
+        "the depth is free within the cap.",
         (NONE, Integer(0)),
-        objectives=("depth", "size"),
         metavar="N",
         cli_help="only trees with at most N nodes (internal + leaves); exit 1 if none is "
         "consistent",
@@ -333,6 +336,10 @@ _PORTFOLIO_KERNELS = Kernels(
 _HYBRID_KERNELS = Kernels(start=_CONTREE_KERNELS.start, later=_CONTREE_KERNELS.later, waits=False)
 
 
+# the node budget search: the shared counting kernels and its depth-two kernel
+_BUDGET_KERNELS = Kernels(start=("counts", "budget"))
+
+
 def kernels_of(search: str) -> Kernels:
     """The kernel groups of a search: a method of :data:`METHODS` or ``"greedy"`` (the greedy
     tree on the numeric columns, which several searches grow)."""
@@ -352,6 +359,8 @@ class Method:
     # The Numba kernel groups (satdt.dp.kernels) it runs on, per option (min_support)
     kernels: Kernels = Kernels()
     report: Callable[[SearchResult], list[str]] = lambda result: []
+    # the objectives under which it honours max_nodes (a node budget)
+    node_budget: tuple[str, ...] = ()
 
     def params_for(self, objective: str) -> tuple[Param, ...]:
         return tuple(p for p in self.params if not p.objectives or objective in p.objectives)
@@ -525,11 +534,15 @@ def _blossom_feature_cap(data: Prepared) -> int:
 
 
 def _run_dp(
-    solve: Callable[..., SearchResult], task: Task, X: np.ndarray, *options: Any
+    solve: Callable[..., SearchResult],
+    task: Task,
+    X: np.ndarray,
+    *options: Any,
+    depth: int | None = None,
 ) -> SearchResult:
     """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds, clock,
     leaf penalty and minimum leaf support (:class:`satdt.dp.common.SearchSettings`), and the
-    search's own ``options`` object if any."""
+    search's own ``options`` object if any; at ``depth`` (default: the task's max_depth)."""
     from .dp.common import SearchSettings
 
     data, best = task.data, task.recorder.best
@@ -541,7 +554,8 @@ def _run_dp(
         leaf_penalty=task.leaf_penalty,
         min_support=task.min_support,
     )
-    return solve(X, data.y, data.n_classes, int(task.max_depth), settings, *options)
+    depth = task.max_depth if depth is None else depth
+    return solve(X, data.y, data.n_classes, int(depth), settings, *options)
 
 
 def _run_blossom(task: Task) -> SearchResult:
@@ -732,6 +746,37 @@ def _report_hybrid(result: SearchResult) -> list[str]:
     return lines
 
 
+# ---------------------------------------------------------------------- node budget
+def _run_budget(task: Task) -> SearchResult:
+    """The error objective within ``max_nodes`` nodes (:mod:`satdt.dp.budget`; no cap when
+    None); without ``max_depth`` the depth is free within the cap (a tree of k branching
+    nodes has depth at most k)."""
+    from .dp.budget import BudgetOptions, branching_budget, solve_min_error
+
+    if task.max_nodes is not None and task.max_nodes < 1:
+        raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
+    depth = task.max_depth
+    if depth is None:  # run_search sends a task without depth and node cap elsewhere
+        depth = branching_budget(task.max_nodes, 62)
+    B = task.data.binary(_blossom_feature_cap(task.data)).B
+    options = BudgetOptions(max_nodes=task.max_nodes, **task.options)
+    return _run_dp(solve_min_error, task, B, options, depth=depth)
+
+
+def _report_budget(result: SearchResult) -> list[str]:
+    from .result import BudgetStats
+
+    stats = result.stats
+    if not isinstance(stats, BudgetStats):
+        return []
+    return [
+        f"branching nodes allowed: {stats.branching_budget}, depths solved: 0-"
+        f"{stats.depths_done}; splits evaluated: {stats.expansions}, pair tables: "
+        f"{stats.bottom_solves}, cache: {stats.cache_entries} subproblems"
+        f"{' (emptied when full)' if stats.cache_full else ''}, {stats.cache_hits} hits"
+    ]
+
+
 # ---------------------------------------------------------------------- the table
 METHODS: dict[str, Method] = {
     m.name: m
@@ -773,6 +818,7 @@ METHODS: dict[str, Method] = {
                 ),
             ),
             report=_report_sat,
+            node_budget=("depth", "size"),
         ),
         Method(
             name="boxes",
@@ -782,6 +828,7 @@ METHODS: dict[str, Method] = {
             "depth and size on columns with few values (what `auto` runs there)",
             run=_boxes,
             report=_report_boxes,
+            node_budget=("depth", "size"),
         ),
         Method(
             name="hybrid",
@@ -795,6 +842,7 @@ METHODS: dict[str, Method] = {
             params=(_MAX_CACHE_MB,),
             kernels=_HYBRID_KERNELS,
             report=_report_hybrid,
+            node_budget=("depth", "size"),
         ),
         Method(
             name="blossom",
@@ -877,6 +925,7 @@ METHODS: dict[str, Method] = {
             ),
             kernels=_CONTREE_KERNELS,
             report=_report_contree,
+            node_budget=("depth", "size"),
         ),
         Method(
             name="portfolio",
@@ -892,6 +941,19 @@ METHODS: dict[str, Method] = {
             kernels=_PORTFOLIO_KERNELS,
             report=_report_portfolio,
         ),
+        Method(
+            name="budget",
+            objectives=("error",),
+            input="binary",
+            summary="the fewest errors within max_nodes nodes and max_depth: MurTree's recursion "
+            "with a size dimension, every node count at once, depth-two subtrees from one pair "
+            "table (what `auto` runs for `error` with max_nodes)",
+            run=_run_budget,
+            params=(_MAX_CACHE_MB,),
+            kernels=_BUDGET_KERNELS,
+            report=_report_budget,
+            node_budget=("error",),
+        ),
     )
 }
 
@@ -905,8 +967,13 @@ CONTREE_CROSSOVER = 500
 CONTREE_TIMED_ROWS = 20_000
 
 
-def choose_method(objective: str, data: Prepared | None = None) -> str:
+def choose_method(
+    objective: str, data: Prepared | None = None, max_nodes: int | None = None
+) -> str:
     """The method ``method="auto"`` runs for an objective (on these data, when given).
+
+    The error objective under a node budget (``max_nodes``) runs ``budget``, the one error
+    search that honours it.
 
     The consistency objectives run the box DP when every column has so few values that the
     grid has at most :data:`satdt.dp.boxes.AUTO_BOXES` boxes (and ``max_thresholds`` does not
@@ -919,6 +986,8 @@ def choose_method(objective: str, data: Prepared | None = None) -> str:
     values go to the methods over binary features (SAT, the portfolio): the box DP and
     ConTree search the numeric columns, which have no side for a missing value.
     """
+    if max_nodes is not None and OBJECTIVES[objective].kind == ERROR:
+        return "budget"
     if data is not None and data.has_missing:
         return "portfolio" if OBJECTIVES[objective].kind == ERROR else "sat"
     if OBJECTIVES[objective].kind != ERROR:
@@ -955,7 +1024,7 @@ def candidates(objective: str, method: str = "auto") -> tuple[str, ...]:
     if method != "auto":
         return (method,)
     if OBJECTIVES[objective].kind == ERROR:
-        return ("portfolio", "contree")
+        return ("portfolio", "contree", "budget")
     return ("hybrid", "sat", "boxes")
 
 
@@ -973,13 +1042,15 @@ def method_params() -> dict[str, Param]:
     return params
 
 
-def _auto_for(objective: str, options: dict[str, Any]) -> str:
+def _auto_for(objective: str, options: dict[str, Any], max_nodes: int | None) -> str:
     """What ``method="auto"`` runs before it sees the data: the method whose own options the
     user set (``solver`` means SAT), else :func:`choose_method`'s choice without data."""
-    default = choose_method(objective)
+    default = choose_method(objective, max_nodes=max_nodes)
     for candidate in (default, *(m.name for m in METHODS.values())):
         method = METHODS[candidate]
         if objective not in method.objectives:
+            continue
+        if max_nodes is not None and objective not in method.node_budget:
             continue
         own = method.params_for(objective)
         if any(options.get(p.name, p.default) != p.default for p in own):
@@ -988,24 +1059,33 @@ def _auto_for(objective: str, options: dict[str, Any]) -> str:
 
 
 def resolve_method(
-    objective: str, method: str, options: dict[str, Any]
+    objective: str, method: str, options: dict[str, Any], max_nodes: int | None = None
 ) -> tuple[Method, dict[str, Any]]:
     """Check an objective, a method name and the method options; return the method to run.
 
     ``options`` are every method parameter as the user set them; those of other methods
-    must keep their defaults. Returns the method and its options that differ from their
-    defaults (the search's own defaults are the same values).
+    must keep their defaults. A node budget (``max_nodes``) needs a method that honours it
+    under the objective (:attr:`Method.node_budget`), and ``budget`` needs one. Returns the
+    method and its options that differ from their defaults (the search's own defaults are
+    the same values).
     """
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
     if method != "auto" and method not in METHODS:
         raise ParameterError(f"method must be 'auto' or one of {list(METHODS)}, got {method!r}")
-    chosen = METHODS[method if method != "auto" else _auto_for(objective, options)]
+    chosen = METHODS[method if method != "auto" else _auto_for(objective, options, max_nodes)]
     if objective not in chosen.objectives:
         solvers = [m.name for m in METHODS.values() if objective in m.objectives]
         raise ParameterError(
             f"method {chosen.name!r} does not solve objective {objective!r}; "
             f"use one of {solvers} (or method='auto')"
+        )
+    budgeted = [m.name for m in METHODS.values() if objective in m.node_budget]
+    if max_nodes is not None and objective not in chosen.node_budget:
+        raise ParameterError(
+            f"method {chosen.name!r} takes no node budget with objective {objective!r}, got "
+            f"max_nodes={max_nodes}: use one of {budgeted} (or method='auto'), or leave "
+            "max_nodes out"
         )
     own = {p.name: p for p in chosen.params_for(objective)}
     options = {name: _auto_is_default(name, value) for name, value in options.items()}

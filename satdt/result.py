@@ -187,6 +187,23 @@ class DL85Stats(DPStats):
 
 
 @dataclass
+class BudgetStats(DPStats):
+    """Counters of the node budget search (:mod:`satdt.dp.budget`).
+
+    ``expansions`` counts the splits evaluated at depths of three or more, ``bottom_solves``
+    the pair tables computed (one matrix product each); ``branching_budget`` is the most
+    branching nodes allowed, ``depths_done`` the deepest depth solved. ``cache_full`` says
+    the cache of subproblems reached ``max_cache_mb`` at least once and was emptied.
+    """
+
+    branching_budget: int = 0
+    depths_done: int = 0
+    cache_hits: int = 0
+    cache_entries: int = 0
+    cache_full: bool = False
+
+
+@dataclass
 class ConTreeStats(DPStats):
     """Counters of ConTree.
 

@@ -100,7 +100,17 @@ def _with_costs(result: SearchResult, task: Task) -> SearchResult:
     original, model = data.original, result.model
     support = task.min_support // max(costs.factor, 1)
     value = task.recorder.best.value - costs.offset
-    check_tree(model, original, value, task.objective, task.leaf_penalty, support, costs.matrix)
+    check_tree(
+        model,
+        original,
+        value,
+        task.objective,
+        task.leaf_penalty,
+        support,
+        costs.matrix,
+        max_nodes=task.max_nodes,
+        max_depth=task.max_depth,
+    )
     counted = model.with_counts(original.X, original.y, original.weight)
     if not np.allclose(counted.counts, model.counts):
         raise RuntimeError("internal error: the tree's class counts are not the training rows'")
@@ -136,7 +146,11 @@ def run_search(method: Method, task: Task) -> SearchResult:
             if recorder.best is None:  # no admissible greedy tree: as any time-out
                 raise TimeUp
             return recorder.snapshot(proven_optimal=False, stop_reason=waited)
-        if task.max_depth is None and OBJECTIVES[task.objective].kind != CONSISTENCY:
+        if (
+            task.max_depth is None
+            and task.max_nodes is None  # a node budget bounds the depth
+            and OBJECTIVES[task.objective].kind != CONSISTENCY
+        ):
             return methods.run_without_depth(method, task)
         return method.run(task)
     except TimeUp:
@@ -261,10 +275,8 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
     error = tree.count_error()
     if data.original is not None:  # the user's rows' class counts (predict_proba)
         tree = data.finish(tree)
-    if consistency and (
-        error > 0
-        or (task.max_depth is not None and tree.depth > task.max_depth)
-        or (task.max_nodes is not None and tree.n_nodes > task.max_nodes)
+    if (task.max_nodes is not None and tree.n_nodes > task.max_nodes) or (
+        consistency and (error > 0 or (task.max_depth is not None and tree.depth > task.max_depth))
     ):
         return  # not admissible: the method must find its own first tree
     value = OBJECTIVES[task.objective].value_of(tree, error, task.leaf_penalty)
@@ -275,7 +287,16 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
 
 
 def _check(model: Tree, value: float, task: Task) -> None:
-    check_tree(model, task.data, value, task.objective, task.leaf_penalty, task.min_support)
+    check_tree(
+        model,
+        task.data,
+        value,
+        task.objective,
+        task.leaf_penalty,
+        task.min_support,
+        max_nodes=task.max_nodes,
+        max_depth=task.max_depth,
+    )
 
 
 def check_tree(
@@ -286,13 +307,24 @@ def check_tree(
     leaf_penalty: float = 0.0,
     min_support: int = 1,
     cost_matrix: np.ndarray | None = None,
+    *,
+    max_nodes: int | None = None,
+    max_depth: int | None = None,
 ) -> None:
     """Re-check a tree against the data before anyone sees it (correct before fast).
 
     ``value`` is in the search's units: for the error objective, the weighted error (with a
     ``cost_matrix``, the weighted cost of the predictions) plus ``leaf_penalty`` (in units
-    of the weights) per leaf; every leaf must hold ``min_support`` rows.
+    of the weights) per leaf; every leaf must hold ``min_support`` rows. The tree has at most
+    ``max_nodes`` nodes and depth at most ``max_depth`` (when given).
     """
+    if (max_nodes is not None and model.n_nodes > max_nodes) or (
+        max_depth is not None and model.depth > max_depth
+    ):
+        raise RuntimeError(
+            f"internal error: the returned model has {model.n_nodes} nodes and depth "
+            f"{model.depth}, over max_nodes={max_nodes} or max_depth={max_depth}"
+        )
     predicted = model.predict_index(data.X)
     wrong = predicted != data.y
     kind = OBJECTIVES[objective]

@@ -1,4 +1,4 @@
-"""Brute-force references over tiny binary data, by recursion over row subsets (not tree enumeration): min depth, min leaves, min error.
+"""Brute-force references over tiny binary data, by recursion over row subsets (not tree enumeration): min depth, min leaves, min error (also within a node cap).
 
 A row goes right at a feature when its value is 1. ``best(rows, d)`` ranges over every
 feature at every node, so these are the true optima that every search must match.
@@ -141,6 +141,52 @@ def min_cost(
         return value
 
     return best(np.arange(len(y)), depth)
+
+
+def min_error_nodes(
+    B: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    n_classes: int,
+    depth: int,
+    max_nodes: int,
+    min_support: int = 1,
+    leaf_penalty: float = 0.0,
+) -> float:
+    """Smallest weighted error (plus ``leaf_penalty`` per leaf) of a tree of depth <= ``depth``
+    with at most ``max_nodes`` nodes (branching nodes + leaves) over the binary features of B
+    (inf when ``max_nodes`` < 1).
+
+    A tree with k branching nodes has 2k + 1 nodes, so at most k = (max_nodes - 1) // 2 of
+    them: best(rows, d, k) = min(leaf, min over features f and k_0 + k_1 = k - 1 of best(rows
+    with f = 0, d - 1, k_0) + best(rows with f = 1, d - 1, k_1)), by plain recursion over row
+    subsets; ``min_support`` and ``leaf_penalty`` as in :func:`min_error`.
+    """
+    if max_nodes < 1:
+        return math.inf
+    B = np.asarray(B, dtype=np.uint8)
+    y = np.asarray(y, dtype=np.int64)
+    w = np.asarray(w, dtype=np.float64)
+
+    def best(rows: np.ndarray, d: int, k: int) -> float:
+        value = _leaf_error(y[rows], w[rows], n_classes) + leaf_penalty
+        if d == 0 or k == 0 or value == leaf_penalty:
+            return value
+        positive = w[rows] > 0
+        for f in range(B.shape[1]):
+            ones = B[rows, f] == 1
+            if ones.all() or not ones.any():
+                continue
+            if (positive & ones).sum() < min_support or (positive & ~ones).sum() < min_support:
+                continue
+            for k_zero in range(k):
+                value = min(
+                    value,
+                    best(rows[~ones], d - 1, k_zero) + best(rows[ones], d - 1, k - 1 - k_zero),
+                )
+        return value
+
+    return best(np.arange(len(y)), depth, (max_nodes - 1) // 2)
 
 
 def threshold_features(X: np.ndarray) -> np.ndarray:

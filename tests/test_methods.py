@@ -166,6 +166,7 @@ def test_candidates_are_what_auto_can_choose(objective: str) -> None:
         y = (X[:, 0] > X[:, 1]).astype(int)
         data = _prepared(X, y, objective)
         chosen.add(choose_method(objective, data))
+        chosen.add(choose_method(objective, data, max_nodes=5))  # a node budget
         data.max_thresholds = 1
         chosen.add(choose_method(objective, data))
     assert chosen == set(candidates(objective))

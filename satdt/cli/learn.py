@@ -37,6 +37,7 @@ def tree_estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
     else:
         objective = "error"
         extra = dict(
+            max_nodes=args.max_nodes,
             leaf_penalty=args.leaf_penalty,
             min_support=args.min_support,
             class_weight=args.class_weight,

@@ -200,6 +200,13 @@ def _add_fit_command(commands: Any) -> None:
         help="maximum depth of the tree; without it, --leaf-penalty > 0 bounds the leaves and "
         "the tree may be of any depth",
     )
+    _add_param(
+        fit,
+        "max_nodes",
+        help="the fewest errors among the trees of at most N nodes (internal + leaves; a tree "
+        "with k splits has 2k + 1), MurTree's and STreeD's node limit (method budget); "
+        "without --max-depth the depth is free within N",
+    )
     _add_error_options(fit)
     _add_method_options(fit, "fit")
     _add_output_options(fit)

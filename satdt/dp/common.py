@@ -195,6 +195,69 @@ def new_three_level(
     )
 
 
+class BudgetWork(NamedTuple):
+    """Work arrays of the node budget search's nodes with three levels left
+    (:func:`satdt.dp._budget_kernels.node_three`), and its cache of their children.
+
+    ``parent`` holds the node's rows counted over the features that split them, ``child``
+    a child's (the smaller side) in the parent's features, ``split`` the two sides. A child
+    (two levels left) is named by the set of its path's literals (``2 * feature + value``),
+    which fixes its rows: the cache is an open-addressing table (``slots``) of entries
+    (``keys``, the sum of the literals' random ``zobrist`` numbers; ``lits``, the literals
+    ascending, -1 after them, compared in full on a match; ``costs``, its cost vector for
+    0..3 branching nodes), within a fixed capacity (``fill``: entries used, hits, 1 once
+    full).
+    """
+
+    parent: Space
+    child: Space
+    split: np.ndarray  # int32 (2N,): a feature's 0-side rows from 0, its 1-side rows from N
+    zobrist: np.ndarray  # int64 (2M,): a random number per literal
+    slots: np.ndarray  # int64 (S,), S a power of two >= 2E: 0 empty, else entry + 1
+    keys: np.ndarray  # int64 (E,)
+    lits: np.ndarray  # int64 (E, L): L the most literals of a path
+    costs: np.ndarray  # float64 (E, 4)
+    fill: np.ndarray  # int64 (3,)
+
+
+def budget_entry_bytes(max_literals: int) -> int:
+    """Bytes per cached child of :class:`BudgetWork` (key, literals, costs, two slots)."""
+    return 8 * (max(1, max_literals) + 4) + 8 + 16
+
+
+def new_budget_work(
+    n_rows: int, n_features: int, n_columns: int, max_literals: int, entries: int
+) -> BudgetWork:
+    """Zeroed :class:`BudgetWork` arrays for ``n_rows`` distinct rows, ``n_features``
+    features and ``n_columns`` counted columns, with a cache of ``entries`` children of up
+    to ``max_literals`` literals."""
+    M = n_features
+    spaces = BudgetWork(
+        parent=new_space(M, n_columns),
+        child=new_space(M, n_columns),
+        split=np.zeros(2 * n_rows, dtype=np.int32),
+        zobrist=np.random.default_rng(0).integers(-(2**63), 2**63 - 1, 2 * M, dtype=np.int64),
+        slots=np.zeros(0, dtype=np.int64),
+        keys=np.zeros(0, dtype=np.int64),
+        lits=np.zeros((0, 0), dtype=np.int64),
+        costs=np.zeros((0, 4)),
+        fill=np.zeros(3, dtype=np.int64),
+    )
+    return empty_budget_cache(spaces, max_literals, entries)
+
+
+def empty_budget_cache(work: BudgetWork, max_literals: int, entries: int) -> BudgetWork:
+    """``work`` with an empty cache of ``entries`` children (its spaces kept)."""
+    entries = max(1, entries)
+    return work._replace(
+        slots=np.zeros(1 << max(1, (2 * entries - 1).bit_length()), dtype=np.int64),
+        keys=np.zeros(entries, dtype=np.int64),
+        lits=np.zeros((entries, max(1, max_literals)), dtype=np.int64),
+        costs=np.zeros((entries, 4)),
+        fill=np.zeros(3, dtype=np.int64),
+    )
+
+
 def new_scratch(n_features: int, n_classes: int) -> Scratch:
     """Zeroed :class:`Scratch` arrays for ``n_features`` features and ``n_classes`` classes."""
     M, C = n_features, n_classes

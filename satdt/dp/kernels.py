@@ -71,6 +71,9 @@ GROUPS: dict[str, KernelGroup] = {
         KernelGroup("dl85", ("_dl85_three",), ("counts",), "DL8.5's three-level nodes"),
         KernelGroup("support", ("_dl85_kernels",), ("counts",), "the minimum support rule"),
         KernelGroup("blossom", ("_blossom_kernels",), ("counts", "support"), "Blossom's search"),
+        KernelGroup(
+            "budget", ("_budget_kernels",), ("counts",), "the node budget's depth-two kernel"
+        ),
         KernelGroup("contree", ("_contree_kernels",), (), "ConTree on numeric columns"),
         KernelGroup("contree_d2", ("_contree_d2",), ("contree",), "ConTree's depth-two kernel"),
         KernelGroup("greedy", ("_greedy_kernels",), (), "the greedy tree of large tables"),

@@ -83,11 +83,15 @@ class Contrast:
         ``prediction``.
     prediction : object
         The label that path gives.
+    nodes : tuple of int, default=()
+        That path through the model: node indices from the root, then its leaf (a diagram's
+        class terminal ``k`` as ``-1 - k``).
     """
 
     columns: tuple[str, ...]
     conditions: tuple[Condition, ...]
     prediction: Any
+    nodes: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         changes = " and ".join(map(str, self.conditions))
@@ -119,6 +123,11 @@ class Explanation:
     path_axp : tuple of Condition, default=()
         The smallest AXp among the path's own columns (the path is an AXp once its needless
         tests are dropped; Izza et al.'s measure of a path's redundancy).
+    nodes : tuple of int, default=()
+        The row's path through the model: node indices from the root, then its leaf (a
+        diagram's class terminal ``k`` as ``-1 - k``).
+    node_columns : tuple of str, default=()
+        The column each node of the path but the last tests.
     """
 
     row: int
@@ -130,6 +139,8 @@ class Explanation:
     axps: tuple[tuple[Condition, ...], ...] = ()
     complete: bool = True
     path_axp: tuple[Condition, ...] = ()
+    nodes: tuple[int, ...] = ()
+    node_columns: tuple[str, ...] = ()
 
     @property
     def cxp(self) -> Contrast | None:
@@ -148,6 +159,61 @@ class Explanation:
         as Izza et al. measure a path's redundancy)."""
         used = {c.column for c in self.path}
         return 1.0 - len(self.path_axp) / len(used) if used else 0.0
+
+    def marks(self, show: str = "smallest_axp", contrast: int = 0) -> dict[int, str]:
+        """The role of each node that a drawing of the explanation marks.
+
+        Parameters
+        ----------
+        show : {"smallest_axp", "axp", "path_axp", "cxp"}, default="smallest_axp"
+            Which explanation: an AXp (its columns' tests on the row's path are the ones the
+            prediction needs) or a CXp (its columns' tests on the path are the ones to change).
+        contrast : int, default=0
+            With ``show="cxp"``: which CXp of ``cxps``.
+
+        Returns
+        -------
+        dict
+            Node index (a diagram's terminal ``k`` as ``-1 - k``) -> role: ``"explanation"``
+            (a test of the path on a column of the explanation), ``"path"`` (a test of the path
+            on another column: for an AXp, one the prediction does not need), ``"leaf"`` (the
+            row's leaf), ``"contrast"`` (a node of the CXp's other-class path off the row's
+            path) and ``"contrast-leaf"`` (where that path ends).
+        """
+        shown = _MARKED.get(show)
+        if shown is None:
+            raise ParameterError(
+                f"show must be one of {', '.join(sorted(_MARKED))}, got {show!r}: pick which "
+                "explanation to draw"
+            )
+        if shown == "cxps":
+            if not self.cxps:
+                raise ParameterError(
+                    f"row {self.row} has no CXp (no change of any column gives another class): "
+                    'draw an AXp (show="smallest_axp")'
+                )
+            if isinstance(contrast, bool) or not isinstance(contrast, int):
+                raise ParameterError(f"contrast must be an integer, got {contrast!r}")
+            if not 0 <= contrast < len(self.cxps):
+                raise ParameterError(
+                    f"contrast must index one of the row's {len(self.cxps)} CXps (0 to "
+                    f"{len(self.cxps) - 1}), got {contrast}"
+                )
+            chosen = self.cxps[contrast]
+            columns = set(chosen.columns)
+        else:
+            chosen = None
+            columns = {c.column for c in getattr(self, shown)}
+        marks = {}
+        if chosen is not None:
+            for node in chosen.nodes[:-1]:
+                marks[node] = "contrast"
+            marks[chosen.nodes[-1]] = "contrast-leaf"
+        for node, column in zip(self.nodes, self.node_columns, strict=False):
+            marks[node] = "explanation" if column in columns else "path"
+        if self.nodes:
+            marks[self.nodes[-1]] = "leaf"
+        return marks
 
     def __str__(self) -> str:
         def joined(conditions: Sequence[Condition]) -> str:
@@ -191,6 +257,7 @@ class Explanation:
                     "columns": list(c.columns),
                     "conditions": texts(c.conditions),
                     "prediction": _plain(c.prediction),
+                    "nodes": list(c.nodes),
                 }
                 for c in self.cxps
             ],
@@ -198,7 +265,12 @@ class Explanation:
             "complete": self.complete,
             "path_axp": texts(self.path_axp),
             "redundancy": self.redundancy,
+            "nodes": list(self.nodes),
         }
+
+
+# The explanations a drawing can show (Explanation.marks' ``show``) and the field each reads.
+_MARKED = {"axp": "axp", "smallest_axp": "smallest_axp", "path_axp": "path_axp", "cxp": "cxps"}
 
 
 def _plain(value: Any) -> Any:
@@ -212,10 +284,12 @@ _Test = tuple[int, float, bool, bool]
 
 @dataclass
 class _Path:
-    """A path of the model: the class it ends in and its tests grouped by feature."""
+    """A path of the model: the class it ends in, its tests grouped by feature, its nodes
+    from the root (its leaf last; a diagram's terminal ``k`` as ``-1 - k``)."""
 
     target: int
     tests: dict[int, list[_Test]] = field(default_factory=dict)
+    nodes: tuple[int, ...] = ()
 
 
 class Explainer:
@@ -268,7 +342,8 @@ class Explainer:
             [sorted(s) for s, _ in cxps], time.perf_counter() + time_limit if time_limit else None
         )
         smallest = next(hitting)
-        on_path = {self.group[c] for path in self._own_paths(x, predicted) for c in path}
+        own = self._row_path(x, predicted)
+        on_path = set(own.tests)
         restricted = [s & on_path for s, _ in cxps]
         droppable = [f for f in on_path if all(s - {f} for s in restricted)]
         if droppable:  # the path is not itself an AXp: its smallest AXp, by MaxSAT
@@ -293,7 +368,7 @@ class Explainer:
         return Explanation(
             row=row,
             prediction=classes[predicted],
-            path=self._path_conditions(x),
+            path=tuple(self._path_conditions_of(own, sorted(own.tests))),
             axp=self._conditions(x, axp),
             smallest_axp=self._conditions(x, smallest),
             cxps=tuple(
@@ -301,12 +376,17 @@ class Explainer:
                     tuple(self.features[f] for f in sorted(features)),
                     tuple(self._path_conditions_of(path, sorted(features))),
                     classes[path.target],
+                    path.nodes,
                 )
                 for features, path in cxps
             ),
             axps=tuple(self._conditions(x, found) for found in axps),
             complete=complete,
             path_axp=self._conditions(x, within_path),
+            nodes=own.nodes,
+            node_columns=tuple(
+                self.features[self.group[int(self.model.feature[node])]] for node in own.nodes[:-1]
+            ),
         )
 
     def blocking_sets(self, x: np.ndarray, predicted: int) -> list[tuple[frozenset[int], _Path]]:
@@ -487,23 +567,15 @@ class Explainer:
             )
         return tuple(conditions)
 
-    def _own_paths(self, x: np.ndarray, predicted: int) -> list[list[int]]:
-        """The design columns tested on the row's own path (one path: a tree's, or a
-        diagram's route)."""
+    def _row_path(self, x: np.ndarray, predicted: int) -> _Path:
+        """The row's own path (a tree's, or a diagram's route): the one path of its class whose
+        tests the row passes."""
         for path in self.paths:
             if path.target == predicted and all(
                 self._holds(f, t, x) for f, t in path.tests.items()
             ):
-                return [[test[0] for tests in path.tests.values() for test in tests]]
-        return [[]]
-
-    def _path_conditions(self, x: np.ndarray) -> tuple[Condition, ...]:
-        """The tests of the row's own path, merged per column."""
-        own = int(self.model.predict_index(x[None, :])[0])
-        for path in self.paths:
-            if path.target == own and all(self._holds(f, t, x) for f, t in path.tests.items()):
-                return self._path_conditions_of(path, sorted(path.tests))
-        return ()
+                return path
+        raise RuntimeError("internal error: no path of the model holds the row")
 
     def _path_conditions_of(self, path: _Path, features: Sequence[int]) -> list[Condition]:
         conditions = []
@@ -609,12 +681,12 @@ def _paths(model: Any, group: list[int]) -> Iterator[_Path]:
     """Every root-to-leaf (or terminal) path of a tree or a diagram, tests grouped by feature."""
     is_tree = isinstance(model, Tree)
     start = 0 if is_tree else int(model.root)
-    stack: list[tuple[int, tuple[_Test, ...]]] = [(start, ())]
+    stack: list[tuple[int, tuple[_Test, ...], tuple[int, ...]]] = [(start, (), ())]
     while stack:
-        node, tests = stack.pop()
+        node, tests, nodes = stack.pop()
         leaf = model.feature[node] == LEAF if is_tree else node < 0
         if leaf:
-            path = _Path(int(model.value[node]) if is_tree else -1 - node)
+            path = _Path(int(model.value[node]) if is_tree else -1 - node, nodes=(*nodes, node))
             for test in tests:
                 path.tests.setdefault(group[test[0]], []).append(test)
             yield path
@@ -626,7 +698,8 @@ def _paths(model: Any, group: list[int]) -> Iterator[_Path]:
         else:
             children = [(True, model.low[node], False), (False, model.high[node], False)]
         for goes_low, child, missing_ok in children:
-            stack.append((int(child), (*tests, (column, threshold, goes_low, missing_ok))))
+            test = (column, threshold, goes_low, missing_ok)
+            stack.append((int(child), (*tests, test), (*nodes, node)))
 
 
 def _minimal_sets(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ..data import read_with_schema
 from ..errors import SatdtError
@@ -17,6 +18,10 @@ def explain_command(args: argparse.Namespace) -> int:
     """Explain the rows of a file with a saved model: text or JSON, then the paths' redundancy."""
     if args.limit < 1:
         raise SatdtError(f"--limit must be an integer >= 1, got {args.limit}")
+    if args.draw:
+        from ..plot import check_plot_target
+
+        check_plot_target(args.draw, what="--draw")
     fitted, schema = load_model(args.model)
     data = read_with_schema(args.data, schema, input_format=args.input_format, sep=args.sep)
     explanations = explain(
@@ -27,6 +32,8 @@ def explain_command(args: argparse.Namespace) -> int:
         limit=args.limit,
         time_limit=args.time_limit,
     )
+    if args.draw:
+        _draw(fitted, explanations, args.draw, args.show)
     summary = redundancy(explanations)
     if args.format == "json":
         document = {"explanations": [e.to_dict() for e in explanations], "summary": summary}
@@ -40,6 +47,23 @@ def explain_command(args: argparse.Namespace) -> int:
     )
     write_output("\n".join(lines) + "\n", args.output)
     return EXIT_OK
+
+
+def _draw(fitted: object, explanations: list, path: str, show: str) -> None:
+    """One picture per row: ``path`` itself for one row, else ``path``'s name + ``-row<R>``."""
+    from ..plot import save_explanation
+
+    target = Path(path)
+    for explanation in explanations:
+        if show == "cxp" and not explanation.cxps:
+            raise SatdtError(
+                f"--show cxp: row {explanation.row} has no CXp (every row gets its class): "
+                "draw an AXp instead (--show smallest_axp)"
+            )
+        file = target
+        if len(explanations) > 1:
+            file = target.with_name(f"{target.stem}-row{explanation.row}{target.suffix}")
+        save_explanation(fitted, explanation, file, show=show)
 
 
 def rashomon_command(args: argparse.Namespace) -> int:

@@ -321,6 +321,18 @@ def _add_explain_command(commands: Any) -> None:
         "--time-limit", type=float, metavar="S", help="seconds per row for --all-axps"
     )
     explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.add_argument(
+        "--draw",
+        metavar="FILE",
+        help="draw the model with the row's path and its explanation marked to FILE (.png, .svg, "
+        ".pdf; needs matplotlib); with several rows one file per row, FILE's name + -row<R>",
+    )
+    explain.add_argument(
+        "--show",
+        choices=("smallest_axp", "axp", "path_axp", "cxp"),
+        default="smallest_axp",
+        help="the explanation --draw marks (cxp: the smallest CXp; default smallest_axp)",
+    )
     explain.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
     explain.add_argument("--sep", metavar="CHAR", help="CSV separator (default: detected)")
     explain.add_argument(

@@ -68,11 +68,23 @@ def _draw(fitted: object, explanations: list, path: str, show: str) -> None:
 
 def rashomon_command(args: argparse.Namespace) -> int:
     """Count the Rashomon set of a table; its values, the columns' shares, the best trees."""
-    from ..rashomon import minimum_size_trees, rashomon_set
+    from ..rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
     from .files import read_training
 
     data = read_training(args)
-    if args.size:
+    if args.depth:
+        rashomon = minimum_depth_trees(
+            data,
+            None,
+            args.max_depth,
+            time_limit=args.time_limit,
+            max_thresholds=args.max_thresholds,
+        )
+        title = (
+            f"consistent trees of depth <= {args.max_depth} up to symmetry (the minimum depth "
+            f"is {rashomon.optimum})"
+        )
+    elif args.size:
         rashomon = minimum_size_trees(
             data, None, args.max_depth, max_thresholds=args.max_thresholds
         )
@@ -92,11 +104,12 @@ def rashomon_command(args: argparse.Namespace) -> int:
         )
     shares = rashomon.feature_importance()
     best = list(rashomon.trees(limit=args.show))
+    unit = "nodes" if args.depth else "objective value"
     if args.format == "json":
         document = {
             "count": rashomon.count,
             "optimum": rashomon.optimum,
-            "epsilon": rashomon.epsilon,
+            "epsilon": 0.0 if args.depth else rashomon.epsilon,
             "histogram": [[value, count] for value, count in rashomon.histogram().items()],
             "feature_shares": shares,
             "trees": [tree.to_dict() for tree in best],
@@ -105,7 +118,7 @@ def rashomon_command(args: argparse.Namespace) -> int:
         return EXIT_OK
     lines = [
         f"{title}: {rashomon.count}",
-        "objective value: trees",
+        f"{unit}: trees",
         *(f"  {value:.6g}: {count}" for value, count in rashomon.histogram().items()),
         "share of the trees that split on each column:",
         *(

@@ -365,10 +365,19 @@ def _add_rashomon_command(commands: Any) -> None:
         action="store_true",
         help="instead: every consistent tree with the fewest nodes at depth <= K",
     )
+    which.add_argument(
+        "--depth",
+        action="store_true",
+        help="instead: every consistent tree of depth <= K, each once up to the changes that keep "
+        "its function on the training rows (K the minimum depth: every minimum-depth tree)",
+    )
     _add_param(rashomon, "leaf_penalty")
     _add_param(rashomon, "max_thresholds")
     rashomon.add_argument(
         "--show", type=int, default=3, metavar="N", help="print the N best trees (default 3)"
+    )
+    rashomon.add_argument(
+        "--time-limit", type=float, metavar="S", help="with --depth: seconds for the count"
     )
     rashomon.add_argument("--format", choices=("text", "json"), default="text")
     rashomon.add_argument(

@@ -436,3 +436,15 @@ def consistent_canonical_trees(B: np.ndarray, y: np.ndarray, depth: int) -> set:
     y = np.asarray(y)
     everyone = np.ones(len(y), dtype=bool)
     return {canonical_form(t, B, everyone) for t in consistent_trees(B, y, everyone, depth)}
+
+
+def model_reliance(predict, X: np.ndarray, y: np.ndarray, columns: list[int]) -> float:
+    """A model's reliance on some design columns taken together, by every pair of rows: the
+    error rate when row i takes row j's values on the columns (all n^2 pairs ``(i, j)``, ``i =
+    j`` included), minus the error rate on the rows (Fisher, Rudin & Dominici 2019, in the
+    difference form)."""
+    n = len(y)
+    paired = np.repeat(X, n, axis=0)
+    paired[:, columns] = np.tile(X[:, columns], (n, 1))
+    switched = float(np.mean(predict(paired) != np.repeat(y, n)))
+    return switched - float(np.mean(predict(X) != y))

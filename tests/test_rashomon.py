@@ -347,3 +347,41 @@ def test_cli_counts_minimum_depth_trees(capsys):
     assert document["histogram"] == [[5, 2], [7, 1]]
     assert main(["rashomon", str(tiny_csv), "--max-depth", "1", "--depth"]) == 1
     assert "the minimum is 2" in capsys.readouterr().err
+
+
+@settings(deadline=None, max_examples=40)
+@given(tiny())
+def test_model_class_reliance_is_the_range_over_every_tree_of_the_set(case):
+    from naive import model_reliance
+
+    X, y, depth, penalty, epsilon = case
+    rashomon = rashomon_set(X, y, depth, epsilon=epsilon, leaf_penalty=penalty)
+    ranges = rashomon.model_class_reliance()
+    trees = list(rashomon.trees())
+    assert len(trees) == rashomon.count
+    for c in range(X.shape[1]):
+        values = [model_reliance(t.predict, X, y, [c]) for t in trees]
+        if f"x{c}" not in ranges:  # no binary feature of its own: no tree splits on it
+            assert values == [0.0] * len(values)
+            continue
+        assert ranges[f"x{c}"] == pytest.approx((min(values), max(values)), abs=1e-12)
+
+
+def test_cli_gives_the_model_class_reliance(capsys):
+    from pathlib import Path
+
+    from satdt.cli import main
+
+    iris = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
+    argv = ["rashomon", str(iris), "--max-depth", "2", "--epsilon", "0.02", "--leaf-penalty"]
+    assert main([*argv, "0.01", "--reliance", "--show", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "model class reliance (the error's growth when the column is switched):" in out
+    assert "  feat_3: 0 to 0.62" in out
+    assert main([*argv, "0.01", "--reliance", "--show", "0", "--format", "json"]) == 0
+    import json
+
+    document = json.loads(capsys.readouterr().out)
+    assert document["model_class_reliance"]["feat_4"] == [0.0, pytest.approx(0.62)]
+    assert main(["rashomon", str(iris), "--max-depth", "2", "--depth", "--reliance"]) == 2
+    assert "--reliance goes with --epsilon or --size" in capsys.readouterr().err

@@ -71,6 +71,11 @@ def rashomon_command(args: argparse.Namespace) -> int:
     from ..rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
     from .files import read_training
 
+    if args.reliance and args.depth:
+        raise SatdtError(
+            "--reliance goes with --epsilon or --size (the consistent trees of --depth have no "
+            "error to grow): leave out one of them"
+        )
     data = read_training(args)
     if args.depth:
         rashomon = minimum_depth_trees(
@@ -102,6 +107,7 @@ def rashomon_command(args: argparse.Namespace) -> int:
             f"trees of depth <= {args.max_depth} within {args.epsilon:g} of the optimum "
             f"{rashomon.optimum:.6g}"
         )
+    reliance = rashomon.model_class_reliance() if args.reliance else None
     shares = rashomon.feature_importance()
     best = list(rashomon.trees(limit=args.show))
     unit = "nodes" if args.depth else "objective value"
@@ -114,6 +120,8 @@ def rashomon_command(args: argparse.Namespace) -> int:
             "feature_shares": shares,
             "trees": [tree.to_dict() for tree in best],
         }
+        if reliance is not None:
+            document["model_class_reliance"] = {k: list(v) for k, v in reliance.items()}
         write_output(json.dumps(document, indent=2) + "\n", args.output)
         return EXIT_OK
     lines = [
@@ -127,6 +135,9 @@ def rashomon_command(args: argparse.Namespace) -> int:
             if share > 0
         ),
     ]
+    if reliance is not None:
+        lines.append("model class reliance (the error's growth when the column is switched):")
+        lines += [f"  {name}: {low:.4g} to {high:.4g}" for name, (low, high) in reliance.items()]
     for rank, tree in enumerate(best, 1):
         lines += [f"tree {rank}:", tree.export_text()]
     write_output("\n".join(lines) + "\n", args.output)

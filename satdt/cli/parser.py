@@ -379,6 +379,12 @@ def _add_rashomon_command(commands: Any) -> None:
     rashomon.add_argument(
         "--time-limit", type=float, metavar="S", help="with --depth: seconds for the count"
     )
+    rashomon.add_argument(
+        "--reliance",
+        action="store_true",
+        help="with --epsilon or --size: also each column's model class reliance, the least and "
+        "the most that a tree of the set relies on it (Fisher, Rudin and Dominici 2019)",
+    )
     rashomon.add_argument("--format", choices=("text", "json"), default="text")
     rashomon.add_argument(
         "-o", "--output", metavar="FILE", help="write the output here instead of stdout"

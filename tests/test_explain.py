@@ -355,3 +355,25 @@ def test_cli_draws_an_explanation(tmp_path, capsys):
     capsys.readouterr()
     assert main(["explain", str(saved), str(iris), "--rows", "0", "--draw", "x.bad"]) == 2
     assert "--draw cannot write a .bad file" in capsys.readouterr().err
+
+
+def test_berge_and_hitman_enumerate_the_same_axps(monkeypatch):
+    from sklearn.datasets import load_iris
+
+    import satdt.explanations as explanations
+
+    X, y = load_iris(return_X_y=True)
+    tree = OptimalTreeClassifier(objective="error", max_depth=4).fit(X, y).tree_
+    by_berge = explain(tree, X, enumerate_axps=True)
+    monkeypatch.setattr(explanations, "BERGE_MAX_SETS", 0)  # every step too large: Hitman
+    by_hitman = explain(tree, X, enumerate_axps=True)
+    assert any(len(e.axps) > 1 for e in by_berge)
+    for a, b in zip(by_berge, by_hitman, strict=True):
+        assert a.smallest_axp == b.smallest_axp == a.axps[0] == b.axps[0]
+        assert set(a.axps) == set(b.axps) and a.complete and b.complete
+        assert [len(axp) for axp in a.axps] == sorted(len(axp) for axp in a.axps)
+    row = next(e.row for e in by_berge if len(e.axps) > 1)
+    for setting in (20_000, 0):
+        monkeypatch.setattr(explanations, "BERGE_MAX_SETS", setting)
+        (cut,) = explain(tree, X, rows=[row], enumerate_axps=True, limit=1)
+        assert cut.axps == (cut.smallest_axp,) and not cut.complete

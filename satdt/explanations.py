@@ -782,12 +782,14 @@ def _berge(sets: list[list[int]], deadline: float | None) -> list[int] | None:
             return None
         bits = [1 << f for f in range(mask.bit_length()) if mask >> f & 1]
         staying = [h for h in family if h & mask]
+        # a staying set inside h + {b} meets the new set in b alone: only those holding b
+        holding = {b: [k for k in staying if k & b] for b in bits}
         grown = [
             h | b
             for h in family
             if not h & mask
             for b in bits
-            if not any(k & (h | b) == k for k in staying)
+            if not any(k & (h | b) == k for k in holding[b])
         ]
         family = staying + grown
         if len(family) > BERGE_MAX_SETS:

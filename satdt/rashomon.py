@@ -808,6 +808,8 @@ def minimum_depth_trees(
             f"time_limit must be None or a number > 0 (seconds), got {time_limit!r}"
         )
     started = time.perf_counter()
+    if max_depth is not None:  # its rule checked before the search
+        OptimalTreeClassifier(objective="depth", max_depth=max_depth, **params)._resolve()
     dataset = _dataset(X, y, feature_names)
     depth_search = OptimalTreeClassifier(objective="depth", **params)
     optimum = depth_search.fit_dataset(dataset).tree_.depth

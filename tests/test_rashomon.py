@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satdt import OptimalTreeClassifier, ParameterError
-from satdt.errors import InfeasibleError
+from satdt.errors import InfeasibleError, SatdtError
 from satdt.rashomon import rashomon_set
 
 
@@ -306,6 +306,11 @@ def test_a_depth_budget_above_the_minimum_counts_deeper_canonical_trees_too():
         minimum_depth_trees(X, y, max_depth=1)
     with pytest.raises(ParameterError, match="time_limit must be None or a number > 0"):
         minimum_depth_trees(X, y, time_limit=0)
+    with pytest.raises(SatdtError, match="took more than time_limit=1e-09 s: give it more time"):
+        minimum_depth_trees(X, y, time_limit=1e-9)  # over before the count starts
+    for bad in ("3", -1, 2.5):
+        with pytest.raises(ParameterError, match="max_depth must be None or an integer >= 0"):
+            minimum_depth_trees(X, y, bad)
 
 
 def test_equal_subtrees_are_one_tree_and_the_count_says_so():

@@ -129,18 +129,22 @@ def plot_explanation(
 
     Parameters
     ----------
-    model
+    model : Tree, Diagram or estimator
         The :class:`~satdt.Tree`, :class:`~satdt.Diagram` or fitted estimator explained.
     explanation : Explanation
         One of :func:`satdt.explain`'s explanations of that model.
-    ax
-        The matplotlib Axes to draw into; default: a new pyplot figure sized to the model.
+    ax : matplotlib.axes.Axes, optional
+        The Axes to draw into; default: a new pyplot figure sized to the model.
     show : {"smallest_axp", "axp", "path_axp", "cxp"}, default="smallest_axp"
         Which explanation to mark (:meth:`~satdt.explanations.Explanation.marks`).
     contrast : int, default=0
         With ``show="cxp"``: which of the row's CXps.
-    feature_names, class_names, counts
-        As for :func:`~satdt.plot.plot_tree`.
+    feature_names : list of str, optional
+        Names replacing the model's, as for :func:`~satdt.plot.plot_tree`.
+    class_names : list, optional
+        Names replacing the classes', as for :func:`~satdt.plot.plot_tree`.
+    counts : bool, default=True
+        Show the training counts (when the model has them).
     legend : bool, default=True
         Say what each colour means, below the drawing.
 
@@ -180,8 +184,29 @@ def save_explanation(
     **options: Any,
 ) -> None:
     """Draw an explanation as :func:`plot_explanation` does, in a figure of its own size, into
-    ``path`` (the format from the extension). ``title`` defaults to the row, its prediction and
-    the explanation shown. ``satdt explain --draw FILE`` calls this.
+    a file (``satdt explain --draw FILE`` calls this).
+
+    Parameters
+    ----------
+    model : Tree, Diagram or estimator
+        The model explained.
+    explanation : Explanation
+        One of :func:`satdt.explain`'s explanations of that model.
+    path : str or Path
+        The file; the format follows the extension (``.png``, ``.svg``, ``.pdf``, ...).
+    title : str, optional
+        Default: the row, its prediction and the explanation shown.
+    dpi : float, default=110
+        Dots per inch of a raster format.
+    **options : dict
+        ``show``, ``contrast``, ``feature_names``, ``class_names``, ``counts``, as for
+        :func:`plot_explanation`.
+
+    Raises
+    ------
+    SatdtError
+        If matplotlib is missing, the format is unknown, an option is unknown or the
+        explanation is not one of this model's.
     """
     check_plot_target(path, what="save_explanation")
     from matplotlib.figure import Figure

@@ -64,7 +64,7 @@ system packages)::
     nice -n 5 VENV/bin/python benchmarks/explain.py            # full: 8 files, depths 3-8, 50 rows
     nice -n 5 VENV/bin/python benchmarks/explain.py --quick    # 2 files, depths 3-5, 20 rows
 
-Measured on 2 cores: the full run 7 minutes (6 of them fitting), ``--quick`` under 20 s.
+Measured on 2 cores: the full run 8 minutes (7 of them fitting), ``--quick`` under 20 s.
 ``--pyxai-python`` names another interpreter for the PyXAI worker (default: this one). Never
 collected by pytest.
 """

@@ -317,6 +317,12 @@ class Explainer:
         self.paths = list(_paths(model, self.group))
         self.thresholds = _thresholds(model)
         self.missing_ok = _learned_missing(model, self.group, len(self.features))
+        # the paths that some values of the features follow (the others are unreachable)
+        self._open_paths = [
+            path
+            for path in self.paths
+            if all(self._satisfiable(f, tests) for f, tests in path.tests.items())
+        ]
         self._index_nodes()
 
     # ------------------------------------------------------------------ one row
@@ -388,11 +394,9 @@ class Explainer:
         """For each path that ends in another class and that some values of the features can
         follow: the features whose value in ``x`` breaks one of its tests."""
         sets = []
-        for path in self.paths:
+        for path in self._open_paths:
             if path.target == predicted:
                 continue
-            if not all(self._satisfiable(f, tests) for f, tests in path.tests.items()):
-                continue  # no values follow this path (it is unreachable)
             breaking = frozenset(
                 f for f, tests in path.tests.items() if not self._holds(f, tests, x)
             )
@@ -403,12 +407,15 @@ class Explainer:
     @staticmethod
     def _deletion_axp(blocking: list[tuple[frozenset[int], _Path]]) -> list[int]:
         """One subset-minimal hitting set of the blocking sets, by deletion from the union."""
-        sets = [s for s, _ in blocking]
-        kept = set().union(*sets) if sets else set()
-        for feature in sorted(kept):
-            if all(s & (kept - {feature}) for s in sets):
-                kept.discard(feature)
-        return sorted(kept)
+        masks = [sum(1 << f for f in s) for s, _ in blocking]
+        kept = 0
+        for mask in masks:
+            kept |= mask
+        for feature in range(kept.bit_length()):
+            trial = kept & ~(1 << feature)
+            if trial != kept and all(mask & trial for mask in masks):
+                kept = trial
+        return [f for f in range(kept.bit_length()) if kept >> f & 1]
 
     @staticmethod
     def _check_axp(opened: list[int], features: Sequence[int]) -> None:

@@ -64,7 +64,7 @@ system packages)::
     nice -n 5 VENV/bin/python benchmarks/explain.py            # full: 8 files, depths 3-8, 50 rows
     nice -n 5 VENV/bin/python benchmarks/explain.py --quick    # 2 files, depths 3-5, 20 rows
 
-Measured on 2 cores: the full run 8 minutes (7 of them fitting), ``--quick`` under 20 s.
+Measured on 2 cores: the full run 7 minutes (6 of them fitting), ``--quick`` under 20 s.
 ``--pyxai-python`` names another interpreter for the PyXAI worker (default: this one). Never
 collected by pytest.
 """
@@ -308,10 +308,11 @@ def run_worker(kind: str, python: str, jobs_path: Path, folder: Path) -> list[di
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
     subprocess.run(  # the workers' own chatter (PyXAI's warnings) goes to stderr
-        [python, __file__, "--worker", kind, str(jobs_path), str(out)],
+        [python, str(Path(__file__).resolve()), "--worker", kind, str(jobs_path), str(out)],
         check=True,
         env=env,
         stdout=sys.stderr,
+        cwd=folder,  # PyXAI's MaxSAT solver leaves its scratch files (tmp/) in the folder
     )
     return json.loads(out.read_text())
 

@@ -308,10 +308,11 @@ def run_worker(kind: str, python: str, jobs_path: Path, folder: Path) -> list[di
     for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = "1"
     subprocess.run(  # the workers' own chatter (PyXAI's warnings) goes to stderr
-        [python, __file__, "--worker", kind, str(jobs_path), str(out)],
+        [python, str(Path(__file__).resolve()), "--worker", kind, str(jobs_path), str(out)],
         check=True,
         env=env,
         stdout=sys.stderr,
+        cwd=folder,  # PyXAI's MaxSAT solver leaves its scratch files (tmp/) in the folder
     )
     return json.loads(out.read_text())
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .explanations import explain
     from .learner import OptimalTreeClassifier, pareto_front
     from .models import Diagram, Tree
-    from .rashomon import minimum_size_trees, rashomon_set
+    from .rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
     from .result import SearchResult
 
 __version__ = "0.1.0"
@@ -55,6 +55,7 @@ _PUBLIC = {
     "SearchResult": "result",
     "rashomon_set": "rashomon",
     "minimum_size_trees": "rashomon",
+    "minimum_depth_trees": "rashomon",
     "Tree": "models",
 }
 
@@ -91,6 +92,7 @@ __all__ = [
     "Tree",
     "__version__",
     "explain",
+    "minimum_depth_trees",
     "minimum_size_trees",
     "pareto_front",
     "rashomon_set",

@@ -16,9 +16,9 @@ breaks one of the path's tests must all change to follow it, and changing them i
 each of them can satisfy the path's tests on it. The CXps are the inclusion-minimal sets among
 these *blocking sets*; the AXps are their minimal hitting sets. One AXp comes from deletion
 (drop a feature while the rest still hits every blocking set: linear in the features), the
-smallest AXp and the enumeration of all AXps from PySAT's minimal-hitting-set enumerator
-(:class:`pysat.examples.hitman.Hitman`, by MaxSAT: the sets come out smallest first). Izza et
-al. show that a tree's path is often not an AXp: it holds tests that the prediction does not
+smallest AXp from PySAT's minimal-hitting-set enumerator (:class:`pysat.examples.hitman.Hitman`,
+by MaxSAT), and every AXp at once by Berge's algorithm over bit masks of the CXps (Hitman, one
+MaxSAT call per AXp, where the sets grow too many). Izza et al. show that a tree's path is often not an AXp: it holds tests that the prediction does not
 need; :func:`redundancy` measures that share.
 
 A *feature* is a column of the user's table: a numeric column is one design column, whose
@@ -28,11 +28,13 @@ that column); a categorical column is its group of 0/1 design columns named ``co
 its conditions on those columns: a numeric column as the interval of the model's thresholds
 that holds its value (``2.45 < petal length <= 4.75``), a categorical one as ``colour = red``.
 
-Every explanation returned is checked against the model before it is returned, by a
-traversal of the model that follows the fixed features and explores every branch the free
-features allow (not through the blocking sets it was computed from): an AXp must force the
-prediction and lose that if any feature is dropped; a CXp must allow another class and lose
-that if any feature is kept.
+Every explanation returned is checked against the model before it is returned, against one
+walk of the model per row (not the paths it was computed from): the walk keeps, per feature,
+the values the branches taken so far allow, drops the branches no value takes, and collects
+for each way to another class the features whose value in the row it does not take. An AXp
+must meet each of these sets (it forces the prediction) and be the only feature it fixes in
+one of them, for each of its features (it is minimal); a CXp must hold one of them (it can
+flip the prediction) and hold none without any of its features (it is minimal).
 """
 
 from __future__ import annotations
@@ -83,11 +85,15 @@ class Contrast:
         ``prediction``.
     prediction : object
         The label that path gives.
+    nodes : tuple of int, default=()
+        That path through the model: node indices from the root, then its leaf (a diagram's
+        class terminal ``k`` as ``-1 - k``).
     """
 
     columns: tuple[str, ...]
     conditions: tuple[Condition, ...]
     prediction: Any
+    nodes: tuple[int, ...] = ()
 
     def __str__(self) -> str:
         changes = " and ".join(map(str, self.conditions))
@@ -119,6 +125,11 @@ class Explanation:
     path_axp : tuple of Condition, default=()
         The smallest AXp among the path's own columns (the path is an AXp once its needless
         tests are dropped; Izza et al.'s measure of a path's redundancy).
+    nodes : tuple of int, default=()
+        The row's path through the model: node indices from the root, then its leaf (a
+        diagram's class terminal ``k`` as ``-1 - k``).
+    node_columns : tuple of str, default=()
+        The column each node of the path but the last tests.
     """
 
     row: int
@@ -130,6 +141,8 @@ class Explanation:
     axps: tuple[tuple[Condition, ...], ...] = ()
     complete: bool = True
     path_axp: tuple[Condition, ...] = ()
+    nodes: tuple[int, ...] = ()
+    node_columns: tuple[str, ...] = ()
 
     @property
     def cxp(self) -> Contrast | None:
@@ -148,6 +161,61 @@ class Explanation:
         as Izza et al. measure a path's redundancy)."""
         used = {c.column for c in self.path}
         return 1.0 - len(self.path_axp) / len(used) if used else 0.0
+
+    def marks(self, show: str = "smallest_axp", contrast: int = 0) -> dict[int, str]:
+        """The role of each node that a drawing of the explanation marks.
+
+        Parameters
+        ----------
+        show : {"smallest_axp", "axp", "path_axp", "cxp"}, default="smallest_axp"
+            Which explanation: an AXp (its columns' tests on the row's path are the ones the
+            prediction needs) or a CXp (its columns' tests on the path are the ones to change).
+        contrast : int, default=0
+            With ``show="cxp"``: which CXp of ``cxps``.
+
+        Returns
+        -------
+        dict
+            Node index (a diagram's terminal ``k`` as ``-1 - k``) -> role: ``"explanation"``
+            (a test of the path on a column of the explanation), ``"path"`` (a test of the path
+            on another column: for an AXp, one the prediction does not need), ``"leaf"`` (the
+            row's leaf), ``"contrast"`` (a node of the CXp's other-class path off the row's
+            path) and ``"contrast-leaf"`` (where that path ends).
+        """
+        shown = _MARKED.get(show)
+        if shown is None:
+            raise ParameterError(
+                f"show must be one of {', '.join(sorted(_MARKED))}, got {show!r}: pick which "
+                "explanation to draw"
+            )
+        if shown == "cxps":
+            if not self.cxps:
+                raise ParameterError(
+                    f"row {self.row} has no CXp (no change of any column gives another class): "
+                    'draw an AXp (show="smallest_axp")'
+                )
+            if isinstance(contrast, bool) or not isinstance(contrast, int):
+                raise ParameterError(f"contrast must be an integer, got {contrast!r}")
+            if not 0 <= contrast < len(self.cxps):
+                raise ParameterError(
+                    f"contrast must index one of the row's {len(self.cxps)} CXps (0 to "
+                    f"{len(self.cxps) - 1}), got {contrast}"
+                )
+            chosen = self.cxps[contrast]
+            columns = set(chosen.columns)
+        else:
+            chosen = None
+            columns = {c.column for c in getattr(self, shown)}
+        marks = {}
+        if chosen is not None:
+            for node in chosen.nodes[:-1]:
+                marks[node] = "contrast"
+            marks[chosen.nodes[-1]] = "contrast-leaf"
+        for node, column in zip(self.nodes, self.node_columns, strict=False):
+            marks[node] = "explanation" if column in columns else "path"
+        if self.nodes:
+            marks[self.nodes[-1]] = "leaf"
+        return marks
 
     def __str__(self) -> str:
         def joined(conditions: Sequence[Condition]) -> str:
@@ -191,6 +259,7 @@ class Explanation:
                     "columns": list(c.columns),
                     "conditions": texts(c.conditions),
                     "prediction": _plain(c.prediction),
+                    "nodes": list(c.nodes),
                 }
                 for c in self.cxps
             ],
@@ -198,7 +267,12 @@ class Explanation:
             "complete": self.complete,
             "path_axp": texts(self.path_axp),
             "redundancy": self.redundancy,
+            "nodes": list(self.nodes),
         }
+
+
+# The explanations a drawing can show (Explanation.marks' ``show``) and the field each reads.
+_MARKED = {"axp": "axp", "smallest_axp": "smallest_axp", "path_axp": "path_axp", "cxp": "cxps"}
 
 
 def _plain(value: Any) -> Any:
@@ -212,10 +286,12 @@ _Test = tuple[int, float, bool, bool]
 
 @dataclass
 class _Path:
-    """A path of the model: the class it ends in and its tests grouped by feature."""
+    """A path of the model: the class it ends in, its tests grouped by feature, its nodes
+    from the root (its leaf last; a diagram's terminal ``k`` as ``-1 - k``)."""
 
     target: int
     tests: dict[int, list[_Test]] = field(default_factory=dict)
+    nodes: tuple[int, ...] = ()
 
 
 class Explainer:
@@ -241,6 +317,12 @@ class Explainer:
         self.paths = list(_paths(model, self.group))
         self.thresholds = _thresholds(model)
         self.missing_ok = _learned_missing(model, self.group, len(self.features))
+        # the paths that some values of the features follow (the others are unreachable)
+        self._open_paths = [
+            path
+            for path in self.paths
+            if all(self._satisfiable(f, tests) for f, tests in path.tests.items())
+        ]
         self._index_nodes()
 
     # ------------------------------------------------------------------ one row
@@ -263,61 +345,58 @@ class Explainer:
         blocking = self.blocking_sets(x, predicted)
         cxps = _minimal_sets(blocking)
         axp = self._deletion_axp(blocking)
+        sets = [sorted(s) for s, _ in cxps]
+        smallest = next(_minimal_hitting_sets(sets, None))  # one MaxSAT call: as enumerated or not
         axps, complete = [], True
-        hitting = _minimal_hitting_sets(
-            [sorted(s) for s, _ in cxps], time.perf_counter() + time_limit if time_limit else None
-        )
-        smallest = next(hitting)
-        on_path = {self.group[c] for path in self._own_paths(x, predicted) for c in path}
+        if enumerate_axps:
+            deadline = time.perf_counter() + time_limit if time_limit else None
+            axps, complete = _every_hitting_set(sets, smallest, limit, deadline)
+        own = self._row_path(x, predicted)
+        on_path = set(own.tests)
         restricted = [s & on_path for s, _ in cxps]
         droppable = [f for f in on_path if all(s - {f} for s in restricted)]
         if droppable:  # the path is not itself an AXp: its smallest AXp, by MaxSAT
             within_path = next(_minimal_hitting_sets(sorted(map(sorted, restricted)), None))
         else:  # no test of the path can go: the path is its only AXp
             within_path = sorted(on_path)
-        if enumerate_axps:
-            axps = [smallest]
-            for found in hitting:
-                if len(axps) >= limit:
-                    complete = False
-                    break
-                if found is None:  # the time limit
-                    complete = False
-                    break
-                axps.append(found)
+        opened = self._ways_to_other_classes(x, predicted)
         for candidate in [axp, smallest, within_path, *axps]:
-            self._check_axp(x, predicted, candidate)
+            self._check_axp(opened, candidate)
         for features, _ in cxps:
-            self._check_cxp(x, predicted, features)
+            self._check_cxp(opened, features)
         classes = self.model.classes
+        said = self._conditions(x)
         return Explanation(
             row=row,
             prediction=classes[predicted],
-            path=self._path_conditions(x),
-            axp=self._conditions(x, axp),
-            smallest_axp=self._conditions(x, smallest),
+            path=tuple(self._path_conditions_of(own, sorted(own.tests))),
+            axp=said(axp),
+            smallest_axp=said(smallest),
             cxps=tuple(
                 Contrast(
                     tuple(self.features[f] for f in sorted(features)),
                     tuple(self._path_conditions_of(path, sorted(features))),
                     classes[path.target],
+                    path.nodes,
                 )
                 for features, path in cxps
             ),
-            axps=tuple(self._conditions(x, found) for found in axps),
+            axps=tuple(said(found) for found in axps),
             complete=complete,
-            path_axp=self._conditions(x, within_path),
+            path_axp=said(within_path),
+            nodes=own.nodes,
+            node_columns=tuple(
+                self.features[self.group[int(self.model.feature[node])]] for node in own.nodes[:-1]
+            ),
         )
 
     def blocking_sets(self, x: np.ndarray, predicted: int) -> list[tuple[frozenset[int], _Path]]:
         """For each path that ends in another class and that some values of the features can
         follow: the features whose value in ``x`` breaks one of its tests."""
         sets = []
-        for path in self.paths:
+        for path in self._open_paths:
             if path.target == predicted:
                 continue
-            if not all(self._satisfiable(f, tests) for f, tests in path.tests.items()):
-                continue  # no values follow this path (it is unreachable)
             breaking = frozenset(
                 f for f, tests in path.tests.items() if not self._holds(f, tests, x)
             )
@@ -328,57 +407,77 @@ class Explainer:
     @staticmethod
     def _deletion_axp(blocking: list[tuple[frozenset[int], _Path]]) -> list[int]:
         """One subset-minimal hitting set of the blocking sets, by deletion from the union."""
-        sets = [s for s, _ in blocking]
-        kept = set().union(*sets) if sets else set()
-        for feature in sorted(kept):
-            if all(s & (kept - {feature}) for s in sets):
-                kept.discard(feature)
-        return sorted(kept)
+        masks = [sum(1 << f for f in s) for s, _ in blocking]
+        kept = 0
+        for mask in masks:
+            kept |= mask
+        for feature in range(kept.bit_length()):
+            trial = kept & ~(1 << feature)
+            if trial != kept and all(mask & trial for mask in masks):
+                kept = trial
+        return [f for f in range(kept.bit_length()) if kept >> f & 1]
 
-    def _check_axp(self, x: np.ndarray, predicted: int, features: Sequence[int]) -> None:
-        fixed = set(features)
-        if self._other_class_reachable(x, predicted, fixed):
-            raise RuntimeError(f"internal error: {features} does not force the prediction")
-        for f in fixed:
-            if not self._other_class_reachable(x, predicted, fixed - {f}):
-                raise RuntimeError(f"internal error: AXp {features} is not minimal")
+    @staticmethod
+    def _check_axp(opened: list[int], features: Sequence[int]) -> None:
+        """An AXp fixes a feature of every way to another class (it forces the prediction),
+        and each of its features is the only one it fixes on some way (it is minimal)."""
+        fixed = sum(1 << f for f in features)
+        alone = 0  # the features that are the only one fixed on some way
+        for way in opened:
+            met = way & fixed
+            if not met:
+                raise RuntimeError(
+                    f"internal error: {list(features)} does not force the prediction"
+                )
+            if met & (met - 1) == 0:
+                alone |= met
+        if alone != fixed:
+            raise RuntimeError(f"internal error: AXp {list(features)} is not minimal")
 
-    def _check_cxp(self, x: np.ndarray, predicted: int, features: frozenset[int]) -> None:
-        everything = set(range(len(self.features)))
-        if not self._other_class_reachable(x, predicted, everything - features):
+    @staticmethod
+    def _check_cxp(opened: list[int], features: frozenset[int]) -> None:
+        """A CXp frees every feature of some way to another class (it can flip the
+        prediction), and no way needs fewer of them (it is minimal)."""
+        freed = sum(1 << f for f in features)
+        if not any(way & ~freed == 0 for way in opened):
             raise RuntimeError(f"internal error: changing {set(features)} cannot flip it")
         for f in features:
-            if self._other_class_reachable(x, predicted, everything - (features - {f})):
+            if any(way & ~(freed & ~(1 << f)) == 0 for way in opened):
                 raise RuntimeError(f"internal error: CXp {set(features)} is not minimal")
 
-    def _other_class_reachable(self, x: np.ndarray, predicted: int, fixed: set[int]) -> bool:
-        """Whether the free features (all but ``fixed``) can take values that lead to another
-        class: a depth-first walk of the model that follows the row on the fixed features and
-        keeps, per free feature, the interval (and, for a categorical one, the tests) the
-        branches taken so far allow, undoing them on the way back."""
+    def _ways_to_other_classes(self, x: np.ndarray, predicted: int) -> list[int]:
+        """The checks' own account of the model, by a walk of its nodes (not through the paths
+        the explanations come from): for each way to another class that values of the features
+        can follow, the features (bit ``f``) whose value in ``x`` it does not take.
+
+        The walk keeps, per feature, the interval (and, for a categorical one, the tests) the
+        branches taken so far allow, undoing them on the way back, and drops a branch that no
+        value can take. Fixing a set of features to ``x`` leaves another class reachable
+        exactly when it misses one of these sets, so each check is a few mask operations.
+        """
         nodes = self._nodes
         n = len(self.features)
         low, high = [-math.inf] * n, [math.inf] * n
         missing = list(self.missing_ok)  # whether a missing value still follows every test
         categorical_tests: dict[int, list[_Test]] = {f: [] for f in self.categorical}
+        found: set[int] = set()
 
-        def reaches_other(node: int) -> bool:
+        def walk(node: int, left: int) -> None:
             here = nodes[node]
             if here[0] is None:  # a leaf (terminal) of class here[1]
-                return here[1] != predicted
+                if here[1] != predicted:
+                    found.add(left)
+                return
             column, threshold, feature, branches = here
-            if feature in fixed:  # the row's own way
-                value = x[column]
-                for goes_low, child, missing_goes in branches:
-                    if missing_goes if value != value else (value <= threshold) == goes_low:
-                        return reaches_other(child)
-                return False
-            tests = categorical_tests.get(feature)
+            value = x[column]
             for goes_low, child, missing_goes in branches:
+                takes = missing_goes if value != value else (value <= threshold) == goes_low
+                away = left if takes else left | 1 << feature
+                tests = categorical_tests.get(feature)
                 if tests is not None:
                     tests.append((column, threshold, goes_low, missing_goes))
-                    if self._satisfiable(feature, tests) and reaches_other(child):
-                        return True
+                    if self._satisfiable(feature, tests):
+                        walk(child, away)
                     tests.pop()
                     continue
                 saved = low[feature], high[feature], missing[feature]
@@ -387,12 +486,17 @@ class Explainer:
                 else:
                     low[feature] = max(low[feature], threshold)
                 missing[feature] = missing[feature] and missing_goes
-                if (low[feature] < high[feature] or missing[feature]) and reaches_other(child):
-                    return True
+                if low[feature] < high[feature] or missing[feature]:
+                    walk(child, away)
                 low[feature], high[feature], missing[feature] = saved
-            return False
 
-        return reaches_other(self._root)
+        walk(self._root, 0)
+        # the inclusion-minimal sets decide every check (a set holding another adds nothing)
+        minimal: list[int] = []
+        for way in sorted(found, key=int.bit_count):
+            if not any(kept & way == kept for kept in minimal):
+                minimal.append(way)
+        return minimal
 
     def _index_nodes(self) -> None:
         """Per node, what the walk reads: ``(None, class)`` for a leaf or terminal, else
@@ -460,50 +564,48 @@ class Explainer:
         return low < high
 
     # ------------------------------------------------------------------ words
-    def _conditions(self, x: np.ndarray, features: Sequence[int]) -> tuple[Condition, ...]:
-        """The row's values on these features, as the cells of the model's thresholds."""
-        conditions = []
-        for feature in sorted(features):
-            name = self.features[feature]
-            columns = self.categorical.get(feature)
-            if columns is not None:
-                on = [c for c in columns if x[c] == 1]
-                value = _category(self.names[on[0]], name) if on else None
-                text = f"{name} is missing" if value == "" else f"{name} = {value}"
-                if value is None:
-                    text = f"{name} is none of the categories learned"
-                conditions.append(Condition(name, text))
-                continue
-            column = self.group.index(feature)  # a numeric feature's one design column
-            value = x[column]
-            if math.isnan(value):
-                conditions.append(Condition(name, f"{name} is missing"))
-                continue
-            cuts = self.thresholds.get(column, [])
-            below = [t for t in cuts if t < value]
-            above = [t for t in cuts if t >= value]
-            conditions.append(
-                Condition(name, _interval(name, max(below, default=None), min(above, default=None)))
-            )
-        return tuple(conditions)
+    def _conditions(self, x: np.ndarray) -> Any:
+        """The row's values on a set of features, as the cells of the model's thresholds: a
+        function of the features, each feature's condition worded once per row."""
+        worded: dict[int, Condition] = {}
 
-    def _own_paths(self, x: np.ndarray, predicted: int) -> list[list[int]]:
-        """The design columns tested on the row's own path (one path: a tree's, or a
-        diagram's route)."""
+        def said(features: Sequence[int]) -> tuple[Condition, ...]:
+            for feature in features:
+                if feature not in worded:
+                    worded[feature] = self._condition(x, feature)
+            return tuple(worded[feature] for feature in sorted(features))
+
+        return said
+
+    def _condition(self, x: np.ndarray, feature: int) -> Condition:
+        """The row's value on one feature, as the cell of the model's thresholds holding it."""
+        name = self.features[feature]
+        columns = self.categorical.get(feature)
+        if columns is not None:
+            on = [c for c in columns if x[c] == 1]
+            value = _category(self.names[on[0]], name) if on else None
+            text = f"{name} is missing" if value == "" else f"{name} = {value}"
+            if value is None:
+                text = f"{name} is none of the categories learned"
+            return Condition(name, text)
+        column = self.group.index(feature)  # a numeric feature's one design column
+        value = x[column]
+        if math.isnan(value):
+            return Condition(name, f"{name} is missing")
+        cuts = self.thresholds.get(column, [])
+        below = [t for t in cuts if t < value]
+        above = [t for t in cuts if t >= value]
+        return Condition(name, _interval(name, max(below, default=None), min(above, default=None)))
+
+    def _row_path(self, x: np.ndarray, predicted: int) -> _Path:
+        """The row's own path (a tree's, or a diagram's route): the one path of its class whose
+        tests the row passes."""
         for path in self.paths:
             if path.target == predicted and all(
                 self._holds(f, t, x) for f, t in path.tests.items()
             ):
-                return [[test[0] for tests in path.tests.values() for test in tests]]
-        return [[]]
-
-    def _path_conditions(self, x: np.ndarray) -> tuple[Condition, ...]:
-        """The tests of the row's own path, merged per column."""
-        own = int(self.model.predict_index(x[None, :])[0])
-        for path in self.paths:
-            if path.target == own and all(self._holds(f, t, x) for f, t in path.tests.items()):
-                return self._path_conditions_of(path, sorted(path.tests))
-        return ()
+                return path
+        raise RuntimeError("internal error: no path of the model holds the row")
 
     def _path_conditions_of(self, path: _Path, features: Sequence[int]) -> list[Condition]:
         conditions = []
@@ -609,12 +711,12 @@ def _paths(model: Any, group: list[int]) -> Iterator[_Path]:
     """Every root-to-leaf (or terminal) path of a tree or a diagram, tests grouped by feature."""
     is_tree = isinstance(model, Tree)
     start = 0 if is_tree else int(model.root)
-    stack: list[tuple[int, tuple[_Test, ...]]] = [(start, ())]
+    stack: list[tuple[int, tuple[_Test, ...], tuple[int, ...]]] = [(start, (), ())]
     while stack:
-        node, tests = stack.pop()
+        node, tests, nodes = stack.pop()
         leaf = model.feature[node] == LEAF if is_tree else node < 0
         if leaf:
-            path = _Path(int(model.value[node]) if is_tree else -1 - node)
+            path = _Path(int(model.value[node]) if is_tree else -1 - node, nodes=(*nodes, node))
             for test in tests:
                 path.tests.setdefault(group[test[0]], []).append(test)
             yield path
@@ -626,7 +728,8 @@ def _paths(model: Any, group: list[int]) -> Iterator[_Path]:
         else:
             children = [(True, model.low[node], False), (False, model.high[node], False)]
         for goes_low, child, missing_ok in children:
-            stack.append((int(child), (*tests, (column, threshold, goes_low, missing_ok))))
+            test = (column, threshold, goes_low, missing_ok)
+            stack.append((int(child), (*tests, test), (*nodes, node)))
 
 
 def _minimal_sets(
@@ -645,22 +748,85 @@ def _minimal_hitting_sets(
     sets: list[list[int]], deadline: float | None
 ) -> Iterator[list[int] | None]:
     """Every minimal hitting set of ``sets``, smallest first (PySAT's Hitman, by MaxSAT);
-    ``None`` once ``deadline`` passes. No set to hit: the empty set is the only one."""
+    ``None`` once ``deadline`` passes (checked after the first). No set to hit: the empty set
+    is the only one."""
     if not sets:
         yield []
         return
     from pysat.examples.hitman import Hitman
 
     with Hitman(bootstrap_with=sets, htype="sorted") as hitman:
+        first = True
         while True:
-            if deadline is not None and time.perf_counter() > deadline:
+            if not first and deadline is not None and time.perf_counter() > deadline:
                 yield None
                 return
+            first = False
             found = hitman.get()
             if found is None:
                 return
             hitman.block(found)
             yield sorted(found)
+
+
+#: the most sets Berge's algorithm keeps at a step before the enumeration turns to Hitman
+BERGE_MAX_SETS = 20_000
+
+
+def _berge(sets: list[list[int]], deadline: float | None) -> list[int] | None:
+    """Every minimal hitting set of ``sets`` as bit masks, by Berge's algorithm (Berge,
+    *Hypergraphs*, 1989): the minimal hitting sets of the sets so far, extended by one set at a
+    time; None when a step holds more than :data:`BERGE_MAX_SETS` or ``deadline`` passes.
+
+    At a step with set ``s``, a hitting set ``h`` that meets ``s`` stays; one that misses it
+    becomes ``h + {b}`` for each ``b`` of ``s``, kept unless a staying set is inside it. Those
+    are all the new minimal ones: the grown sets cannot hold one another (``h' + {b'}`` inside
+    ``h + {b}`` would put ``b'``, of ``s``, in ``h``), nor can a staying set hold a grown one.
+    """
+    family = [0]
+    for mask in sorted({sum(1 << f for f in s) for s in sets}, key=int.bit_count):
+        if deadline is not None and time.perf_counter() > deadline:
+            return None
+        bits = [1 << f for f in range(mask.bit_length()) if mask >> f & 1]
+        staying = [h for h in family if h & mask]
+        # a staying set inside h + {b} meets the new set in b alone: only those holding b
+        holding = {b: [k for k in staying if k & b] for b in bits}
+        grown = [
+            h | b
+            for h in family
+            if not h & mask
+            for b in bits
+            if not any(k & (h | b) == k for k in holding[b])
+        ]
+        family = staying + grown
+        if len(family) > BERGE_MAX_SETS:
+            return None
+    return family
+
+
+def _every_hitting_set(
+    sets: list[list[int]], smallest: list[int], limit: int, deadline: float | None
+) -> tuple[list[list[int]], bool]:
+    """The minimal hitting sets of ``sets`` (every AXp, from the CXps), ``smallest`` (one of the
+    fewest features) first, then by size and in the order of their features, at most ``limit``,
+    and whether that is all of them.
+
+    Berge's algorithm finds them all at once, without a solver call per set; past its limits
+    (a family too large, the deadline) PySAT's Hitman enumerates them by MaxSAT, one call each.
+    """
+    masks = _berge(sets, deadline)
+    if masks is not None:
+        found = sorted(
+            ([f for f in range(m.bit_length()) if m >> f & 1] for m in masks),
+            key=lambda h: (h != smallest, len(h), h),
+        )
+        return found[:limit], len(found) <= limit
+    enumerated: list[list[int]] = []
+    for hitting in _minimal_hitting_sets(sets, deadline):
+        if hitting is None or len(enumerated) >= limit:  # the time limit, or the limit
+            return enumerated, False
+        enumerated.append(hitting)
+    return enumerated, True
 
 
 # ---------------------------------------------------------------------- the public entry point

@@ -5,7 +5,8 @@ feature at every node, so these are the true optima that every search must match
 Diagrams have one reference, an enumeration of every diagram of a tiny skeleton
 (:func:`min_diagram_objective`, :func:`min_consistent_nodes`); the data preparation is
 checked against pairwise comparisons (:func:`distinct_feature_columns`,
-:func:`contradiction_groups`).
+:func:`contradiction_groups`). The canonical consistent trees are the one reference by tree
+enumeration (:func:`consistent_canonical_trees`: every consistent tree, reduced).
 """
 
 from __future__ import annotations
@@ -482,3 +483,60 @@ def contradiction_groups(X: np.ndarray, y: np.ndarray) -> list[list[int]]:
         if len({y[j] for j in group}) > 1:
             groups.append(group)
     return groups
+
+
+def consistent_trees(B: np.ndarray, y: np.ndarray, rows: np.ndarray, depth: int):
+    """Every tree of depth at most ``depth`` that classifies the ``rows`` right: any feature at
+    each split (one that sends every row one way included), at each leaf the class of its rows
+    (nested tuples ``(feature, low, high)`` / class). Where no row goes, one leaf stands for
+    every subtree: :func:`canonical_form` never looks at a part no row reaches."""
+    if not rows.any():
+        yield 0
+        return
+    labels = set(y[rows].tolist())
+    if len(labels) == 1:
+        yield labels.pop()
+    if depth == 0:
+        return
+    for f in range(B.shape[1]):
+        highs = list(consistent_trees(B, y, rows & (B[:, f] == 1), depth - 1))
+        for low in consistent_trees(B, y, rows & (B[:, f] == 0), depth - 1):
+            for high in highs:
+                yield (f, low, high)
+
+
+def canonical_form(tree, B: np.ndarray, rows: np.ndarray):
+    """A tree reduced on the rows reaching it: a split that sends them all one way becomes the
+    side they take, a split whose two (reduced) subtrees are equal becomes that subtree."""
+    if not isinstance(tree, tuple):
+        return tree
+    f, low, high = tree
+    right = rows & (B[:, f] == 1)
+    left = rows & (B[:, f] == 0)
+    if not right.any():
+        return canonical_form(low, B, left)
+    if not left.any():
+        return canonical_form(high, B, right)
+    low, high = canonical_form(low, B, left), canonical_form(high, B, right)
+    return low if low == high else (f, low, high)
+
+
+def consistent_canonical_trees(B: np.ndarray, y: np.ndarray, depth: int) -> set:
+    """The canonical forms of every tree of depth <= ``depth`` that classifies every row
+    right: each such tree (:func:`consistent_trees`), reduced (:func:`canonical_form`)."""
+    B = np.asarray(B)
+    y = np.asarray(y)
+    everyone = np.ones(len(y), dtype=bool)
+    return {canonical_form(t, B, everyone) for t in consistent_trees(B, y, everyone, depth)}
+
+
+def model_reliance(predict, X: np.ndarray, y: np.ndarray, columns: list[int]) -> float:
+    """A model's reliance on some design columns taken together, by every pair of rows: the
+    error rate when row i takes row j's values on the columns (all n^2 pairs ``(i, j)``, ``i =
+    j`` included), minus the error rate on the rows (Fisher, Rudin & Dominici 2019, in the
+    difference form)."""
+    n = len(y)
+    paired = np.repeat(X, n, axis=0)
+    paired[:, columns] = np.tile(X[:, columns], (n, 1))
+    switched = float(np.mean(predict(paired) != np.repeat(y, n)))
+    return switched - float(np.mean(predict(X) != y))

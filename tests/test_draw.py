@@ -368,3 +368,7 @@ def test_notebook_runs_and_draws(path, tmp_path):
     text = "".join(o.get("text", "") for o in outputs)
     assert "depth 1: 12 variables, 39 clauses -> UNSAT" in text
     assert "tree: 15 tests; diagram: 7 tests" in text
+    if path.stem == "minimum_depth_by_sat":  # explanations drawn, optimal trees counted
+        assert len(pngs) >= 4 and "smallest AXp:" in text and "CXp:" in text
+        assert "28,593,596,438 trees of the minimum depth 4" in text
+        assert "680 of them have the fewest nodes, 15" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satdt import Diagram, OptimalDiagramClassifier, OptimalTreeClassifier, ParameterError, Tree
+from satdt.errors import SatdtError
 from satdt.explanations import explain, redundancy
 
 VALUES = (0.0, 1.0, 2.0, 3.0)  # the cells of midpoint thresholds on integer columns 0..3
@@ -224,3 +226,154 @@ def test_a_path_that_is_an_axp_is_not_redundant_even_when_a_smaller_axp_leaves_i
     assert [str(c) for c in explanation.smallest_axp] == ["x[1] > 0.5", "x[2] > 0.5"]
     assert [str(c) for c in explanation.path_axp] == ["x[0] <= 0.5", "x[1] > 0.5"]
     assert explanation.redundancy == 0.0
+
+
+def _marked(ax) -> dict[str, str]:
+    """Box gid -> role, read back from the patches' gids (satdt-mark-<role>-<box gid>)."""
+    found = {}
+    for patch in ax.patches:
+        gid = patch.get_gid() or ""
+        match = re.fullmatch(r"satdt-mark-([a-z-]+)-((?:node|leaf|terminal)-\d+)", gid)
+        if match:
+            found[match.group(2)] = match.group(1)
+    return found
+
+
+def _walk(tree, x) -> list[int]:
+    """The nodes a row visits in a tree, root to leaf."""
+    node, nodes = 0, [0]
+    while tree.feature[node] >= 0:
+        node = (
+            tree.left[node] if x[tree.feature[node]] <= tree.threshold[node] else tree.right[node]
+        )
+        nodes.append(int(node))
+    return nodes
+
+
+@pytest.mark.parametrize("show", ["smallest_axp", "axp", "path_axp"])
+def test_the_drawing_marks_the_rows_path_and_the_axps_tests(show):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from satdt.plot import plot_explanation
+
+    rng = np.random.default_rng(3)
+    X = rng.choice(VALUES, size=(40, 4))
+    y = ((X[:, 0] > 1) & (X[:, 1] > 0) | (X[:, 2] > 2)).astype(int)
+    tree = OptimalTreeClassifier(objective="error", max_depth=3).fit(X, y).tree_
+    for explanation in explain(tree, X, rows=range(0, 40, 7)):
+        nodes = _walk(tree, X[explanation.row])
+        assert list(explanation.nodes) == nodes
+        ax = plot_explanation(tree, explanation, show=show)
+        columns = {c.column for c in getattr(explanation, show)}
+        expected = {
+            f"node-{n}": "explanation" if tree.feature_names[tree.feature[n]] in columns else "path"
+            for n in nodes[:-1]
+        }
+        expected[f"leaf-{nodes[-1]}"] = "leaf"
+        assert _marked(ax) == expected
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert "the prediction" in legend
+        matplotlib.pyplot.close(ax.figure)
+
+
+def test_the_drawing_of_a_cxp_marks_the_path_to_the_other_class():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from satdt.plot import plot_explanation
+
+    tree = Tree.from_nested((0, 0.5, (1, 0.5, 0, 1), (2, 0.5, 0, 1)), classes=np.array([0, 1]))
+    (explanation,) = explain(tree, [[0.0, 1.0, 1.0]])  # path 0 -> 1 -> 3 (class 1)
+    assert explanation.nodes == (0, 1, 3)
+    assert [list(c.columns) for c in explanation.cxps] == [["x[1]"], ["x[0]", "x[2]"]]
+    assert [c.nodes for c in explanation.cxps] == [(0, 1, 2), (0, 4, 5)]
+    ax = plot_explanation(tree, explanation, show="cxp")
+    assert _marked(ax) == {
+        "node-0": "path",
+        "node-1": "explanation",
+        "leaf-3": "leaf",
+        "leaf-2": "contrast-leaf",
+    }
+    ax = plot_explanation(tree, explanation, show="cxp", contrast=1)
+    assert _marked(ax) == {
+        "node-0": "explanation",
+        "node-1": "path",
+        "leaf-3": "leaf",
+        "node-4": "contrast",
+        "leaf-5": "contrast-leaf",
+    }
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend[0] == "tests to change (the CXp)" and "the path the change follows" in legend
+    matplotlib.pyplot.close("all")
+    with pytest.raises(ParameterError, match="contrast must index one of the row's 2 CXps"):
+        plot_explanation(tree, explanation, show="cxp", contrast=3)
+    with pytest.raises(ParameterError, match="show must be one of"):
+        plot_explanation(tree, explanation, show="best")
+    other = Tree.from_nested((2, 0.5, 0, 1), classes=np.array([0, 1]))
+    with pytest.raises(SatdtError, match="not a path of the model drawn"):
+        plot_explanation(other, explanation)
+
+
+def test_a_diagrams_explanation_is_drawn_on_its_nodes_and_terminals(tmp_path):
+    pytest.importorskip("matplotlib")
+    from satdt.plot import save_explanation
+
+    rng = np.random.default_rng(5)
+    X = rng.choice(VALUES, size=(24, 3))
+    y = ((X[:, 0] > 1) ^ (X[:, 1] > 2)).astype(int)
+    diagram = OptimalDiagramClassifier(method="maxsat", widths=(1, 2, 2), time_limit=20)
+    diagram = diagram.fit(X, y).diagram_
+    (explanation,) = explain(diagram, X, rows=[0])
+    assert explanation.nodes[0] == diagram.root and explanation.nodes[-1] < 0
+    target = tmp_path / "row0.svg"
+    save_explanation(diagram, explanation, target, show="cxp")
+    svg = target.read_text()
+    k = -1 - explanation.nodes[-1]
+    assert f'id="satdt-mark-leaf-terminal-{k}"' in svg
+    for node in explanation.nodes[:-1]:
+        assert re.search(rf'id="satdt-mark-(explanation|path)-node-{node}"', svg)
+    assert "CXp:" in svg
+
+
+def test_cli_draws_an_explanation(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    from satdt.cli import main
+
+    iris = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
+    saved = tmp_path / "model.json"
+    assert main(["fit", str(iris), "--max-depth", "3", "--save", str(saved), "--quiet"]) == 0
+    one = tmp_path / "one.svg"
+    assert main(["explain", str(saved), str(iris), "--rows", "70", "--draw", str(one)]) == 0
+    assert "satdt-mark-leaf-leaf-" in one.read_text()
+    several = tmp_path / "rows.png"
+    args = ["explain", str(saved), str(iris), "--rows", "0,70", "--draw", str(several)]
+    assert main([*args, "--show", "cxp"]) == 0
+    assert (tmp_path / "rows-row0.png").exists() and (tmp_path / "rows-row70.png").exists()
+    capsys.readouterr()
+    assert main(["explain", str(saved), str(iris), "--rows", "0", "--draw", "x.bad"]) == 2
+    assert "--draw cannot write a .bad file" in capsys.readouterr().err
+
+
+def test_berge_and_hitman_enumerate_the_same_axps(monkeypatch):
+    from sklearn.datasets import load_iris
+
+    import satdt.explanations as explanations
+
+    X, y = load_iris(return_X_y=True)
+    tree = OptimalTreeClassifier(objective="error", max_depth=4).fit(X, y).tree_
+    by_berge = explain(tree, X, enumerate_axps=True)
+    monkeypatch.setattr(explanations, "BERGE_MAX_SETS", 0)  # every step too large: Hitman
+    by_hitman = explain(tree, X, enumerate_axps=True)
+    assert any(len(e.axps) > 1 for e in by_berge)
+    for a, b in zip(by_berge, by_hitman, strict=True):
+        assert a.smallest_axp == b.smallest_axp == a.axps[0] == b.axps[0]
+        assert set(a.axps) == set(b.axps) and a.complete and b.complete
+        assert [len(axp) for axp in a.axps] == sorted(len(axp) for axp in a.axps)
+    row = next(e.row for e in by_berge if len(e.axps) > 1)
+    for setting in (20_000, 0):
+        monkeypatch.setattr(explanations, "BERGE_MAX_SETS", setting)
+        (cut,) = explain(tree, X, rows=[row], enumerate_axps=True, limit=1)
+        assert cut.axps == (cut.smallest_axp,) and not cut.complete

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satdt import OptimalTreeClassifier, ParameterError
+from satdt.errors import InfeasibleError, SatdtError
 from satdt.rashomon import rashomon_set
 
 
@@ -215,3 +216,177 @@ def test_cli_counts_minimum_size_trees_on_the_users_columns(capsys):
     assert "  outlook: 100.0%" in out and "outlook != rainy" in out
     assert main(["rashomon", str(tiny_csv), "--max-depth", "1", "--size"]) == 1
     assert "no tree of depth <= 1 classifies every training row" in capsys.readouterr().err
+
+
+def _canonical_arrays(solver):
+    """The binary features and class indices of the rows the canonical trees are over."""
+    n = solver.all_rows.bit_length()
+    B = np.array([[(mask >> i) & 1 for mask in solver.features] for i in range(n)], dtype=np.int64)
+    B = B.reshape(n, len(solver.features))
+    y = np.array([next(k for k, m in enumerate(solver.classes) if (m >> i) & 1) for i in range(n)])
+    return B, y
+
+
+def _consistent(X, y):
+    """The labels made consistent: the first label of each distinct row."""
+    labels = {}
+    for key, label in zip(map(tuple, X), y, strict=True):
+        labels.setdefault(key, label)
+    return np.array([labels[tuple(row)] for row in X])
+
+
+@st.composite
+def grids(draw):
+    """Rows of a grid of binary columns (some left out), labels a function of some of the
+    columns, a depth budget of the minimum or one more: splits on a column the labels do not
+    need, whose two sides need the same subtree, are common."""
+    p = draw(st.integers(1, 3))
+    grid = list(itertools.product([0, 1], repeat=p))
+    kept = draw(st.lists(st.booleans(), min_size=len(grid), max_size=len(grid)))
+    X = np.array([row for row, keep in zip(grid, kept, strict=True) if keep] or [grid[0]])
+    needed = draw(st.lists(st.integers(0, p - 1), min_size=1, max_size=p, unique=True))
+    table = draw(st.lists(st.integers(0, 2), min_size=2 ** len(needed), max_size=2 ** len(needed)))
+    y = [table[int("".join(str(row[j]) for j in needed), 2)] for row in X]
+    return X.astype(float), np.array(y), draw(st.integers(1, 2))
+
+
+@settings(deadline=None, max_examples=80)
+@given(
+    st.one_of(grids(), tiny().map(lambda case: (case[0], _consistent(case[0], case[1]), case[2])))
+)
+def test_minimum_depth_trees_are_the_brute_force_canonical_trees(case):
+    from naive import consistent_canonical_trees, min_consistent_depth
+
+    from satdt.rashomon import minimum_depth_trees
+
+    X, y, extra = case
+    minimum = min_consistent_depth(X, y)
+    budget = min(minimum + extra - 1, 3)  # the minimum depth, or one more
+    found = minimum_depth_trees(X, y, budget if budget > minimum else None)
+    solver = found._solver
+    B, classes = _canonical_arrays(solver)
+    expected = consistent_canonical_trees(B, classes, found.depth)
+    assert found.optimum == minimum and found.depth == max(budget, minimum)
+    assert found.count == len(expected) == sum(found.histogram().values())
+    every = list(solver.nested(frozenset({solver.all_rows}), found.depth))
+    assert len(every) == len(set(every)) and set(every) == expected
+    for nodes, count in found.histogram().items():
+        assert count == sum(_leaves(t) == (nodes + 1) // 2 for t in expected)
+    for name, count in found.feature_counts().items():
+        features = solver.columns[name]
+        assert count == sum(bool(_features(t) & features) for t in expected)
+    for tree in found.trees():  # each re-checked against the data and the canonical form
+        assert (tree.predict(X) == y).all() and found.optimum <= tree.depth <= found.depth
+
+
+def _leaves(tree) -> int:
+    return _leaves(tree[1]) + _leaves(tree[2]) if isinstance(tree, tuple) else 1
+
+
+def _features(tree) -> set[int]:
+    if not isinstance(tree, tuple):
+        return set()
+    return {tree[0]} | _features(tree[1]) | _features(tree[2])
+
+
+def test_a_depth_budget_above_the_minimum_counts_deeper_canonical_trees_too():
+    from naive import consistent_canonical_trees
+
+    from satdt.rashomon import minimum_depth_trees
+
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
+    y = np.array([0, 1, 1, 0])  # exclusive or: depth 2, both orders of the tests
+    at_minimum = minimum_depth_trees(X, y)
+    assert (at_minimum.optimum, at_minimum.count, at_minimum.histogram()) == (2, 2, {7: 2})
+    deeper = minimum_depth_trees(X, y, max_depth=3)
+    B, classes = _canonical_arrays(deeper._solver)
+    assert deeper.count == len(consistent_canonical_trees(B, classes, 3)) == 2
+    assert deeper.feature_importance() == {"x0": 1.0, "x1": 1.0}
+    with pytest.raises(InfeasibleError, match="the minimum is 2"):
+        minimum_depth_trees(X, y, max_depth=1)
+    with pytest.raises(ParameterError, match="time_limit must be None or a number > 0"):
+        minimum_depth_trees(X, y, time_limit=0)
+    with pytest.raises(SatdtError, match="took more than time_limit=1e-09 s: give it more time"):
+        minimum_depth_trees(X, y, time_limit=1e-9)  # over before the count starts
+    for bad in ("3", -1, 2.5):
+        with pytest.raises(ParameterError, match="max_depth must be None or an integer >= 0"):
+            minimum_depth_trees(X, y, bad)
+
+
+def test_equal_subtrees_are_one_tree_and_the_count_says_so():
+    from naive import consistent_canonical_trees, consistent_trees
+
+    from satdt.rashomon import minimum_depth_trees
+
+    X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
+    y = np.array([0, 1, 0, 1])  # x1 alone: (x0, T, T) and (x1, 0, (x0, 1, 1)) are T
+    found = minimum_depth_trees(X, y, max_depth=2)
+    B, classes = _canonical_arrays(found._solver)
+    assert consistent_canonical_trees(B, classes, 2) == {(1, 0, 1)}
+    everyone = np.ones(len(classes), dtype=bool)
+    # the brute force meets the redundant tree, and reduces it
+    assert (0, (1, 0, 1), (1, 0, 1)) in set(consistent_trees(B, classes, everyone, 2))
+    assert (found.count, found.histogram(), found.optimum) == (1, {3: 1}, 1)
+    (tree,) = found.trees()
+    assert tree.export_text().startswith("x1 <= 0.5")
+
+
+def test_cli_counts_minimum_depth_trees(capsys):
+    from pathlib import Path
+
+    from satdt.cli import main
+
+    tiny_csv = Path(__file__).resolve().parents[1] / "examples" / "data" / "tiny.csv"
+    argv = ["rashomon", str(tiny_csv), "--max-depth", "2", "--depth"]
+    assert main([*argv, "--show", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(
+        "consistent trees of depth <= 2 up to symmetry (the minimum depth is 2): 3"
+    )
+    assert "nodes: trees\n  5: 2\n  7: 1" in out and "tree 1:" in out and "tree 2:" not in out
+    assert main([*argv, "--format", "json", "--show", "5"]) == 0
+    import json
+
+    document = json.loads(capsys.readouterr().out)
+    assert document["count"] == 3 == len(document["trees"])
+    assert document["histogram"] == [[5, 2], [7, 1]]
+    assert main(["rashomon", str(tiny_csv), "--max-depth", "1", "--depth"]) == 1
+    assert "the minimum is 2" in capsys.readouterr().err
+
+
+@settings(deadline=None, max_examples=40)
+@given(tiny())
+def test_model_class_reliance_is_the_range_over_every_tree_of_the_set(case):
+    from naive import model_reliance
+
+    X, y, depth, penalty, epsilon = case
+    rashomon = rashomon_set(X, y, depth, epsilon=epsilon, leaf_penalty=penalty)
+    ranges = rashomon.model_class_reliance()
+    trees = list(rashomon.trees())
+    assert len(trees) == rashomon.count
+    for c in range(X.shape[1]):
+        values = [model_reliance(t.predict, X, y, [c]) for t in trees]
+        if f"x{c}" not in ranges:  # no binary feature of its own: no tree splits on it
+            assert values == [0.0] * len(values)
+            continue
+        assert ranges[f"x{c}"] == pytest.approx((min(values), max(values)), abs=1e-12)
+
+
+def test_cli_gives_the_model_class_reliance(capsys):
+    from pathlib import Path
+
+    from satdt.cli import main
+
+    iris = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
+    argv = ["rashomon", str(iris), "--max-depth", "2", "--epsilon", "0.02", "--leaf-penalty"]
+    assert main([*argv, "0.01", "--reliance", "--show", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "model class reliance (the error's growth when the column is switched):" in out
+    assert "  feat_3: 0 to 0.62" in out
+    assert main([*argv, "0.01", "--reliance", "--show", "0", "--format", "json"]) == 0
+    import json
+
+    document = json.loads(capsys.readouterr().out)
+    assert document["model_class_reliance"]["feat_4"] == [0.0, pytest.approx(0.62)]
+    assert main(["rashomon", str(iris), "--max-depth", "2", "--depth", "--reliance"]) == 2
+    assert "--reliance goes with --epsilon or --size" in capsys.readouterr().err

@@ -329,6 +329,18 @@ def _add_explain_command(commands: Any) -> None:
         "--time-limit", type=float, metavar="S", help="seconds per row for --all-axps"
     )
     explain.add_argument("--format", choices=("text", "json"), default="text")
+    explain.add_argument(
+        "--draw",
+        metavar="FILE",
+        help="draw the model with the row's path and its explanation marked to FILE (.png, .svg, "
+        ".pdf; needs matplotlib); with several rows one file per row, FILE's name + -row<R>",
+    )
+    explain.add_argument(
+        "--show",
+        choices=("smallest_axp", "axp", "path_axp", "cxp"),
+        default="smallest_axp",
+        help="the explanation --draw marks (cxp: the smallest CXp; default smallest_axp)",
+    )
     explain.add_argument("--input-format", choices=("auto", "csv", "labelfirst"), default="auto")
     explain.add_argument("--sep", metavar="CHAR", help="CSV separator (default: detected)")
     explain.add_argument(
@@ -361,10 +373,25 @@ def _add_rashomon_command(commands: Any) -> None:
         action="store_true",
         help="instead: every consistent tree with the fewest nodes at depth <= K",
     )
+    which.add_argument(
+        "--depth",
+        action="store_true",
+        help="instead: every consistent tree of depth <= K, each once up to the changes that keep "
+        "its function on the training rows (K the minimum depth: every minimum-depth tree)",
+    )
     _add_param(rashomon, "leaf_penalty")
     _add_param(rashomon, "max_thresholds")
     rashomon.add_argument(
         "--show", type=int, default=3, metavar="N", help="print the N best trees (default 3)"
+    )
+    rashomon.add_argument(
+        "--time-limit", type=float, metavar="S", help="with --depth: seconds for the count"
+    )
+    rashomon.add_argument(
+        "--reliance",
+        action="store_true",
+        help="with --epsilon or --size: also each column's model class reliance, the least and "
+        "the most that a tree of the set relies on it (Fisher, Rudin and Dominici 2019)",
     )
     rashomon.add_argument("--format", choices=("text", "json"), default="text")
     rashomon.add_argument(

@@ -399,11 +399,10 @@ def solve_min_error(
             if value <= floor + tol:  # nothing can be better: proven
                 break
     except TimeUp:
-        recorder.stop_reason = "time limit"
         recorder.lower_bound = min(floor, recorder.best.value if recorder.best else math.inf)
         if recorder.best is None:
             raise
-        return recorder.snapshot(proven_optimal=False)
+        return recorder.snapshot(proven_optimal=False, stop_reason="time limit")
     finally:
         search.count_cache()
     if recorder.best is None:  # the caller's bound was not beaten and no tree was recorded

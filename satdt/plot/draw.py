@@ -20,9 +20,29 @@ def _blend(colour: tuple[float, ...], share: float) -> tuple[float, float, float
     return tuple(1.0 - share * (1.0 - c) for c in colour[:3])  # type: ignore[return-value]
 
 
-def draw_picture(ax: Any, picture: Picture, *, grow: bool = False) -> None:
+#: how a marked box or arc is drawn: role -> (edge colour, line width in points)
+MARK_STYLE = {
+    "explanation": ("#d62728", 3.0),
+    "path": ("#1f77b4", 2.2),
+    "leaf": ("#1f77b4", 3.0),
+    "contrast": ("#9467bd", 2.2),
+    "contrast-leaf": ("#9467bd", 3.0),
+}
+MARK_GID = "satdt-mark-"  # the gid prefix of a marked box: satdt-mark-<role>-<item gid>
+
+
+def draw_picture(
+    ax: Any,
+    picture: Picture,
+    *,
+    grow: bool = False,
+    marks: dict[str, str] | None = None,
+    marked_arcs: dict[tuple[str, str, bool], str] | None = None,
+) -> None:
     """Draw a laid-out picture into ``ax``, the font scaled to the Axes' size (a small
-    picture keeps its size, top-centred, unless ``grow``)."""
+    picture keeps its size, top-centred, unless ``grow``). ``marks`` (item gid -> role of
+    :data:`MARK_STYLE`) frames boxes in the role's colour; ``marked_arcs`` ((source gid,
+    target gid, yes) -> role) draws those arcs so."""
     import matplotlib as mpl
     from matplotlib.patches import FancyBboxPatch, PathPatch
     from matplotlib.path import Path as MplPath
@@ -46,9 +66,12 @@ def draw_picture(ax: Any, picture: Picture, *, grow: bool = False) -> None:
     palette = mpl.colormaps["tab10"].colors
     row_half = picture.row_height / 2
 
+    marks = marks or {}
+    marked_arcs = marked_arcs or {}
     for chain, yes in picture.arcs:
         items = [picture.items[i] for i in chain]
         start = items[0]
+        arc_role = marked_arcs.get((start.gid, items[-1].gid, yes))
         # the yes arc leaves from the left of the box's bottom edge, the no arc from the right
         side = -1.0 if yes else 1.0
         x_start = start.x + side * min(start.width / 5, 0.25)
@@ -68,9 +91,9 @@ def draw_picture(ax: Any, picture: Picture, *, grow: bool = False) -> None:
             PathPatch(
                 MplPath(vertices, codes),
                 fill=False,
-                edgecolor="0.3" if yes else "0.45",
+                edgecolor=MARK_STYLE[arc_role][0] if arc_role else "0.3" if yes else "0.45",
                 linestyle="-" if yes else (0, (4, 2)),
-                linewidth=0.9 * scale,
+                linewidth=(MARK_STYLE[arc_role][1] if arc_role else 0.9) * scale,
             )
         )
         ax.text(
@@ -97,6 +120,10 @@ def draw_picture(ax: Any, picture: Picture, *, grow: bool = False) -> None:
             and item.counts is not None
             and item.counts.sum() > item.counts[item.klass]
         )
+        role = marks.get(item.gid)
+        edge, width = ("#c0392b", 1.8) if wrong else ("0.25", 0.9)
+        if role is not None:
+            edge, width = MARK_STYLE[role]
         ax.add_patch(
             FancyBboxPatch(
                 (item.x - item.width / 2, y - item.height / 2),
@@ -104,9 +131,10 @@ def draw_picture(ax: Any, picture: Picture, *, grow: bool = False) -> None:
                 item.height,
                 boxstyle=f"round,pad=0,rounding_size={0.12 if item.kind == 'terminal' else 0.04}",
                 facecolor=_blend(colour, share) if item.klass >= 0 else "white",
-                edgecolor="#c0392b" if wrong else "0.25",
-                linewidth=(1.8 if wrong else 0.9) * scale,
+                edgecolor=edge,
+                linewidth=width * scale,
                 linestyle=(0, (2, 1.5)) if item.kind == "more" else "-",
+                gid=f"{MARK_GID}{role}-{item.gid}" if role is not None else None,
             )
         )
         ax.text(

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..result import DPStats, PortfolioStats, Recorder, SearchResult
-from . import kernels, parallel
+from . import kernels, parallel, root_split
 from .common import (
     SearchSettings,
     bound_to_beat,
@@ -110,7 +110,12 @@ class PortfolioOptions:
         schedule options then do not apply), under ``parallel_rule``; 1 is the one-core
         schedule.
     parallel_rule
-        The CA-DL8.5 rule of the child process (``None``: plain DL8.5).
+        The CA-DL8.5 rule of the child process (``None``: plain DL8.5). Without a rule, at
+        depth :data:`~satdt.dp.root_split.MIN_DEPTH` or more, ``n_jobs`` DL8.5 workers share
+        the root's splits instead, Blossom here (:mod:`satdt.dp.root_split`).
+    max_cache_mb
+        The cap on the caches of those workers together (each has its share; DL8.5's
+        default cap, :data:`satdt.dp.dl85.DEFAULT_CACHE_MB`).
     """
 
     rule: str | None = DEFAULT_RULE
@@ -119,6 +124,7 @@ class PortfolioOptions:
     every: float = EVERY
     n_jobs: int = 1
     parallel_rule: str | None = DEFAULT_RULE
+    max_cache_mb: float = 512.0
 
 
 def solve_min_error(
@@ -184,6 +190,11 @@ def solve_min_error(
         )
     if options.n_jobs >= 2 and parallel.available() and kernels.ready(both):
         kernels.load(both)
+        if K >= root_split.MIN_DEPTH and options.parallel_rule is None:
+            return root_split.solve_min_error(
+                prep, source, K, settings, n_jobs=options.n_jobs, bound=bound, tol=tol,
+                blossom_stats=blossom_stats, max_cache_mb=options.max_cache_mb,
+            )  # fmt: skip
         return parallel.solve_min_error(
             prep, source, K, settings, bound=bound, tol=tol, blossom_stats=blossom_stats,
             rule=options.parallel_rule,

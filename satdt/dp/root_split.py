@@ -1,0 +1,341 @@
+"""DL8.5 on several cores: the root's splits shared out among worker processes, Blossom here.
+
+What :func:`satdt.dp.portfolio.solve_min_error` runs with ``n_jobs >= 2`` at depth 4 or more.
+DL8.5's root (Algorithm 1, lines 13-29, Kiossou, Nijssen & Schaus) tries each feature in Gini
+order, each split one independent subproblem: its two children searched under the best tree's
+cost. Here ``n_jobs`` forked workers take the root's features from one shared queue (work
+stealing at the top: a worker that finishes a feature takes the next one in Gini order), each
+with its own DL8.5 search and cache (the cap ``max_cache_mb`` shared out, so the memory bound
+holds for the fit) and the best complete tree's cost in shared memory as the bound its next
+split must beat. That bound is read before each split; a split in progress keeps the bound it
+started with (DL8.5 passes bounds down the recursion), so a worker may search more than the
+one-core search does, never less than needed: the optimum is the same.
+
+This process runs Blossom (:class:`~satdt.dp.blossom.BlossomRun`) in slices between looks at
+the workers' messages, for its first trees and beside them while its slices improve the
+incumbent (its share of a core halves after each slice that did not, down to ``MIN_SHARE``).
+Every tree, a worker's (the root's splits and the path trees within them) or Blossom's, goes to
+the recorder and tightens the shared bound and Blossom. The optimum is proven when every root
+feature is done (or when Blossom exhausts its space); stopped earlier (the deadline, Ctrl-C),
+the lower bound is the least bound of the features not done. Workers ignore Ctrl-C (this
+process stops them and keeps the best tree), stop at the deadline, and exit by themselves when
+this process is gone (killed, say): they look at their parent between two DL8.5 nodes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import multiprocessing as mp
+import os
+import signal
+import time
+from dataclasses import fields
+from multiprocessing.connection import wait
+from typing import Any
+
+import numpy as np
+
+from ..errors import TimeUp
+from ..result import DL85Stats, DPStats, PortfolioStats, SearchResult
+from ._dl85_anytime import LEAF
+from .common import PreparedBinary, SearchSettings
+
+ALONE = 0.1  # seconds of Blossom alone first: what it proves by then starts no worker
+MIN_DEPTH = 4  # below, the root's children would not use the three-level kernel: one search
+SLICE = 0.02  # seconds of Blossom per slice
+MIN_SHARE = 1.0 / 16.0  # Blossom's least share of a core, after slices that did not improve
+EVERY = 0.005  # seconds of DL8.5 between two looks at the parent and the stop flag
+STOP_WAIT = 0.05  # seconds the workers have to send their counters once asked to stop
+# the shared array: best cost, stop flag, next feature to take, the root's number of features
+# (-1 until a worker wrote it), then each feature's bound (its split's, raised once searched)
+_BEST, _STOP, _NEXT, _COUNT, _BOUNDS = 0, 1, 2, 3, 4
+_DONE = 2  # a feature's status once its split is searched (else 0, or 1 while in progress)
+
+
+class _Stopped(Exception):
+    """The parent asked the workers to stop (a proof, the deadline there, Ctrl-C)."""
+
+
+class _Watch:
+    """A worker's look-up between DL8.5 nodes (a :class:`~satdt.dp._dl85_anytime.Companion`):
+    exit when the parent is gone, stop when asked."""
+
+    every = EVERY
+
+    def __init__(self, shared, parent: int) -> None:
+        self.shared, self.parent = shared, parent
+
+    def pause(self, now: float) -> bool:
+        if os.getppid() != self.parent:  # the parent is gone: nobody wants the answer
+            os._exit(0)
+        if self.shared[_STOP]:
+            raise _Stopped
+        return False
+
+
+def _lower_shared(shared, lock, value: float) -> None:
+    with lock:
+        if value < shared[_BEST]:
+            shared[_BEST] = value
+
+
+def _worker(conn, shared, status, lock, parent: int, prep, K: int, settings, cache_mb, tol):
+    """One worker (run in a forked process): the root's splits taken from the shared queue,
+    each searched by DL8.5 under the shared bound; its trees go to the parent through ``conn``,
+    then ``("done", all_done, seconds, stats)``."""
+    from ._counts import node_totals  # all loaded in the parent before the fork
+    from ._dl85_search import Search, _leaf
+    from .dl85 import _fill_stats
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    tic = time.perf_counter()
+    P = settings.leaf_penalty
+    sent = [math.inf]
+
+    def on_root(value: float, nested: Any) -> None:  # a path tree within a root split
+        if value < min(sent[0], shared[_BEST] - tol):
+            sent[0] = value
+            conn.send(("tree", value, nested))
+            _lower_shared(shared, lock, value)
+
+    search = None
+    finished = False
+    try:
+        search = Search(
+            prep, K, settings.min_support, P, cache_mb, settings.deadline, tol, on_root,
+            _Watch(shared, parent),
+        )  # fmt: skip
+        data = prep.data
+        rows = np.arange(data.Bd.shape[0], dtype=np.int32)
+        tot = np.empty(data.W.shape[1])
+        lb = float(node_totals(rows, data.W, data.rirr, tot)) + 2 * P
+        leaf = _leaf(tot) + P
+        cand, single = search._candidates(rows, tot)
+        val = search._split_bounds(rows, tot, cand, single)
+        with lock:  # every worker computes the same features: the first one publishes them
+            if shared[_COUNT] < 0:
+                shared[_BOUNDS : _BOUNDS + cand.size] = val
+                shared[_COUNT] = cand.size
+        while True:
+            with lock:
+                i = int(shared[_NEXT])
+                shared[_NEXT] = i + 1
+                if i < cand.size:
+                    status[i] = 1
+            if i >= cand.size:
+                finished = True
+                break
+            child_ub = min(leaf, shared[_BEST] - tol)
+            value = val[i]
+            if lb < child_ub - tol and val[i] < child_ub:
+                search.frames[:] = [[leaf, child_ub, None, -1, -1, 0.0, 0.0, None]]
+                f = int(cand[i])
+                value, lt, rt, _ = search._branch(
+                    rows, None, f, tot, single[i], K, 0, child_ub, 0.0, search.frames[0]
+                )
+                if rt is not None and value < child_ub:
+                    on_root(value, (f, lt, rt))
+            else:
+                search.cuts += 1
+            shared[_BOUNDS + i] = max(val[i], value)
+            status[i] = _DONE
+    except (_Stopped, TimeUp):
+        pass
+    except Exception as exc:  # the parent raises it (an internal error, say)
+        with contextlib.suppress(OSError):  # the parent stopped listening
+            conn.send(("error", exc))
+        return
+    stats = DL85Stats()
+    if search is not None:
+        _fill_stats(stats, search)
+    with contextlib.suppress(OSError):
+        conn.send(("done", finished, time.perf_counter() - tic, stats))
+
+
+def solve_min_error(
+    prep: PreparedBinary,
+    source: tuple[np.ndarray, np.ndarray, np.ndarray, int],
+    K: int,
+    settings: SearchSettings,
+    *,
+    n_jobs: int,
+    bound: float,
+    tol: float,
+    blossom_stats: DPStats,
+    max_cache_mb: float,
+) -> SearchResult:
+    """The optimum of depth at most ``K`` by ``n_jobs`` DL8.5 workers sharing the root's
+    splits, with Blossom in this process.
+
+    ``prep`` is the data prepared from ``source`` = ``(B, y, w, n_classes)``; ``bound`` the
+    cost a tree must beat (the caller's incumbent less the tolerance ``tol``, or ``inf``);
+    ``settings`` the portfolio's, checked; ``max_cache_mb`` the cache cap of the whole fit,
+    shared out among the workers. The kernels of both searches must be loaded here (the
+    workers inherit them). ``recorder.stats`` becomes a
+    :class:`~satdt.result.PortfolioStats`: the workers' counters summed, Blossom's, the
+    longest worker's seconds, and who proved the optimum.
+    """
+    from . import blossom, dl85  # loaded here before the fork: the workers share them
+
+    tic = time.perf_counter()
+    recorder, deadline = settings.recorder, settings.deadline
+    B, y, w, n_classes = source
+    P = settings.leaf_penalty
+    run = blossom.BlossomRun(
+        prep, K, bound, source, recorder, blossom_stats, P, settings.min_support
+    )
+    alone = tic + ALONE
+    if run.advance(alone if deadline is None else min(alone, deadline)) or _past(deadline):
+        run.finish()  # proven (or out of time) before any worker started
+        recorder.stats = _stats(run, [], tic, run.proven, run.proven)
+        return recorder.snapshot(proven_optimal=run.proven)
+
+    def to_tree(nested: Any):
+        return dl85._to_tree(nested, prep, B, y, w, n_classes)
+
+    on_root, _ = dl85._reporter(recorder, bound, tol, P, to_tree)
+    M = prep.data.Bd.shape[1]
+    ctx = mp.get_context("fork")
+    best = recorder.best
+    shared = ctx.RawArray("d", [math.inf if best is None else best.value, 0, 0, -1] + [0.0] * M)
+    status = ctx.RawArray("b", M)
+    lock = ctx.Lock()
+    messages = _Messages(on_root)
+    workers = []
+    by_blossom = proven = False
+    try:
+        for _ in range(n_jobs):
+            reader, writer = ctx.Pipe(duplex=False)
+            args = (writer, shared, status, lock, os.getpid(), prep, K, settings,
+                    max_cache_mb / n_jobs, tol)  # fmt: skip
+            worker = ctx.Process(target=_worker, args=args, daemon=True, name="satdt")
+            worker.start()
+            writer.close()  # the worker holds the only writing end: its death ends the file
+            messages.open.append(reader)
+            workers.append(worker)
+        by_blossom = _race(run, messages, shared, lock, tol, deadline)
+        proven = by_blossom or messages.all_done()
+    finally:  # also on Ctrl-C: stop the workers, keep what they sent, and the counters
+        shared[_STOP] = 1.0
+        with contextlib.suppress(Exception):
+            messages.drain(STOP_WAIT, until_done=True)
+        for worker in workers:
+            worker.kill()
+            worker.join()
+        for reader in messages.open:
+            reader.close()
+        if proven and not by_blossom:  # no split beat the root as a leaf: the leaf, if below
+            tot = prep.data.W.sum(axis=0)  # the caller's bound
+            on_root(float(tot.sum() - tot.max(initial=0.0)) + P, LEAF)
+        run.finish()  # Blossom's counters and bound; the root as a leaf if no tree yet
+        recorder.stats = _stats(run, messages.done, tic, by_blossom, proven)
+    if proven:
+        recorder.lower_bound = recorder.best.value
+    else:
+        least = max(recorder.lower_bound, prep.floor + P)  # Blossom's bound, or any tree's
+        recorder.lower_bound = min(recorder.best.value, _lower_bound(shared, status, least))
+    return recorder.snapshot(proven_optimal=proven)
+
+
+class _Messages:
+    """This process's side of the workers' pipes: their trees go to the recorder (through
+    ``on_root``, which re-checks each against the data) as they come."""
+
+    def __init__(self, on_root) -> None:
+        self.on_root = on_root
+        self.open: list = []  # the pipes of the workers that have not sent their end
+        self.done: list[tuple[bool, float, DL85Stats]] = []
+
+    def all_done(self) -> bool:
+        """Whether every worker ended with the root's features all searched."""
+        return not self.open and all(d[0] for d in self.done)
+
+    def drain(self, timeout: float = 0.0, *, until_done: bool = False) -> None:
+        """Take every message waiting (for up to ``timeout`` seconds for the first, or for
+        every worker's last with ``until_done``); raise a worker's exception if it failed."""
+        end = time.perf_counter() + timeout
+        while self.open:
+            ready = wait(self.open, max(0.0, end - time.perf_counter()))
+            if not ready:
+                return
+            for conn in ready:
+                try:
+                    message = conn.recv()
+                except (EOFError, OSError):  # the worker died (killed): its features undone
+                    self.open.remove(conn)
+                    conn.close()
+                    self.done.append((False, 0.0, DL85Stats()))
+                    continue
+                if message[0] == "tree":
+                    self.on_root(message[1], message[2])
+                elif message[0] == "error":
+                    raise message[1]
+                else:
+                    self.open.remove(conn)
+                    conn.close()
+                    self.done.append(message[1:])
+            if not until_done:
+                end = time.perf_counter()  # the rest without waiting
+
+
+def _race(run, messages: _Messages, shared, lock, tol: float, deadline: float | None) -> bool:
+    """Blossom in slices, the workers' trees taken in between, until every worker is done,
+    Blossom proves, or the deadline: whether Blossom proved."""
+    recorder = run.recorder
+    ratio = 1.0  # Blossom's seconds per second of waiting, halved after each idle slice
+    while True:
+        best = recorder.best
+        if best is not None and best.value < shared[_BEST]:
+            _lower_shared(shared, lock, best.value)
+        if best is not None:
+            run.tighten(best.value - tol)
+        if not run.proven:
+            before = len(recorder.history)
+            until = time.perf_counter() + SLICE
+            if run.advance(until if deadline is None else min(until, deadline)):
+                return True
+            grew = len(recorder.history) > before
+            ratio = min(1.0, ratio * 2.0) if grew else max(MIN_SHARE, ratio / 2.0)
+        wait_for = SLICE / ratio
+        if deadline is not None:
+            wait_for = max(0.0, min(wait_for, deadline - time.perf_counter()))
+        messages.drain(wait_for)
+        if not messages.open or _past(deadline):
+            return False
+
+
+def _stats(run, done: list, tic: float, by_blossom: bool, proven: bool) -> PortfolioStats:
+    """The workers' counters summed (the cache flags or-ed), Blossom's beside them."""
+    total = DL85Stats(**{f.name: getattr(run.stats, f.name) for f in fields(DPStats)})
+    for name in ("expansions", "bottom_solves", "cuts", "similarity_cuts"):
+        setattr(total, name, 0)
+    seconds = 0.0
+    for _, worker_seconds, stats in done:
+        seconds = max(seconds, worker_seconds)
+        for name in (
+            "expansions", "bottom_solves", "cuts", "similarity_cuts", "nodes", "cache_hits",
+            "cache_entries", "cache_mb",
+        ):  # fmt: skip
+            setattr(total, name, getattr(total, name) + getattr(stats, name))
+        total.cache_full = total.cache_full or stats.cache_full
+    return PortfolioStats(
+        **vars(total),
+        blossom=run.stats,
+        blossom_seconds=time.perf_counter() - tic,
+        dl85_seconds=seconds,
+        proven_by=("blossom" if by_blossom else "dl85") if proven else "",
+    )
+
+
+def _lower_bound(shared, status, least: float) -> float:
+    """Stopped before a proof: the least bound of the root's splits not done (the bound of a
+    split no worker finished: what it costs at least), and never below ``least`` (what any
+    tree costs at least); ``least`` alone before a worker listed the root's features."""
+    count = int(shared[_COUNT])
+    pending = [shared[_BOUNDS + i] for i in range(max(count, 0)) if status[i] != _DONE]
+    return max(least, min(pending, default=math.inf)) if count >= 0 else least
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.perf_counter() >= deadline

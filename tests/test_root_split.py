@@ -204,3 +204,22 @@ def test_ctrl_c_keeps_the_best_tree_and_stops_every_worker():
     assert fit.returncode == 0
     assert out.split() == ["interrupted", "False"]
     assert not any(alive(pid) for pid in workers)
+
+
+def test_the_shared_bounds_keep_the_highest_bound_and_stop_storing_when_full():
+    import multiprocessing as mp
+
+    table = root_split._Bounds(mp.get_context("fork"), 1)
+    assert table.size == 1024
+    rows = np.arange(5, dtype=np.int32)
+    key, check = root_split._node_keys(3, rows)
+    assert key != 0 and root_split._node_keys(4, rows) != (key, check)
+    assert table.get(key, check) == -np.inf
+    table.put(key, check, 2.0)
+    table.put(key, check, 1.0)  # a weaker bound never replaces a stronger one
+    assert table.get(key, check) == 2.0
+    assert table.get(key, check + 1) == -np.inf  # same slot, other node: not taken for it
+    for other in range(1, table.PROBES):  # the key's probes all taken ...
+        table.put(key + other, 0, 5.0)
+    table.put(key + 1024, 7, 3.0)  # ... so a node hashed there is not stored
+    assert table.get(key + 1024, 7) == -np.inf

@@ -30,6 +30,7 @@ import multiprocessing as mp
 import os
 import signal
 import time
+import zlib
 from dataclasses import fields
 from multiprocessing.connection import wait
 from typing import Any
@@ -80,7 +81,84 @@ def _lower_shared(shared, lock, value: float) -> None:
             shared[_BEST] = value
 
 
-def _worker(conn, shared, status, lock, parent: int, prep, K: int, settings, cache_mb, tol):
+class _Bounds:
+    """What the workers proved of the nodes with three or more levels left, in shared memory:
+    per node, a cost its optimum is at least (exactly its optimum when a tree was found).
+
+    The same node is met under different root splits (rows without ``f`` then without ``g``,
+    or the other way round), in different workers; each worker's own cache keeps its trees,
+    this table the bounds that let another worker cut the node at once (the cut that a
+    shared cache would give; Algorithm 1, lines 9-11). Open addressing over a node's key (the
+    hash of its levels left and rows) with a second hash to check, no replacement: a full
+    table stops storing, like the cache. Reads and writes under one lock.
+    """
+
+    PROBES = 8
+
+    def __init__(self, ctx, entries: int) -> None:
+        self.size = 1 << max(10, (entries - 1).bit_length())
+        self.keys = ctx.RawArray("q", self.size)
+        self.checks = ctx.RawArray("q", self.size)
+        self.values = ctx.RawArray("d", self.size)
+        self.lock = ctx.Lock()
+
+    def _slots(self, key: int):
+        start = key & (self.size - 1)
+        return ((start + i) & (self.size - 1) for i in range(self.PROBES))
+
+    def get(self, key: int, check: int) -> float:
+        """The node's bound, or ``-inf`` when none is stored."""
+        with self.lock:
+            for slot in self._slots(key):
+                if self.keys[slot] == 0:
+                    return -math.inf
+                if self.keys[slot] == key and self.checks[slot] == check:
+                    return self.values[slot]
+        return -math.inf
+
+    def put(self, key: int, check: int, value: float) -> None:
+        with self.lock:
+            for slot in self._slots(key):
+                if self.keys[slot] == 0:
+                    self.keys[slot], self.checks[slot], self.values[slot] = key, check, value
+                    return
+                if self.keys[slot] == key and self.checks[slot] == check:
+                    self.values[slot] = max(self.values[slot], value)
+                    return
+
+
+def _node_keys(rem: int, rows: np.ndarray) -> tuple[int, int]:
+    """A node's key (never 0) and check: two independent hashes of its levels left and rows."""
+    data = rows.tobytes()
+    key = hash((rem, data)) or 1  # the workers share the parent's hash seed (forked)
+    return key, (zlib.crc32(data) << 8) ^ rem ^ (rows.size << 40)
+
+
+def _shared_search(base):
+    """DL8.5's search class with the shared table of bounds in front of its nodes with three
+    or more levels left: a node whose stored bound reaches its upper bound is cut at once,
+    and every such node's result is stored (its optimum, or the bound it failed to beat)."""
+
+    class SharedSearch(base):
+        bounds: _Bounds
+
+        def node(self, rows, rem, depth, ub, state):
+            if rem < 3:
+                return super().node(rows, rem, depth, ub, state)
+            key, check = _node_keys(rem, rows)
+            known = self.bounds.get(key, check)
+            if known >= ub:
+                self.hits += 1
+                return known, None, True
+            value, tree, terminal = super().node(rows, rem, depth, ub, state)
+            if terminal and value > known:
+                self.bounds.put(key, check, value)
+            return value, tree, terminal
+
+    return SharedSearch
+
+
+def _worker(conn, shared, status, lock, bounds, parent: int, prep, K: int, settings, cache_mb, tol):
     """One worker (run in a forked process): the root's splits taken from the shared queue,
     each searched by DL8.5 under the shared bound; its trees go to the parent through ``conn``,
     then ``("done", all_done, seconds, stats)``."""
@@ -102,10 +180,11 @@ def _worker(conn, shared, status, lock, parent: int, prep, K: int, settings, cac
     search = None
     finished = False
     try:
-        search = Search(
+        search = _shared_search(Search)(
             prep, K, settings.min_support, P, cache_mb, settings.deadline, tol, on_root,
             _Watch(shared, parent),
         )  # fmt: skip
+        search.bounds = bounds
         data = prep.data
         rows = np.arange(data.Bd.shape[0], dtype=np.int32)
         tot = np.empty(data.W.shape[1])
@@ -201,14 +280,16 @@ def solve_min_error(
     shared = ctx.RawArray("d", [math.inf if best is None else best.value, 0, 0, -1] + [0.0] * M)
     status = ctx.RawArray("b", M)
     lock = ctx.Lock()
+    # an eighth of the cache's cap for the shared bounds (24 bytes an entry), the rest theirs
+    bounds = _Bounds(ctx, int(max_cache_mb * 2**20 / 8 / 24))
     messages = _Messages(on_root)
     workers = []
     by_blossom = proven = False
     try:
         for _ in range(n_jobs):
             reader, writer = ctx.Pipe(duplex=False)
-            args = (writer, shared, status, lock, os.getpid(), prep, K, settings,
-                    max_cache_mb / n_jobs, tol)  # fmt: skip
+            args = (writer, shared, status, lock, bounds, os.getpid(), prep, K, settings,
+                    max_cache_mb * 7 / 8 / n_jobs, tol)  # fmt: skip
             worker = ctx.Process(target=_worker, args=args, daemon=True, name="satdt")
             worker.start()
             writer.close()  # the worker holds the only writing end: its death ends the file

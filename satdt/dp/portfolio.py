@@ -13,7 +13,10 @@ problems) it has up to half the core, and once the incumbent stops improving nea
 core goes to the search that closes the gap. Both report to the same recorder; DL8.5 prunes with the incumbent,
 whoever found it, and so does Blossom. Both searches are complete, so whichever exhausts its
 space first proves the incumbent optimal. That is the one-core schedule (``n_jobs=1``); with
-``n_jobs >= 2`` the two run at the same time, in two processes (:mod:`satdt.dp.parallel`).
+``n_jobs >= 2`` DL8.5's root splits are shared out among ``n_jobs`` worker processes with
+Blossom beside them (:mod:`satdt.dp.root_split`, at depth 4 or more), or, at smaller depths
+and under a CA-DL8.5 rule, the two searches run at the same time in two processes
+(:mod:`satdt.dp.parallel`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ one-core search does, never less than needed: the optimum is the same.
 
 This process runs Blossom (:class:`~satdt.dp.blossom.BlossomRun`) in slices between looks at
 the workers' messages, for its first trees and beside them while its slices improve the
-incumbent (its share of a core halves after each slice that did not, down to ``MIN_SHARE``).
+incumbent (its share of a core halves after each slice that did not, down to ``MIN_RATIO``).
 Every tree, a worker's (the root's splits and the path trees within them) or Blossom's, goes to
 the recorder and tightens the shared bound and Blossom. The optimum is proven when every root
 feature is done (or when Blossom exhausts its space); stopped earlier (the deadline, Ctrl-C),
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import mmap
 import multiprocessing as mp
 import os
 import signal
@@ -45,7 +46,9 @@ from .common import PreparedBinary, SearchSettings
 ALONE = 0.1  # seconds of Blossom alone first: what it proves by then starts no worker
 MIN_DEPTH = 4  # below, the root's children would not use the three-level kernel: one search
 SLICE = 0.02  # seconds of Blossom per slice
-MIN_SHARE = 1.0 / 16.0  # Blossom's least share of a core, after slices that did not improve
+# Blossom's seconds per second spent waiting for the workers: at first, at most (while its slices
+# improve the incumbent: a third of a core) and at least (after slices that did not)
+START_RATIO, MAX_RATIO, MIN_RATIO = 0.25, 0.5, 1.0 / 16.0
 EVERY = 0.005  # seconds of DL8.5 between two looks at the parent and the stop flag
 STOP_WAIT = 0.05  # seconds the workers have to send their counters once asked to stop
 # the shared array: best cost, stop flag, next feature to take, the root's number of features
@@ -90,16 +93,19 @@ class _Bounds:
     this table the bounds that let another worker cut the node at once (the cut that a
     shared cache would give; Algorithm 1, lines 9-11). Open addressing over a node's key (the
     hash of its levels left and rows) with a second hash to check, no replacement: a full
-    table stops storing, like the cache. Reads and writes under one lock.
+    table stops storing, like the cache. Reads and writes under one lock. The table is an
+    anonymous shared mapping: the system hands out its zeroed pages as they are written, so a
+    small search pays for the entries it stores, not for the table's size.
     """
 
     PROBES = 8
 
     def __init__(self, ctx, entries: int) -> None:
-        self.size = 1 << max(10, (entries - 1).bit_length())
-        self.keys = ctx.RawArray("q", self.size)
-        self.checks = ctx.RawArray("q", self.size)
-        self.values = ctx.RawArray("d", self.size)
+        self.size = 1 << max(10, entries.bit_length() - 1)  # at most ``entries``, at least 1024
+        self.memory = mmap.mmap(-1, 24 * self.size)  # shared with the forked workers
+        self.keys = np.frombuffer(self.memory, np.int64, self.size, 0)
+        self.checks = np.frombuffer(self.memory, np.int64, self.size, 8 * self.size)
+        self.values = np.frombuffer(self.memory, np.float64, self.size, 16 * self.size)
         self.lock = ctx.Lock()
 
     def _slots(self, key: int):
@@ -113,7 +119,7 @@ class _Bounds:
                 if self.keys[slot] == 0:
                     return -math.inf
                 if self.keys[slot] == key and self.checks[slot] == check:
-                    return self.values[slot]
+                    return float(self.values[slot])
         return -math.inf
 
     def put(self, key: int, check: int, value: float) -> None:
@@ -127,11 +133,14 @@ class _Bounds:
                     return
 
 
+_INT64 = (1 << 63) - 1
+
+
 def _node_keys(rem: int, rows: np.ndarray) -> tuple[int, int]:
     """A node's key (never 0) and check: two independent hashes of its levels left and rows."""
     data = rows.tobytes()
     key = hash((rem, data)) or 1  # the workers share the parent's hash seed (forked)
-    return key, (zlib.crc32(data) << 8) ^ rem ^ (rows.size << 40)
+    return key, ((zlib.crc32(data) << 8) ^ rem ^ (rows.size << 40)) & _INT64
 
 
 def _shared_search(base):
@@ -364,7 +373,7 @@ def _race(run, messages: _Messages, shared, lock, tol: float, deadline: float | 
     """Blossom in slices, the workers' trees taken in between, until every worker is done,
     Blossom proves, or the deadline: whether Blossom proved."""
     recorder = run.recorder
-    ratio = 1.0  # Blossom's seconds per second of waiting, halved after each idle slice
+    ratio = START_RATIO  # Blossom's seconds per second of waiting (halved after an idle slice)
     while True:
         best = recorder.best
         if best is not None and best.value < shared[_BEST]:
@@ -377,7 +386,7 @@ def _race(run, messages: _Messages, shared, lock, tol: float, deadline: float | 
             if run.advance(until if deadline is None else min(until, deadline)):
                 return True
             grew = len(recorder.history) > before
-            ratio = min(1.0, ratio * 2.0) if grew else max(MIN_SHARE, ratio / 2.0)
+            ratio = min(MAX_RATIO, ratio * 2.0) if grew else max(MIN_RATIO, ratio / 2.0)
         wait_for = SLICE / ratio
         if deadline is not None:
             wait_for = max(0.0, min(wait_for, deadline - time.perf_counter()))

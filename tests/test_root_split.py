@@ -219,7 +219,8 @@ def test_the_shared_bounds_keep_the_highest_bound_and_stop_storing_when_full():
     table.put(key, check, 1.0)  # a weaker bound never replaces a stronger one
     assert table.get(key, check) == 2.0
     assert table.get(key, check + 1) == -np.inf  # same slot, other node: not taken for it
-    for other in range(1, table.PROBES):  # the key's probes all taken ...
-        table.put(key + other, 0, 5.0)
-    table.put(key + 1024, 7, 3.0)  # ... so a node hashed there is not stored
+    for other in range(1, table.BUCKET):  # the key's bucket full ...
+        table.put(key, check + other, 5.0)
+    assert table.get(key, check + 1) == 5.0
+    table.put(key + 1024, 7, 3.0)  # ... so another node there is not stored
     assert table.get(key + 1024, 7) == -np.inf

@@ -48,7 +48,7 @@ MIN_DEPTH = 4  # below, the root's children would not use the three-level kernel
 SLICE = 0.02  # seconds of Blossom per slice
 # Blossom's seconds per second spent waiting for the workers: at first, at most (while its slices
 # improve the incumbent: a third of a core) and at least (after slices that did not)
-START_RATIO, MAX_RATIO, MIN_RATIO = 0.25, 0.5, 1.0 / 16.0
+START_RATIO, MAX_RATIO, MIN_RATIO = 0.125, 0.5, 1.0 / 16.0
 EVERY = 0.005  # seconds of DL8.5 between two looks at the parent and the stop flag
 STOP_WAIT = 0.05  # seconds the workers have to send their counters once asked to stop
 # the shared array: best cost, stop flag, next feature to take, the root's number of features
@@ -91,14 +91,17 @@ class _Bounds:
     The same node is met under different root splits (rows without ``f`` then without ``g``,
     or the other way round), in different workers; each worker's own cache keeps its trees,
     this table the bounds that let another worker cut the node at once (the cut that a
-    shared cache would give; Algorithm 1, lines 9-11). Open addressing over a node's key (the
-    hash of its levels left and rows) with a second hash to check, no replacement: a full
-    table stops storing, like the cache. Reads and writes under one lock. The table is an
-    anonymous shared mapping: the system hands out its zeroed pages as they are written, so a
-    small search pays for the entries it stores, not for the table's size.
+    shared cache would give; Algorithm 1, lines 9-11). A node's key (the hash of its levels
+    left and rows) picks a bucket of ``BUCKET`` slots, a second hash checks the entry; no
+    replacement: a full bucket stops storing, like the cache. Each bucket is read and written
+    under one of ``STRIPES`` locks, so workers seldom wait for one another (nor for one the
+    system paused while it held a lock). The table is an anonymous shared mapping: the system
+    hands out its zeroed pages as they are written, so a small search pays for the entries it
+    stores, not for the table's size.
     """
 
-    PROBES = 8
+    BUCKET = 8
+    STRIPES = 64
 
     def __init__(self, ctx, entries: int) -> None:
         self.size = 1 << max(10, entries.bit_length() - 1)  # at most ``entries``, at least 1024
@@ -106,30 +109,36 @@ class _Bounds:
         self.keys = np.frombuffer(self.memory, np.int64, self.size, 0)
         self.checks = np.frombuffer(self.memory, np.int64, self.size, 8 * self.size)
         self.values = np.frombuffer(self.memory, np.float64, self.size, 16 * self.size)
-        self.lock = ctx.Lock()
+        self.locks = [ctx.Lock() for _ in range(self.STRIPES)]
 
-    def _slots(self, key: int):
-        start = key & (self.size - 1)
-        return ((start + i) & (self.size - 1) for i in range(self.PROBES))
+    def _bucket(self, key: int) -> tuple[int, Any]:
+        """The first slot of the key's bucket, and its lock."""
+        start = key & (self.size - self.BUCKET)
+        return start, self.locks[(start // self.BUCKET) % self.STRIPES]
 
     def get(self, key: int, check: int) -> float:
         """The node's bound, or ``-inf`` when none is stored."""
-        with self.lock:
-            for slot in self._slots(key):
-                if self.keys[slot] == 0:
+        start, lock = self._bucket(key)
+        keys, checks = self.keys, self.checks
+        with lock:
+            for slot in range(start, start + self.BUCKET):
+                if keys[slot] == 0:
                     return -math.inf
-                if self.keys[slot] == key and self.checks[slot] == check:
+                if keys[slot] == key and checks[slot] == check:
                     return float(self.values[slot])
         return -math.inf
 
     def put(self, key: int, check: int, value: float) -> None:
-        with self.lock:
-            for slot in self._slots(key):
-                if self.keys[slot] == 0:
-                    self.keys[slot], self.checks[slot], self.values[slot] = key, check, value
+        """Store the node's bound (raise it, if one is stored); nothing when the bucket is full."""
+        start, lock = self._bucket(key)
+        keys, checks, values = self.keys, self.checks, self.values
+        with lock:
+            for slot in range(start, start + self.BUCKET):
+                if keys[slot] == 0:
+                    keys[slot], checks[slot], values[slot] = key, check, value
                     return
-                if self.keys[slot] == key and self.checks[slot] == check:
-                    self.values[slot] = max(self.values[slot], value)
+                if keys[slot] == key and checks[slot] == check:
+                    values[slot] = max(values[slot], value)
                     return
 
 

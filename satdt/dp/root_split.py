@@ -9,7 +9,11 @@ with its own DL8.5 search and cache (the cap ``max_cache_mb`` shared out, so the
 holds for the fit) and the best complete tree's cost in shared memory as the bound its next
 split must beat. That bound is read before each split; a split in progress keeps the bound it
 started with (DL8.5 passes bounds down the recursion), so a worker may search more than the
-one-core search does, never less than needed: the optimum is the same.
+one-core search does, never less than needed: the optimum is the same. The node reached by
+splitting on ``f`` then ``g`` is reached by ``g`` then ``f`` too, often in another worker:
+what the workers prove of the nodes with three or more levels left goes to a table of bounds
+in shared memory (:class:`_Bounds`), which cuts such a node at once wherever it is met again
+under a bound it cannot beat (what one cache does on one core).
 
 This process runs Blossom (:class:`~satdt.dp.blossom.BlossomRun`) in slices between looks at
 the workers' messages, for its first trees and beside them while its slices improve the

@@ -133,6 +133,41 @@ def test_an_error_of_a_worker_is_raised_here(workers_prove, monkeypatch):
     assert children(os.getpid()) == []
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_killed_stops_the_search_unproven_with_its_best_tree():
+    """A worker the system kills (short of memory, say) may hold a lock the others wait for:
+    the parent stops them all and returns the best tree, unproven, with a true bound."""
+    import threading
+
+    B, y = load_cp4im("australian-credit")
+    killed = []
+
+    def kill_one():
+        until = time.perf_counter() + 30
+        while time.perf_counter() < until:
+            workers = children(os.getpid())
+            if len(workers) == 2:
+                time.sleep(0.3)
+                os.kill(workers[0], signal.SIGKILL)
+                killed.append(workers[0])
+                return
+            time.sleep(0.01)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    tic = time.perf_counter()
+    result = portfolio.solve_min_error(
+        B, y, 2, 5, SearchSettings(recorder=Recorder("error")), PortfolioOptions(n_jobs=2)
+    )
+    killer.join()
+    assert killed and time.perf_counter() - tic < 5.0
+    assert not result.proven_optimal and result.stats.proven_by == ""
+    optimum = OPTIMA[("australian-credit", 5)]
+    assert result.model.count_error() == result.objective_value >= optimum
+    assert result.lower_bound <= optimum
+    assert children(os.getpid()) == []
+
+
 @pytest.mark.filterwarnings("ignore::satdt.errors.NotProvenWarning")
 def test_a_deadline_keeps_the_best_tree_and_a_true_lower_bound():
     B, y = load_cp4im("australian-credit")

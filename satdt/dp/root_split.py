@@ -55,9 +55,11 @@ SLICE = 0.02  # seconds of Blossom per slice
 START_RATIO, MAX_RATIO, MIN_RATIO = 0.125, 0.5, 1.0 / 16.0
 EVERY = 0.005  # seconds of DL8.5 between two looks at the parent and the stop flag
 STOP_WAIT = 0.05  # seconds the workers have to send their counters once asked to stop
-# the shared array: best cost, stop flag, next feature to take, the root's number of features
-# (-1 until a worker wrote it), then each feature's bound (its split's, raised once searched)
-_BEST, _STOP, _NEXT, _COUNT, _BOUNDS = 0, 1, 2, 3, 4
+# the shared array: the workers' best cost (written under the lock), the parent's (written by
+# the parent alone, which takes no lock: killed, it leaves none held), the stop flag, the next
+# feature to take, the root's number of features (-1 until a worker wrote it), then each
+# feature's bound (its split's, raised once searched)
+_BEST, _PARENT, _STOP, _NEXT, _COUNT, _BOUNDS = 0, 1, 2, 3, 4, 5
 _DONE = 2  # a feature's status once its split is searched (else 0, or 1 while in progress)
 
 
@@ -82,7 +84,13 @@ class _Watch:
         return False
 
 
+def _best(shared) -> float:
+    """The best tree's cost known to the workers and the parent."""
+    return min(shared[_BEST], shared[_PARENT])
+
+
 def _lower_shared(shared, lock, value: float) -> None:
+    """A worker's better tree: its cost becomes the workers' best (under the lock)."""
     with lock:
         if value < shared[_BEST]:
             shared[_BEST] = value
@@ -194,7 +202,7 @@ def _worker(conn, shared, status, lock, bounds, parent: int, prep, K: int, setti
     sent = [math.inf]
 
     def on_root(value: float, nested: Any) -> None:  # a path tree within a root split
-        if value < min(sent[0], shared[_BEST] - tol):
+        if value < min(sent[0], _best(shared) - tol):
             sent[0] = value
             conn.send(("tree", value, nested))
             _lower_shared(shared, lock, value)
@@ -227,7 +235,7 @@ def _worker(conn, shared, status, lock, bounds, parent: int, prep, K: int, setti
             if i >= cand.size:
                 finished = True
                 break
-            child_ub = min(leaf, shared[_BEST] - tol)
+            child_ub = min(leaf, _best(shared) - tol)
             value = val[i]
             if lb < child_ub - tol and val[i] < child_ub:
                 search.frames[:] = [[leaf, child_ub, None, -1, -1, 0.0, 0.0, None]]
@@ -299,7 +307,8 @@ def solve_min_error(
     M = prep.data.Bd.shape[1]
     ctx = mp.get_context("fork")
     best = recorder.best
-    shared = ctx.RawArray("d", [math.inf if best is None else best.value, 0, 0, -1] + [0.0] * M)
+    start = math.inf if best is None else best.value
+    shared = ctx.RawArray("d", [start, start, 0, 0, -1] + [0.0] * M)
     status = ctx.RawArray("b", M)
     lock = ctx.Lock()
     # an eighth of the cache's cap for the shared bounds (24 bytes an entry), the rest theirs
@@ -317,7 +326,7 @@ def solve_min_error(
             writer.close()  # the worker holds the only writing end: its death ends the file
             messages.open.append(reader)
             workers.append(worker)
-        by_blossom = _race(run, messages, shared, lock, tol, deadline)
+        by_blossom = _race(run, messages, shared, tol, deadline)
         proven = by_blossom or messages.all_done()
     finally:  # also on Ctrl-C: stop the workers, keep what they sent, and the counters
         shared[_STOP] = 1.0
@@ -349,6 +358,9 @@ class _Messages:
         self.on_root = on_root
         self.open: list = []  # the pipes of the workers that have not sent their end
         self.done: list[tuple[bool, float, DL85Stats]] = []
+        # a worker died (killed, say, by the system short of memory): the others may wait
+        # for a lock it held, so the search stops, unproven
+        self.lost = False
 
     def all_done(self) -> bool:
         """Whether every worker ended with the root's features all searched."""
@@ -369,6 +381,7 @@ class _Messages:
                     self.open.remove(conn)
                     conn.close()
                     self.done.append((False, 0.0, DL85Stats()))
+                    self.lost = True
                     continue
                 if message[0] == "tree":
                     self.on_root(message[1], message[2])
@@ -382,15 +395,15 @@ class _Messages:
                 end = time.perf_counter()  # the rest without waiting
 
 
-def _race(run, messages: _Messages, shared, lock, tol: float, deadline: float | None) -> bool:
-    """Blossom in slices, the workers' trees taken in between, until every worker is done,
-    Blossom proves, or the deadline: whether Blossom proved."""
+def _race(run, messages: _Messages, shared, tol: float, deadline: float | None) -> bool:
+    """Blossom in slices, the workers' trees taken in between, until every worker is done
+    (or one died), Blossom proves, or the deadline: whether Blossom proved."""
     recorder = run.recorder
     ratio = START_RATIO  # Blossom's seconds per second of waiting (halved after an idle slice)
     while True:
         best = recorder.best
-        if best is not None and best.value < shared[_BEST]:
-            _lower_shared(shared, lock, best.value)
+        if best is not None and best.value < shared[_PARENT]:
+            shared[_PARENT] = best.value
         if best is not None:
             run.tighten(best.value - tol)
         if not run.proven:
@@ -404,7 +417,7 @@ def _race(run, messages: _Messages, shared, lock, tol: float, deadline: float | 
         if deadline is not None:
             wait_for = max(0.0, min(wait_for, deadline - time.perf_counter()))
         messages.drain(wait_for)
-        if not messages.open or _past(deadline):
+        if not messages.open or messages.lost or _past(deadline):
             return False
 
 

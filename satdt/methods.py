@@ -195,7 +195,7 @@ TREE_PARAMS: tuple[Param, ...] = (
         "shared out among that many processes (DL8.5's root splits, Blossom beside them); with "
         "solver='race' the SAT searches race that many solvers on every call. The optima are the "
         "same; 1 is the single-core search.",
-        (NONE, Check("a non-zero integer", _n_jobs, "int")),
+        (NONE, Check("a non-zero integer", _n_jobs, "int", read=int)),
         metavar="N",
         cli_help="cores for this fit (-1: every core); the optimum is the same",
     ),

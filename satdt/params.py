@@ -174,9 +174,18 @@ class Check(Rule):
     description: str
     test: Callable[[Any], bool]
     kind: str = "object"  # its numpydoc type
+    read: Callable[[str], Any] | None = None  # a command-line word as a value (ValueError: not)
 
     def accepts(self, value: Any) -> bool:
         return self.test(value)
+
+    def parse(self, text: str) -> Any:
+        if self.read is None:
+            return _UNREAD
+        try:
+            return self.read(text)
+        except ValueError:
+            return _UNREAD
 
     def describe(self) -> str:
         return self.description

@@ -230,10 +230,11 @@ TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "n_jobs",
         1,
-        "Cores for one fit (None: 1; -1: every core; -2: all but one): the portfolio's searches "
-        "run side by side sharing the incumbent; with solver='race' the SAT searches race that "
-        "many solvers on every call. The optima are the same; 1 is the single-core search.",
-        (NONE, Check("a non-zero integer", _n_jobs, "int")),
+        "Cores for one fit (None: 1; -1: every core; -2: all but one): the portfolio's proof is "
+        "shared out among that many processes (DL8.5's root splits, Blossom beside them); with "
+        "solver='race' the SAT searches race that many solvers on every call. The optima are the "
+        "same; 1 is the single-core search.",
+        (NONE, Check("a non-zero integer", _n_jobs, "int", read=int)),
         metavar="N",
         cli_help="cores for this fit (-1: every core); the optimum is the same",
     ),
@@ -935,7 +936,8 @@ METHODS: dict[str, Method] = {
             "sharing the incumbent; Blossom's share grows while its slices improve the tree and "
             "shrinks while they do not (what `auto` runs for `error` unless it picks `contree`); "
             "with n_jobs >= 2 "
-            "Blossom and DL8.5 on two processes instead; on a first run it starts with whichever "
+            "DL8.5's root splits shared out among n_jobs processes (depth >= 4; below, DL8.5 on a "
+            "second process), Blossom beside them; on a first run it starts with whichever "
             "search's kernels are compiled",
             run=_run_portfolio,
             kernels=_PORTFOLIO_KERNELS,

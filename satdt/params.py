@@ -174,14 +174,19 @@ class Check(Rule):
     description: str
     test: Callable[[Any], bool]
     kind: str = "object"  # its numpydoc type
-    # reads a command-line word as a value (None: the word is not one of these values)
+    # reads a command-line word as a value (None or ValueError: the word is not one of these)
     read: Callable[[str], Any] | None = None
 
     def accepts(self, value: Any) -> bool:
         return self.test(value)
 
     def parse(self, text: str) -> Any:
-        value = None if self.read is None else self.read(text)
+        if self.read is None:
+            return _UNREAD
+        try:
+            value = self.read(text)
+        except ValueError:
+            return _UNREAD
         return _UNREAD if value is None else value
 
     def describe(self) -> str:

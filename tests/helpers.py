@@ -4,6 +4,7 @@ hypothesis strategies for tiny data, and the check of a DP search's returned tre
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import fields
 from pathlib import Path
 
@@ -156,3 +157,34 @@ def random_diagram(
         n_features=n_features,
         classes=[f"c{k}" for k in range(n_classes)],
     )
+
+
+def children(pid: int) -> list[int]:
+    """Live (not zombie) processes whose parent is ``pid``, from /proc; Python's own
+    multiprocessing resource tracker (started by any earlier test that made a process queue,
+    alive until the interpreter exits) is not one of ours."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                stat = handle.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                command = handle.read()
+        except OSError:
+            continue
+        if b"multiprocessing.resource_tracker" in command:
+            continue
+        if int(stat[1]) == pid and stat[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (exists and is not a zombie), from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -204,6 +204,16 @@ def test_fit_minimum_error(capsys, data_dir):
     assert "needs --max-depth" in capsys.readouterr().err
 
 
+def test_fit_on_two_jobs_proves_the_same_optimum(capsys, data_dir):
+    data = data_dir / "cp4im" / "heart-cleveland.txt"
+    code, out, err = run(capsys, "fit", data, "--max-depth", "4", "--n-jobs", "2")
+    assert code == 0 and "Traceback" not in err
+    assert "errors: 25 of 296 rows (proven optimal)" in out
+    assert main(["fit", str(data), "--max-depth", "4", "--n-jobs", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--n-jobs must be" in err and "non-zero integer" in err and "Traceback" not in err
+
+
 def test_fit_time_limit(capsys, data_dir):
     started = time.perf_counter()
     code, out, err = run(

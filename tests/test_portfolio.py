@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import alive as _alive
+from helpers import children as _children
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error
@@ -275,36 +277,6 @@ def test_two_jobs_keep_the_time_limit():
     assert not model.result_.proven_optimal
     assert model.result_.model.count_error() <= len(y)
     assert _children(os.getpid()) == []
-
-
-def _children(pid: int) -> list[int]:
-    """Live (not zombie) processes whose parent is ``pid``, from /proc; Python's own
-    multiprocessing resource tracker (started by any earlier test that made a process queue,
-    alive until the interpreter exits) is not one of ours."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as handle:
-                fields = handle.read().rsplit(")", 1)[1].split()
-            with open(f"/proc/{entry}/cmdline", "rb") as handle:
-                command = handle.read()
-        except OSError:
-            continue
-        if b"multiprocessing.resource_tracker" in command:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.append(int(entry))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 _LONG_FIT = """

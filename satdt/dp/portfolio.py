@@ -13,7 +13,10 @@ problems) it has up to half the core, and once the incumbent stops improving nea
 core goes to the search that closes the gap. Both report to the same recorder; DL8.5 prunes with the incumbent,
 whoever found it, and so does Blossom. Both searches are complete, so whichever exhausts its
 space first proves the incumbent optimal. That is the one-core schedule (``n_jobs=1``); with
-``n_jobs >= 2`` the two run at the same time, in two processes (:mod:`satdt.dp.parallel`).
+``n_jobs >= 2`` DL8.5's root splits are shared out among ``n_jobs`` worker processes with
+Blossom beside them (:mod:`satdt.dp.root_split`, at depth 4 or more), or, at smaller depths
+and under a CA-DL8.5 rule, the two searches run at the same time in two processes
+(:mod:`satdt.dp.parallel`).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..result import DPStats, PortfolioStats, Recorder, SearchResult
-from . import kernels, parallel
+from . import kernels, parallel, root_split
 from .common import (
     SearchSettings,
     bound_to_beat,
@@ -110,7 +113,12 @@ class PortfolioOptions:
         schedule options then do not apply), under ``parallel_rule``; 1 is the one-core
         schedule.
     parallel_rule
-        The CA-DL8.5 rule of the child process (``None``: plain DL8.5).
+        The CA-DL8.5 rule of the child process (``None``: plain DL8.5). Without a rule, at
+        depth :data:`~satdt.dp.root_split.MIN_DEPTH` or more, ``n_jobs`` DL8.5 workers share
+        the root's splits instead, Blossom here (:mod:`satdt.dp.root_split`).
+    max_cache_mb
+        The cap on the caches of those workers together (each has its share; DL8.5's
+        default cap, :data:`satdt.dp.dl85.DEFAULT_CACHE_MB`).
     """
 
     rule: str | None = DEFAULT_RULE
@@ -119,6 +127,7 @@ class PortfolioOptions:
     every: float = EVERY
     n_jobs: int = 1
     parallel_rule: str | None = DEFAULT_RULE
+    max_cache_mb: float = 512.0
 
 
 def solve_min_error(
@@ -184,6 +193,11 @@ def solve_min_error(
         )
     if options.n_jobs >= 2 and parallel.available() and kernels.ready(both):
         kernels.load(both)
+        if K >= root_split.MIN_DEPTH and options.parallel_rule is None:
+            return root_split.solve_min_error(
+                prep, source, K, settings, n_jobs=options.n_jobs, bound=bound, tol=tol,
+                blossom_stats=blossom_stats, max_cache_mb=options.max_cache_mb,
+            )  # fmt: skip
         return parallel.solve_min_error(
             prep, source, K, settings, bound=bound, tol=tol, blossom_stats=blossom_stats,
             rule=options.parallel_rule,

@@ -16,7 +16,6 @@ from .models import display
 if TYPE_CHECKING:
     from .binarize import Binarizer
     from .data import Dataset, read_csv
-    from .diagrams import OptimalDiagramClassifier
     from .errors import (
         ContradictionError,
         DataError,
@@ -26,8 +25,8 @@ if TYPE_CHECKING:
         ParameterError,
         SatdtError,
     )
+    from .estimators import OptimalDiagramClassifier, OptimalTreeClassifier, pareto_front
     from .explanations import explain
-    from .learner import OptimalTreeClassifier, pareto_front
     from .models import Diagram, Tree
     from .rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
     from .result import SearchResult
@@ -41,7 +40,7 @@ _PUBLIC = {
     "read_csv": "data",
     "Dataset": "data",
     "Diagram": "models",
-    "OptimalDiagramClassifier": "diagrams",
+    "OptimalDiagramClassifier": "estimators",
     "SatdtError": "errors",
     "ContradictionError": "errors",
     "DataError": "errors",
@@ -50,8 +49,8 @@ _PUBLIC = {
     "NotProvenWarning": "errors",
     "explain": "explanations",
     "ParameterError": "errors",
-    "OptimalTreeClassifier": "learner",
-    "pareto_front": "learner",
+    "OptimalTreeClassifier": "estimators",
+    "pareto_front": "estimators",
     "SearchResult": "result",
     "rashomon_set": "rashomon",
     "minimum_size_trees": "rashomon",

@@ -3,7 +3,7 @@
 Each :class:`DiagramMethod` says which objectives it solves (``error``: objective (18) of
 Florio et al.; ``size``: the fewest nodes of a consistent diagram), which splits, which of the
 paper's extensions (``max_splits``, ``min_flow``, ``fairness``), which estimator options are
-its own, and the function that runs it. :class:`~satdt.diagrams.OptimalDiagramClassifier`,
+its own, and the function that runs it. :class:`~satdt.estimators.diagram.OptimalDiagramClassifier`,
 ``satdt diagram --method`` and the user guide's table of diagram searches (docs/guide/diagrams.md) read this table.
 
 Every ``error`` route is anytime from the same two starts, recorded before it runs: the

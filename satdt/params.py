@@ -281,7 +281,7 @@ def parameters_table(params: Iterable[Param], owners: dict[str, str] | None = No
 def parameter_tables() -> str:
     """The docs' page of parameters (``docs/guide/parameters.md``, written when the site is
     built): the tree estimator's, the tree methods' own, the diagram estimator's."""
-    from .diagrams import OptimalDiagramClassifier
+    from .estimators.diagram import OptimalDiagramClassifier
     from .methods import METHODS, TREE_PARAMS, method_params
 
     owners = {

@@ -500,7 +500,7 @@ def rashomon_set(
         The set: ``count``, ``optimum``, ``histogram()``, ``trees()``, ``sample()``,
         ``feature_importance()``.
     """
-    from .learner import OptimalTreeClassifier
+    from .estimators.tree import OptimalTreeClassifier
 
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not epsilon >= 0:
         raise ParameterError(f"epsilon must be a number >= 0, got {epsilon!r}")
@@ -549,7 +549,7 @@ def minimum_size_trees(
     RashomonSet
         Every minimum-size tree, as for :func:`~satdt.rashomon_set`.
     """
-    from .learner import OptimalTreeClassifier
+    from .estimators.tree import OptimalTreeClassifier
 
     dataset = _dataset(X, y, feature_names)
     if max_depth is None:
@@ -799,7 +799,7 @@ def minimum_depth_trees(
     SatdtError
         If the count takes longer than ``time_limit``.
     """
-    from .learner import OptimalTreeClassifier
+    from .estimators.tree import OptimalTreeClassifier
 
     if time_limit is not None and (
         isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or time_limit <= 0

@@ -10,7 +10,7 @@ is a whole minimum-error fit on arrays (validation, preparation, ``auto``'s choi
 the search, the check) for a search that needs a tree of its own: the best tree of a diagram
 skeleton (:mod:`satdt.diagram_search`).
 
-These are the steps of :class:`~satdt.learner.OptimalTreeClassifier`'s fit, as functions of
+These are the steps of :class:`~satdt.estimators.tree.OptimalTreeClassifier`'s fit, as functions of
 the task; this module imports no estimator.
 """
 

@@ -18,7 +18,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "satdt"
 
-ESTIMATORS = ("satdt.learner", "satdt.diagrams", "satdt.cli")
+ESTIMATORS = ("satdt.estimators", "satdt.learner", "satdt.diagrams", "satdt.cli")
 SEARCH = (
     "satdt.sat",
     "satdt.dp",
@@ -40,7 +40,15 @@ MODELS_AND_DATA = (
 )
 PLOTTING = ("satdt.plot", "matplotlib")
 # old paths of modules moved into satdt.models: thin modules for users, one release long
-MOVED = ("satdt.tree", "satdt.diagram", "satdt.diagram_checks", "satdt.model", "satdt.export")
+MOVED = (
+    "satdt.tree",
+    "satdt.diagram",
+    "satdt.diagram_checks",
+    "satdt.model",
+    "satdt.export",
+    "satdt.learner",
+    "satdt.diagrams",
+)
 
 # (modules the rule applies to, imports they must not make, why)
 RULES = [

@@ -259,7 +259,7 @@ def test_works_without_scikit_learn():
 def test_n_jobs_is_checked_and_resolved_the_scikit_learn_way():
     import os
 
-    from satdt.learner import resolve_n_jobs
+    from satdt.estimators.base import resolve_n_jobs
 
     cores = os.cpu_count() or 1
     assert resolve_n_jobs(None) == 1

@@ -62,13 +62,15 @@ def test_diagram_warning_points_at_the_callers_line(entry: str) -> None:
     _check_points_here(caught, "stopped early")
 
 
-# modules moved into satdt.models: the old paths work, with a FutureWarning, for one release
+# modules moved into satdt.models and satdt.estimators: the old paths work, with a FutureWarning, for one release
 MOVED = {
     "satdt.tree": "satdt.models.tree",
     "satdt.diagram": "satdt.models.diagram",
     "satdt.diagram_checks": "satdt.models.diagram_checks",
     "satdt.model": "satdt.models.model",
     "satdt.export": "satdt.models.export",
+    "satdt.learner": "satdt.estimators.tree",
+    "satdt.diagrams": "satdt.estimators.diagram",
 }
 
 

@@ -17,7 +17,7 @@ from .render import diagram_summary, print_summary, print_test_accuracy, render_
 
 
 def _diagram_estimator(args: argparse.Namespace) -> Any:
-    from ..diagrams import OptimalDiagramClassifier
+    from ..estimators.diagram import OptimalDiagramClassifier
 
     try:
         widths = tuple(int(w) for w in args.widths.split(","))

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..learner import ParetoFront
+from ..estimators.tree import ParetoFront
 
 
 def check_drawings(args: argparse.Namespace) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 from .. import methods
 from ..data import read_with_schema
 from ..errors import NotProvenWarning, SatdtError
-from ..learner import OptimalTreeClassifier
+from ..estimators.tree import OptimalTreeClassifier
 from ..models.model import load_model
 from .draw import check_drawings, draw, draw_title
 from .files import read_training, save_model_file, write_output

@@ -14,7 +14,7 @@ import numpy as np
 from .. import methods
 from ..data import Dataset, read_with_schema
 from ..errors import NotProvenWarning
-from ..learner import OptimalTreeClassifier, ParetoFront
+from ..estimators.tree import OptimalTreeClassifier, ParetoFront
 from ..models.model import Model
 from .messages import cli_message
 

@@ -22,8 +22,8 @@ from ..errors import SatdtError
 # Estimators by name; "module:Class" names any other classifier with fit/score. Imported only
 # in the worker that runs the task, so a module still being written costs nothing until used.
 ESTIMATORS = {
-    "tree": "satdt.learner:OptimalTreeClassifier",
-    "diagram": "satdt.diagrams:OptimalDiagramClassifier",
+    "tree": "satdt.estimators.tree:OptimalTreeClassifier",
+    "diagram": "satdt.estimators.diagram:OptimalDiagramClassifier",
 }
 DEFAULT_MARGIN = 30.0  # seconds a fit may overrun its time limit before it is killed
 DEFAULT_RETRIES = 2  # times a task is rerun after its worker died

@@ -86,8 +86,8 @@ def _warm(model: Any) -> float:
     the seconds it took (0 when already loaded).
     """
     from .. import methods
-    from ..diagrams import OptimalDiagramClassifier
-    from ..learner import SatdtEstimator
+    from ..estimators.base import SatdtEstimator
+    from ..estimators.diagram import OptimalDiagramClassifier
 
     if not isinstance(model, SatdtEstimator):
         return 0.0

@@ -229,11 +229,15 @@ class Search(BranchCache):
                 self.hits += 1
                 value, tree = local[1], local[2]
                 return value, (tree if tree is not None and value < ub else None), False
-        if rem <= 2:
-            value, tree = self._small(rows, rem, tot, leaf)
+        reach = self._reach(rem, irr, ub)
+        if reach <= 2:
+            value, tree = self._small(rows, reach, tot, leaf)
+            if reach < rem and value >= ub:  # no tree below ub at any depth: only a bound
+                self._store(key, False, ub, None)
+                return ub, None, True
             self._store(key, True, value, tree)
             return value, (tree if value < ub else None), True
-        value, tree, terminal = self._expand(rows, rem, depth, ub, state, tot, leaf, lb, key)
+        value, tree, terminal = self._expand(rows, reach, depth, ub, state, tot, leaf, lb, key)
         if terminal:
             if tree is not None:
                 self._store(key, True, value, tree)
@@ -242,6 +246,16 @@ class Search(BranchCache):
         else:
             self._store_local(key, state, ub, value, tree)
         return value, tree, terminal
+
+    def _reach(self, rem: int, irr: float, ub: float) -> int:
+        """The depth a node is searched to: ``rem``, or with no depth limit, the depth a tree
+        costing less than ``ub`` can have when that is less (``irr + L * P < ub`` leaves,
+        so depth at most ``ceil((ub - irr) / P) - 2``, :func:`depth_room`'s argument with
+        the upper bound for the leaf). A tree found below ``ub`` is then the node's optimum
+        over every depth, and none found proves the optimum is at least ``ub``."""
+        if not self.sparse or ub == math.inf:
+            return rem
+        return min(rem, math.ceil((ub - irr + self.tol) / self.P) - 2)
 
     def _small(self, rows: np.ndarray, rem: int, tot: np.ndarray, leaf: float):
         """The exact optimum ``(cost, tree)`` of a node with one or two levels left (with a

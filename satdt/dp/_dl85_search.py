@@ -106,7 +106,8 @@ class Search(BranchCache):
         self.tol = tol
         self.on_root = on_root
         # no depth limit: each node's remaining depth is what the leaf penalty allows its rows
-        # (:func:`depth_room`), and splits are cut by the leaf-support bound
+        # (:func:`depth_room`) and a tree below its upper bound (:meth:`_reach`), and splits
+        # are cut by the leaf-support bound
         self.sparse = sparse
         self.support_cuts = 0
         M = self.data.Bd.shape[1]
@@ -542,7 +543,7 @@ class Search(BranchCache):
             # on both sides' rows errs at most that weight more and saves P); a leaf below a
             # child classifies right at most the child's heaviest class
             weak = (single.max(axis=1) < P) | ((tot[None, :] - single).max(axis=1) < P)
-            self.support_cuts += int(np.count_nonzero(weak & (bounds < math.inf)))
+            self.support_cuts += int(np.count_nonzero(weak))
             bounds[weak] = math.inf
         return bounds
 

@@ -41,12 +41,23 @@ at random (fixed seed), then 5-fold accuracy at depth ``--missing-depth`` of sat
 them natively (``missing="split"``, the default), scikit-learn's ``DecisionTreeClassifier``
 (native NaN support since 1.3), median imputation then satdt, and satdt on the complete file.
 
+Table 4, sparse trees (``--parts sparse``): no depth limit at all, GOSDT's own objective.
+satdt is ``OptimalTreeClassifier(objective="error", leaf_penalty=λ)`` with no ``max_depth``,
+GOSDT is ``GOSDTClassifier(regularization=λ, depth_budget=None, allow_small_reg=True)``, at
+each λ of ``--sparse-penalties`` on each cp4im file, one fit each (in its own worker) capped at
+``--sparse-cap`` seconds, under ``--sparse-mem-gb`` of address space (GOSDT's queue takes GBs; the peak
+resident memory of each worker is printed). imodels has no ``AutoOptTreeClassifier`` in its
+released versions (3.0.4, its latest on PyPI, checked), so it has no column. The targets: the
+same optimum wherever both prove; satdt proven no slower on at least 80 % of the instances
+either proves; satdt's peak memory within 1 GB.
+
 Every run happens in its own subprocess under an address-space limit; ``--jobs 2`` runs two at
 once (one core each). A peer that does not import is skipped with a line saying why.
 
     python benchmarks/penalty.py --jobs 1                       # all four parts (about 1 h)
     python benchmarks/penalty.py --parts prove --files zoo-1,anneal --depths 4 --repeats 1
     python benchmarks/penalty.py --dry-run                      # the runs it would make
+    python benchmarks/penalty.py --parts sparse --methods satdt,gosdt --files zoo-1,anneal
 
 Run from the repository root; the data is read from ``../shared/data``. Never collected by
 pytest (no ``test_`` prefix); results never become assertions.
@@ -180,7 +191,7 @@ def value(errors: int, rows: int, penalty: float, leaves: int) -> float:
 
 # ---------------------------------------------------------------------- workers
 def prove_worker(
-    method: str, name: str, depth: int, penalties: list[float], cap: float, repeats: int
+    method: str, name: str, depth: int | None, penalties: list[float], cap: float, repeats: int
 ):
     B, y = _load_cp4im(name)
     _warm(method)
@@ -337,7 +348,7 @@ def worker(args: list[str]) -> None:
         out = prove_worker(
             kind,
             name,
-            int(depth),
+            None if depth == "none" else int(depth),
             [float(p) for p in penalties.split(",")],
             float(cap),
             int(repeats),
@@ -499,6 +510,66 @@ def prove_table(args, files, methods, env) -> None:
         f"satdt proven no slower than pystreed: {wins}/{instances} instances "
         f"(target 2/3: {_met(3 * wins >= 2 * instances)})"
     )
+
+
+def sparse_table(args, files, env) -> None:
+    """Table 4: satdt and GOSDT with no depth limit, one fit per file and λ, each in its own
+    worker (a fit that runs out of memory loses only its own row)."""
+    methods = [m for m in ("satdt", "gosdt") if m in args.methods.split(",")]
+    penalties = [float(p) for p in args.sparse_penalties.split(",")]
+    cap = args.sparse_cap
+    jobs = [(m, n, p) for n in files for p in penalties for m in methods]
+    runs: dict = {}
+
+    def execute(job) -> None:
+        method, name, penalty = job
+        arguments = ["prove", method, name, "none", str(penalty), str(cap), "1"]
+        run = run_worker(__file__, arguments, cap + 150, args.sparse_mem_gb, env)
+        if "failed" in run:
+            print(f"  {name} λ {penalty:g} no depth limit {method}: {run['failed']}", flush=True)
+            runs[job] = run
+        else:
+            runs[job] = {**run[str(penalty)], "peak_mb": run["peak_mb"]}
+
+    print(f"\n{len(jobs)} runs with no depth limit (cap {cap:g} s)")
+    run_jobs(jobs, execute, args.jobs)
+    header = (
+        "| file | λ | satdt s | GOSDT s | satdt/GOSDT | satdt value (err/leaves) "
+        "| GOSDT value | agree | peak MB satdt/GOSDT |"
+    )
+    print("\n" + header)
+    print("|" + "---|" * (header.count("|") - 1))
+    both = same = either = wins = 0
+    peak = 0.0
+    for name in files:
+        for penalty in penalties:
+            s, g = runs.get(("satdt", name, penalty)), runs.get(("gosdt", name, penalty))
+            mem = "/".join(f"{r['peak_mb']:.0f}" if r and "peak_mb" in r else "-" for r in (s, g))
+            if s and "peak_mb" in s:
+                peak = max(peak, s["peak_mb"])
+            proved = [r for r in (s, g) if r and "failed" not in r and r["proven"]]
+            either += bool(proved)
+            wins += bool(proved) and _no_slower(s, g)
+            if _agree([s, g]) != "-":
+                both += 1
+                same += _agree([s, g]) == "yes"
+            print(
+                f"| {name} | {penalty:g} | {_fmt_time(s, cap)} | {_fmt_time(g, cap)} "
+                f"| {_ratio(s, g)} | {_fmt_value(s)} | {_fmt_value(g)} | {_agree([s, g])} "
+                f"| {mem} |",
+                flush=True,
+            )
+    print(
+        "\nvalue = errors/rows + λ·leaves, recomputed from each returned tree; * = not proven "
+        "within the cap; one fit per instance, each in its own worker; peak MB: the worker's "
+        "peak resident memory."
+    )
+    print(f"same optimum wherever both prove: {same}/{both} ({_met(same == both)})")
+    print(
+        f"satdt proven no slower than GOSDT on {wins}/{either} instances either proves "
+        f"(target 80 %: {_met(5 * wins >= 4 * either)})"
+    )
+    print(f"satdt's peak memory {peak:.0f} MB (target 1 GB: {_met(peak <= 1024)})")
 
 
 def _median(values: list[float]) -> float:
@@ -670,6 +741,9 @@ def main() -> None:
     parser.add_argument("--missing-depth", type=int, default=3)
     parser.add_argument("--missing-rate", type=float, default=0.1)
     parser.add_argument("--missing-limit", type=float, default=60.0, help="seconds per fit")
+    parser.add_argument("--sparse-penalties", default="0.005,0.01,0.02,0.05")
+    parser.add_argument("--sparse-cap", type=float, default=60.0, help="seconds per fit")
+    parser.add_argument("--sparse-mem-gb", type=float, default=8.0, help="address space per run")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1, help="runs at once (one core each)")
     parser.add_argument("--mem-gb", type=float, default=8.0, help="address-space limit per run")
@@ -713,6 +787,8 @@ def main() -> None:
         cv_table(args, args.cv_files.split(",") if args.cv_files else files, env)
     if "missing" in parts:
         missing_table(args, env)
+    if "sparse" in parts:
+        sparse_table(args, files, env)
     print(f"\ntotal benchmark time {time.perf_counter() - started:.0f} s")
 
 

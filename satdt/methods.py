@@ -555,8 +555,10 @@ def _run_dp(
         leaf_penalty=task.leaf_penalty,
         min_support=task.min_support,
     )
-    depth = task.max_depth if depth is None else depth
-    return solve(X, data.y, data.n_classes, int(depth), settings, *options)
+    depth = task.max_depth if depth is None else depth  # None: no depth limit (dl85 only)
+    return solve(
+        X, data.y, data.n_classes, None if depth is None else int(depth), settings, *options
+    )
 
 
 def _run_blossom(task: Task) -> SearchResult:
@@ -1123,18 +1125,28 @@ def _auto_is_default(name: str, value: Any) -> Any:
     return param.default
 
 
+# The methods whose depth-unbounded search is DL8.5's (dp.dl85.solve_min_error with
+# max_depth=None; CA-DL8.5 under its rule): the binary-feature searches that run it.
+_SPARSE_DL85 = ("dl85", "cadl85", "portfolio")
+
+
 def run_without_depth(method: Method, task: Task) -> SearchResult:
     """The error objective with a leaf penalty and no depth limit: the optimal sparse tree of
     any depth (GOSDT's and OSDT's objective: errors / total weight + leaf_penalty * leaves).
 
-    The method runs at depth D = 1, 2, ... (each run starts from the best tree so far as its
-    upper bound) until the optimum over the trees of depth at most D is proven optimal over
-    every depth: a deeper tree has a path of D + 1 tests, hence at least D + 2 leaves, so it
-    costs at least ``P * (D + 2)`` plus the fewest errors any tree makes (the weight of the
-    minority classes of each group of rows with equal binary features). A single leaf costs
-    at most the total weight plus ``P``, so D stays below ``total / P``. Stopped by the time
-    limit, the result is the best tree so far with the lower bound over every depth.
+    ``dl85``, ``cadl85`` and ``portfolio`` run DL8.5's search with no depth limit (each
+    node's depth is what the penalty allows its rows, :func:`satdt.dp.dl85.solve_min_error`
+    with ``max_depth=None``; CA-DL8.5 under its rule). The other methods run at depth
+    D = 1, 2, ... (each run starts from the best tree so far as its upper bound) until the
+    optimum over the trees of depth at most D is proven optimal over every depth: a deeper
+    tree has a path of D + 1 tests, hence at least D + 2 leaves, so it costs at least
+    ``P * (D + 2)`` plus the fewest errors any tree makes (the weight of the minority
+    classes of each group of rows with equal binary features). A single leaf costs at most
+    the total weight plus ``P``, so D stays below ``total / P``. Stopped by the time limit,
+    the result is the best tree so far with the lower bound over every depth.
     """
+    if method.name in _SPARSE_DL85:
+        return _run_dl85(task, rule="discrepancy" if method.name == "cadl85" else None)
     recorder = task.recorder
     floor = _fewest_errors(task.data)
     penalty = task.leaf_penalty

@@ -176,9 +176,11 @@ class DL85Stats(DPStats):
 
     ``cache_full`` says that the cache reached ``max_cache_mb`` and stopped storing new
     branches (those are recomputed when met again; the search stays exact).
+    ``support_cuts`` counts the splits cut by the leaf-support bound (no depth limit only).
     """
 
     nodes: int = 0
+    support_cuts: int = 0
     cache_hits: int = 0
     cache_entries: int = 0
     cache_mb: float = 0.0

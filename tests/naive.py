@@ -105,6 +105,20 @@ def min_error(
     return best(np.arange(len(y)), depth)
 
 
+def min_sparse_cost(
+    B: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    n_classes: int,
+    leaf_penalty: float,
+    min_support: int = 1,
+) -> float:
+    """Smallest weighted error plus ``leaf_penalty`` per leaf of a tree of *any* depth over the
+    binary features of B (GOSDT's objective in units of the weights): :func:`min_error` at
+    depth ``len(y)``, which no tree reaches, since every split leaves fewer rows on each side."""
+    return min_error(B, y, w, n_classes, len(y), min_support, leaf_penalty)
+
+
 def min_cost(
     B: np.ndarray,
     y: np.ndarray,

@@ -91,6 +91,7 @@ class Search(BranchCache):
         tol: float,
         on_root: Callable[[float, Any], None],
         companion: Companion | None = None,
+        sparse: bool = False,
     ) -> None:
         # a quarter of the memory for the three-level kernel's cache of depth-two children
         super().__init__(max_cache_mb * (0.75 if depth >= 3 else 1.0))
@@ -104,6 +105,11 @@ class Search(BranchCache):
         self.wake = self._next_wake()
         self.tol = tol
         self.on_root = on_root
+        # no depth limit: each node's remaining depth is what the leaf penalty allows its rows
+        # (:func:`depth_room`) and a tree below its upper bound (:meth:`_reach`), and splits
+        # are cut by the leaf-support bound
+        self.sparse = sparse
+        self.support_cuts = 0
         M = self.data.Bd.shape[1]
         C = self.data.W.shape[1]
         self.scr = new_scratch(M, C)
@@ -198,6 +204,8 @@ class Search(BranchCache):
         # error) can beat it
         if rem == 0 or error <= irr + P + self.tol:
             return leaf, (LEAF if leaf < ub else None), True
+        if self.sparse:  # the depth a tree beating the leaf can have on these rows
+            rem = depth_room(error, irr, P, self.tol)
         lb = irr + 2 * P  # every split costs that much, and the leaf more
         if lb >= ub:
             self.cuts += 1
@@ -222,18 +230,15 @@ class Search(BranchCache):
                 self.hits += 1
                 value, tree = local[1], local[2]
                 return value, (tree if tree is not None and value < ub else None), False
-        if self.min_support <= 1 and (rem <= 2):
-            value, tree = self._bottom(rows, rem)
+        reach = self._reach(rem, irr, ub)
+        if reach <= 2:
+            value, tree = self._small(rows, reach, tot, leaf)
+            if reach < rem and value >= ub:  # no tree below ub at any depth: only a bound
+                self._store(key, False, ub, None)
+                return ub, None, True
             self._store(key, True, value, tree)
             return value, (tree if value < ub else None), True
-        if rem <= 2:
-            if rem == 1:
-                value, tree = self._depth1_support(rows, tot, leaf)
-            else:
-                value, tree = self._depth2_support(rows)
-            self._store(key, True, value, tree)
-            return value, (tree if value < ub else None), True
-        value, tree, terminal = self._expand(rows, rem, depth, ub, state, tot, leaf, lb, key)
+        value, tree, terminal = self._expand(rows, reach, depth, ub, state, tot, leaf, lb, key)
         if terminal:
             if tree is not None:
                 self._store(key, True, value, tree)
@@ -242,6 +247,25 @@ class Search(BranchCache):
         else:
             self._store_local(key, state, ub, value, tree)
         return value, tree, terminal
+
+    def _reach(self, rem: int, irr: float, ub: float) -> int:
+        """The depth a node is searched to: ``rem``, or with no depth limit, the depth a tree
+        costing less than ``ub`` can have when that is less (``irr + L * P < ub`` leaves,
+        so depth at most ``ceil((ub - irr) / P) - 2``, :func:`depth_room`'s argument with
+        the upper bound for the leaf). A tree found below ``ub`` is then the node's optimum
+        over every depth, and none found proves the optimum is at least ``ub``."""
+        if not self.sparse or ub == math.inf:
+            return rem
+        return min(rem, math.ceil((ub - irr + self.tol) / self.P) - 2)
+
+    def _small(self, rows: np.ndarray, rem: int, tot: np.ndarray, leaf: float):
+        """The exact optimum ``(cost, tree)`` of a node with one or two levels left (with a
+        minimum support, under its rule); ``leaf`` is the cost of its rows as a leaf."""
+        if self.min_support <= 1:
+            return self._bottom(rows, rem)
+        if rem == 1:
+            return self._depth1_support(rows, tot, leaf)
+        return self._depth2_support(rows)
 
     def _bottom(self, rows: np.ndarray, rem: int) -> tuple[float, Any]:
         """The exact optimum of a node with one or two levels left (shared kernels)."""
@@ -512,7 +536,16 @@ class Search(BranchCache):
             leaf_r = single.sum(axis=1) - single.max(axis=1, initial=0.0)
             lb_l = np.maximum(lb_l, np.minimum(leaf_l + P, irr_l + 2 * P))
             lb_r = np.maximum(lb_r, np.minimum(leaf_r + P, irr_r + 2 * P))
-        return lb_l + lb_r
+        bounds = lb_l + lb_r
+        if self.sparse:
+            # OSDT's leaf accurate-support bound: a leaf whose rightly classified rows weigh
+            # less than P is in no optimal tree (its split replaced by the sibling's subtree
+            # on both sides' rows errs at most that weight more and saves P); a leaf below a
+            # child classifies right at most the child's heaviest class
+            weak = (single.max(axis=1) < P) | ((tot[None, :] - single).max(axis=1) < P)
+            self.support_cuts += int(np.count_nonzero(weak))
+            bounds[weak] = math.inf
+        return bounds
 
     def _branch(self, rows, column, f, tot, single, rem, depth, child_ub, child_state, frame):
         """Lines 14-23 for feature ``f`` (class weights ``single`` on its 1-side): the split's
@@ -556,6 +589,22 @@ class Search(BranchCache):
         value, tree = path_tree(self.frames)
         if tree is not None:
             self.on_root(value, tree)
+
+
+def depth_room(error: float, irr: float, P: float, tol: float) -> int:
+    """The greatest depth a tree can have on rows whose leaf errs ``error`` and whose
+    irreducible error is ``irr`` when it costs less than the leaf (``error + P``).
+
+    A tree with L leaves costs at least ``irr + L * P``: rows that agree on every feature
+    share a leaf, so the minority of each group is misclassified (the equivalent-points
+    bound of Lin et al. 2020, GOSDT, and Hu et al. 2019, OSDT), and each leaf costs P. To
+    beat the leaf, ``irr + L * P < error + P``, so ``L < (error - irr) / P + 1`` and the depth
+    is at most ``L - 1 = ceil((error - irr) / P) - 1``: OSDT's upper bound on the number of
+    leaves (at most 1 / (2λ) on two classes), taken per subproblem as its parent-specific
+    form is. A node's optimum over every depth is its optimum at this depth, which depends
+    on its rows only, so the cache key (depth, rows) names the subproblem.
+    """
+    return max(0, math.ceil((error - irr - tol) / P) - 1)
 
 
 def _three_tree(row: np.ndarray) -> Any:

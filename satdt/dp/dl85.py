@@ -53,6 +53,7 @@ returned, unproven, with the data's irreducible error as lower bound.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -64,7 +65,7 @@ from ..errors import ParameterError, TimeUp
 from ..models.tree import Tree
 from ..result import DL85Stats, Recorder, Restart, SearchResult
 from ._dl85_anytime import LEAF, Companion, CompanionProved
-from ._dl85_search import Search
+from ._dl85_search import Search, depth_room
 from .common import (
     PreparedBinary,
     SearchSettings,
@@ -149,7 +150,7 @@ def solve_min_error(
     B: np.ndarray,
     y: np.ndarray,
     n_classes: int,
-    max_depth: int,
+    max_depth: int | None,
     settings: SearchSettings,
     options: DL85Options = DL85Options(),
     *,
@@ -157,6 +158,10 @@ def solve_min_error(
     companion: Companion | None = None,
 ) -> SearchResult:
     """Minimum-error tree of depth at most ``max_depth`` by DL8.5, or by CA-DL8.5 with ``rule``.
+
+    ``max_depth=None`` with a leaf penalty searches every depth: each node's remaining depth
+    is what the penalty allows its rows (:func:`~._dl85_search.depth_room`), so the cache
+    is keyed on the rows alone, and splits are cut by the leaf-support bound as well.
 
     Parameters
     ----------
@@ -186,8 +191,13 @@ def solve_min_error(
     y = np.asarray(y, dtype=np.int64)
     w = settings.weights(len(y))
     recorder, deadline, rule = settings.recorder, settings.deadline, options.rule
-    check_inputs(B, y, w, n_classes, max_depth)
+    check_inputs(B, y, w, n_classes, 0 if max_depth is None else max_depth)
     P, min_support = check_leaf_options(settings.leaf_penalty, settings.min_support)
+    if max_depth is None and not P > 0:
+        raise ParameterError(
+            f"max_depth=None needs leaf_penalty > 0 (it bounds the leaves), got {P!r}: "
+            "give max_depth or a positive leaf_penalty"
+        )
     max_cache_mb, step = _search_options(
         options.max_cache_mb, rule, options.relax, options.relax_step
     )
@@ -196,11 +206,12 @@ def solve_min_error(
     if prep is None:
         prep = prepare_binary(B, y, w, n_classes)
     M = prep.data.Bd.shape[1]
-    K = int(max_depth)
     stats = start_stats(DL85Stats, B, prep, recorder)
     W = prep.data.W
     root_error = float(W.sum() - W.sum(axis=0).max(initial=0.0))
     root_leaf = root_error + P
+    sparse = max_depth is None
+    K = depth_room(root_error, prep.floor, P, tol) if sparse else int(max_depth)
     # no tree costs less than the irreducible error and one leaf, nor a split less than two
     least = max(prep.floor + P, min(root_leaf, prep.floor + 2 * P)) if K > 0 else root_leaf
 
@@ -214,9 +225,14 @@ def solve_min_error(
         recorder.lower_bound = min(root_leaf, bound)
         return recorder.snapshot(proven_optimal=True)
 
-    search = Search(prep, K, min_support, P, max_cache_mb, deadline, tol, on_root, companion)
+    search = Search(
+        prep, K, min_support, P, max_cache_mb, deadline, tol, on_root, companion, sparse
+    )
     first = None if rule is None else _first_limit(rule, step, root_error, float(W.sum()))
     proven = False
+    # a path has at most K + 1 nodes, three frames each
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 3 * K + 1000))
     try:
         proven = _restarts(search, recorder, to_beat, rule, first, options.relax, step)
     except TimeUp:
@@ -224,6 +240,7 @@ def solve_min_error(
     except CompanionProved:
         proven = True
     finally:  # also on Ctrl-C, where the caller keeps the best tree
+        sys.setrecursionlimit(limit)
         _fill_stats(stats, search)
     if recorder.best is None:  # stopped before the first tree: the root as a leaf
         on_root(root_leaf, LEAF)
@@ -330,6 +347,7 @@ def _fill_stats(stats: DL85Stats, search: Search) -> None:
     stats.bottom_solves = search.bottom
     stats.cuts = search.cuts
     stats.similarity_cuts = search.similarity_cuts
+    stats.support_cuts = search.support_cuts
     stats.cache_hits = search.hits
     stats.cache_entries = len(search.cache) + (
         0 if search.three is None else int(search.three.fill[0])

@@ -230,7 +230,8 @@ def sat_run(task: tuple[str, str, int, tuple[int, ...], float, float | None, flo
     """One run of part ``sat``: ``kind`` is size-sat, size-milp, error-sat or error-milp."""
     from satdt import OptimalDiagramClassifier
     from satdt.errors import InfeasibleError
-    from satdt.sat.diagram import minimum_error_diagram, minimum_size_diagram
+    from satdt.models.diagram_checks import ErrorObjective
+    from satdt.sat.diagram import MaxSatRun, SizeRun, minimum_error_diagram, minimum_size_diagram
 
     kind, source, rows, widths, alpha, _, cap = task
     B, X, y, k = binary_data(source, rows)
@@ -240,13 +241,20 @@ def sat_run(task: tuple[str, str, int, tuple[int, ...], float, float | None, flo
     try:
         if kind == "size-sat":
             try:
-                r = minimum_size_diagram(B, y, k, widths, deadline=time.perf_counter() + cap)
+                r = minimum_size_diagram(
+                    B, y, k, widths, SizeRun(deadline=time.perf_counter() + cap)
+                )
                 row.update(objective=float(r.objective), proven=bool(r.proven), calls=r.sat_calls)
             except InfeasibleError as error:
                 row.update(objective=None, proven="none exists" in str(error), calls=None)
         elif kind == "error-sat":
             r = minimum_error_diagram(
-                B, y, k, widths, alpha=alpha, deadline=time.perf_counter() + cap
+                B,
+                y,
+                k,
+                widths,
+                ErrorObjective(alpha),
+                run=MaxSatRun(deadline=time.perf_counter() + cap),
             )
             row.update(objective=r.objective, bound=r.lower_bound, proven=bool(r.proven))
         else:

@@ -25,9 +25,16 @@ from inferdt import DATA
 
 from satdt import read_csv
 from satdt.errors import InfeasibleError
+from satdt.models.diagram_checks import ErrorObjective
 from satdt.prepare import prepare
 from satdt.result import Recorder
-from satdt.sat.diagram import minimum_error_diagram, minimum_size_diagram, tree_skeleton
+from satdt.sat.diagram import (
+    MaxSatRun,
+    SizeRun,
+    minimum_error_diagram,
+    minimum_size_diagram,
+    tree_skeleton,
+)
 
 SIZE_RUNS = (("mouse", 4), ("monk1", 5), ("monk3", 6), ("monk2", 6))
 ERROR_RUNS = (
@@ -99,7 +106,7 @@ def size_table(cap: float, with_milp: bool) -> None:
         widths = tree_skeleton(depth)
         began = time.perf_counter()
         try:
-            r = minimum_size_diagram(B, y, k, widths, deadline=time.perf_counter() + cap)
+            r = minimum_size_diagram(B, y, k, widths, SizeRun(deadline=time.perf_counter() + cap))
             nodes = str(r.objective) if r.proven else f"{r.objective} (lower bound {r.lower_bound})"
             sat = (nodes, str(r.proven), str(r.sat_calls), str(r.examples))
             proven = r.proven
@@ -137,7 +144,14 @@ def error_table(cap: float, with_milp: bool, alpha: float = 0.01) -> None:
     proved = [0, 0]
     for name, widths in ERROR_RUNS:
         B, X, y, k = load(name)
-        r = minimum_error_diagram(B, y, k, widths, alpha=alpha, deadline=time.perf_counter() + cap)
+        r = minimum_error_diagram(
+            B,
+            y,
+            k,
+            widths,
+            ErrorObjective(alpha),
+            run=MaxSatRun(deadline=time.perf_counter() + cap),
+        )
         proved[0] += r.proven
         cells = ["-", "-", "not run", "-"]
         if with_milp:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .errors import InfeasibleError, ParameterError, TooLargeForSat
 from .models.diagram import Diagram
-from .models.diagram_checks import Fairness, objective, violation
+from .models.diagram_checks import ErrorObjective, Extensions, objective, violation
 from .prepare import Prepared
 from .result import Recorder, SearchResult, Stats
 from .tree_search import min_error_tree
@@ -67,7 +67,7 @@ class DiagramStats(Stats):
 class DiagramTask:
     """What a route receives: the prepared data, the skeleton, the objective and its options.
 
-    ``fairness`` masks the prepared rows. A route records every diagram it finds with
+    ``extensions`` are the paper's (``fairness`` masks the prepared rows). A route records every diagram it finds with
     :meth:`record` (in the user's units) and sets ``proven`` and ``lower_bound``.
     """
 
@@ -76,9 +76,7 @@ class DiagramTask:
     objective: str
     alpha: float
     split: str
-    max_splits: int | None = None
-    min_flow: float | None = None
-    fairness: Fairness | None = None
+    extensions: Extensions = field(default_factory=Extensions)
     solver: str = "highs"
     heuristic_time: float | None = None
     seed: int = 0
@@ -95,14 +93,11 @@ class DiagramTask:
     def deadline(self) -> float | None:
         return self.data.deadline
 
-    @property
-    def extensions(self) -> dict[str, Any]:
-        return {"max_splits": self.max_splits, "min_flow": self.min_flow, "fairness": self.fairness}
-
     def value(self, diagram: Diagram) -> float | None:
         """Objective (18) of a diagram in the user's units; None if it breaks an extension."""
         data = self.data
-        if violation(diagram, data.X, data.y, data.weight, **self.extensions) is not None:
+        broken = violation(diagram, data.X, data.y, data.weight, **self.extensions.as_dict())
+        if broken is not None:
             return None
         return objective(diagram, data.X, data.y, self.alpha, self.widths, data.weight)
 
@@ -217,7 +212,7 @@ def tree_start(task: DiagramTask) -> None:
 
 def step1_start(task: DiagramTask) -> None:
     """Record the paper's Step-1 construction heuristic (kept in scaled units for the MILP)."""
-    from .mip.heuristic import construct
+    from .mip.heuristic import ConstructOptions, construct
 
     data, stats = task.data, task.stats
     clock = time.perf_counter()
@@ -227,11 +222,8 @@ def step1_start(task: DiagramTask) -> None:
         data.y,
         data.n_classes,
         task.widths,
-        alpha=task.alpha,
-        sample_weight=data.weight,
-        split=task.split,
-        time_budget=task.budget(),
-        seed=task.seed,
+        ErrorObjective(task.alpha, data.weight),
+        ConstructOptions(split=task.split, time_budget=task.budget(), seed=task.seed),
         deadline=task.deadline,
     )
     task.step1 = start
@@ -265,7 +257,7 @@ def _run_tree(task: DiagramTask) -> None:
 
 def _run_maxsat(task: DiagramTask) -> None:
     """Objective (18) by MaxSAT over every threshold, incumbents from each oracle model."""
-    from .sat.diagram import estimated_clauses, in_design_units, minimum_error_diagram
+    from .sat.diagram import MaxSatRun, estimated_clauses, in_design_units, minimum_error_diagram
 
     data = task.data
     size = estimated_clauses(len(data.y), task.widths, data.full_threshold_count(), data.n_classes)
@@ -287,11 +279,12 @@ def _run_maxsat(task: DiagramTask) -> None:
         data.y,
         data.n_classes,
         task.widths,
-        alpha=task.alpha,
-        sample_weight=data.weight,
-        on_improve=lambda diagram, value: task.record(design(diagram)),
-        deadline=task.deadline,
-        **task.extensions,
+        ErrorObjective(task.alpha, data.weight),
+        task.extensions,
+        MaxSatRun(
+            on_improve=lambda diagram, value: task.record(design(diagram)),
+            deadline=task.deadline,
+        ),
     )
     task.record(design(found.diagram))
     if view.binarizer.reduced_to_ is None:  # every threshold: exact for univariate splits
@@ -317,9 +310,9 @@ def _run_milp(task: DiagramTask) -> None:
         alpha=task.alpha,
         split=task.split,
         solver=task.solver,
-        max_splits=task.max_splits,
-        min_flow=task.min_flow,
-        fairness=task.fairness,
+        max_splits=task.extensions.max_splits,
+        min_flow=task.extensions.min_flow,
+        fairness=task.extensions.fairness,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # an unusable start is just dropped
@@ -360,7 +353,7 @@ def _scaled(diagram: Diagram, lo: np.ndarray, scale: np.ndarray) -> Diagram:
 
 def _run_size(task: DiagramTask) -> None:
     """The fewest nodes of a consistent diagram by the counterexample-guided SAT loop."""
-    from .sat.diagram import in_design_units, minimum_size_diagram
+    from .sat.diagram import SizeRun, in_design_units, minimum_size_diagram
 
     data = task.data
     view = data.binary()
@@ -370,8 +363,7 @@ def _run_size(task: DiagramTask) -> None:
         data.y,
         data.n_classes,
         task.widths,
-        deadline=task.deadline,
-        start=None if start is None else start[0],
+        SizeRun(deadline=task.deadline, start=None if start is None else start[0]),
     )
     diagram = in_design_units(
         found.diagram, view.column, view.threshold, data.feature_names, list(data.schema.indicator)

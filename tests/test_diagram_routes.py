@@ -259,20 +259,26 @@ def test_cli_diagram_takes_the_routes_and_refuses_a_foreign_option(capsys) -> No
 
 
 def test_maxsat_never_returns_worse_than_its_starts() -> None:
-    from satdt.sat.diagram import minimum_error_diagram
+    from satdt.models.diagram_checks import ErrorObjective
+    from satdt.sat.diagram import MaxSatRun, minimum_error_diagram
 
     X, y = _odd("iris")
     B = (X[:, [2, 3]] > np.array([2.45, 1.75])).astype(np.uint8)  # two binary features
     start = OptimalDiagramClassifier(method="maxsat", widths=(1, 2), alpha=0.0)
     start.fit(B.astype(float), y)
     found = minimum_error_diagram(
-        B, y, 3, (1, 2), alpha=0.0, deadline=time.perf_counter(), starts=[]
+        B, y, 3, (1, 2), ErrorObjective(0.0), run=MaxSatRun(deadline=time.perf_counter())
     )
     assert found.diagram.n_splits == 0  # no time: the majority terminal
     best = start.result_.objective_value
     diagram = start.diagram_.replace(classes=np.arange(3))
     again = minimum_error_diagram(
-        B, y, 3, (1, 2), alpha=0.0, deadline=time.perf_counter(), starts=[diagram]
+        B,
+        y,
+        3,
+        (1, 2),
+        ErrorObjective(0.0),
+        run=MaxSatRun(starts=[diagram], deadline=time.perf_counter()),
     )
     assert again.objective == pytest.approx(best) and not again.proven
 

@@ -385,11 +385,19 @@ def _chess_half(data_dir):
 
 def test_deadline_holds_while_the_model_is_passed_to_the_solver(data_dir) -> None:
     pytest.importorskip("pyscipopt")
-    from satdt.mip.heuristic import construct
+    from satdt.mip.heuristic import ConstructOptions, construct
+    from satdt.models.diagram_checks import ErrorObjective
 
     X, y = _chess_half(data_dir)
     widths = (1, 2, 4, 8)
-    start = construct(X, y, 2, widths, alpha=0.01, split="multivariate", time_budget=0.2)
+    start = construct(
+        X,
+        y,
+        2,
+        widths,
+        ErrorObjective(0.01),
+        ConstructOptions(split="multivariate", time_budget=0.2),
+    )
     value = objective(start, X, y, 0.01, widths)
     for cap in (0.05, 1.5):  # out of time while building the model; while passing it to SCIP
         began = time.perf_counter()

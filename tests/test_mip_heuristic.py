@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satdt.errors import SatdtError
-from satdt.mip.heuristic import construct
+from satdt.mip.heuristic import ConstructOptions, construct
 from satdt.models.diagram import Diagram
-from satdt.models.diagram_checks import objective
+from satdt.models.diagram_checks import ErrorObjective, objective
 
 # The benchmark data sits next to the repository, in ../shared/data (see its README.md).
 ODD_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "odd"
@@ -85,9 +85,8 @@ def test_fits_the_skeleton_on_random_data(widths: tuple[int, ...], seed: int) ->
         y,
         3,
         widths,
-        alpha=0.05,
-        seed=seed,
-        max_starts=20,
+        ErrorObjective(0.05),
+        ConstructOptions(seed=seed, max_starts=20),
         on_improve=lambda d, v: reported.append((d, v)),
     )
     fits_skeleton(diagram, widths)
@@ -120,7 +119,9 @@ def test_fits_the_skeleton_on_any_data(
     y = rng.integers(k, size=n)
     weight = rng.random(n) if weighted else None
     skeleton = (1, *widths)
-    diagram = construct(X, y, k, skeleton, alpha=alpha, sample_weight=weight, max_starts=5)
+    diagram = construct(
+        X, y, k, skeleton, ErrorObjective(alpha, weight), ConstructOptions(max_starts=5)
+    )
     fits_skeleton(diagram, skeleton)
     majority = Diagram.single_terminal(
         int(np.argmax(np.bincount(y, weight, minlength=k))), n_features=3, classes=range(k)
@@ -136,7 +137,7 @@ def test_fits_the_skeleton_on_any_data(
 @pytest.mark.parametrize("widths", [(1, 2, 4, 8), (1, 2, 3, 3, 3, 3, 3)])
 def test_fits_the_skeleton_on_benchmark_files(name: str, widths: tuple[int, ...]) -> None:
     X, y, k = load(name)
-    diagram = construct(X, y, k, widths, alpha=0.01, max_starts=10)
+    diagram = construct(X, y, k, widths, ErrorObjective(0.01), ConstructOptions(max_starts=10))
     fits_skeleton(diagram, widths)
     value = objective(diagram, X, y, 0.01, widths)
     assert value < 1 - np.bincount(y).max() / len(y)  # better than the majority class
@@ -148,7 +149,7 @@ def test_fits_the_skeleton_on_benchmark_files(name: str, widths: tuple[int, ...]
 
 def test_iris_is_nearly_separated() -> None:
     X, y, k = load("iris")
-    diagram = construct(X, y, k, (1, 2, 2, 2), alpha=0.0, max_starts=20)
+    diagram = construct(X, y, k, (1, 2, 2, 2), ErrorObjective(0.0), ConstructOptions(max_starts=20))
     assert np.mean(diagram.terminal(X) != y) <= 0.02
 
 
@@ -158,7 +159,7 @@ def test_xor_is_solved_with_width_two() -> None:
     bits = rng.integers(2, size=(200, 2))
     X = np.column_stack([bits, rng.random(200)])  # the third feature is noise
     y = bits[:, 0] ^ bits[:, 1]
-    diagram = construct(X, y, 2, (1, 2), alpha=0.1, max_starts=30)
+    diagram = construct(X, y, 2, (1, 2), ErrorObjective(0.1), ConstructOptions(max_starts=30))
     assert np.array_equal(diagram.terminal(X), y)
     assert diagram.widths == (1, 2)
     assert objective(diagram, X, y, 0.1, (1, 2)) == pytest.approx(0.1)
@@ -170,7 +171,7 @@ def test_merging_flows_saves_a_node() -> None:
     rng = np.random.default_rng(1)
     X = rng.integers(2, size=(400, 3)).astype(float)
     y = ((X[:, 0] != X[:, 1]) & (X[:, 2] == 1)).astype(int)
-    diagram = construct(X, y, 2, (1, 2, 1), alpha=0.0, max_starts=30)
+    diagram = construct(X, y, 2, (1, 2, 1), ErrorObjective(0.0), ConstructOptions(max_starts=30))
     assert np.array_equal(diagram.terminal(X), y)
     assert diagram.widths == (1, 2, 1)
     fits_skeleton(diagram, (1, 2, 1))
@@ -181,7 +182,9 @@ def test_split_sides_are_min_gap_apart(min_gap: float) -> None:
     rng = np.random.default_rng(9)
     X = np.round(rng.random((300, 3)), 5)  # many values closer than 1e-4
     y = ((X[:, 0] > 0.3) ^ (X[:, 1] > 0.6)).astype(int)
-    diagram = construct(X, y, 2, (1, 2, 2, 2), alpha=0.0, max_starts=10, min_gap=min_gap)
+    diagram = construct(
+        X, y, 2, (1, 2, 2, 2), ErrorObjective(0.0), ConstructOptions(max_starts=10, min_gap=min_gap)
+    )
     fits_skeleton(diagram, (1, 2, 2, 2))
     path = diagram.decision_path(X)
     for node in range(diagram.n_splits):
@@ -194,20 +197,36 @@ def test_split_sides_are_min_gap_apart(min_gap: float) -> None:
 
 def test_pure_data_gives_a_single_terminal() -> None:
     X = np.random.default_rng(2).random((30, 2))
-    diagram = construct(X, np.full(30, 2), 3, (1, 2), alpha=0.0)
+    diagram = construct(X, np.full(30, 2), 3, (1, 2), ErrorObjective(0.0))
     assert diagram.n_splits == 0 and diagram.root == -3
 
 
 def test_large_alpha_prunes_to_few_nodes() -> None:
     X, y = random_data(3)
-    diagram = construct(X, y, 3, (1, 2, 4, 8), alpha=10.0, max_starts=10)
+    diagram = construct(
+        X, y, 3, (1, 2, 4, 8), ErrorObjective(10.0), ConstructOptions(max_starts=10)
+    )
     assert diagram.n_splits <= 1
 
 
 def test_deterministic_for_a_seed() -> None:
     X, y = random_data(4, n=200, d=8)
-    first = construct(X, y, 3, (1, 2, 2, 2), alpha=0.01, seed=7, max_starts=15, time_budget=60)
-    again = construct(X, y, 3, (1, 2, 2, 2), alpha=0.01, seed=7, max_starts=15, time_budget=60)
+    first = construct(
+        X,
+        y,
+        3,
+        (1, 2, 2, 2),
+        ErrorObjective(0.01),
+        ConstructOptions(seed=7, max_starts=15, time_budget=60),
+    )
+    again = construct(
+        X,
+        y,
+        3,
+        (1, 2, 2, 2),
+        ErrorObjective(0.01),
+        ConstructOptions(seed=7, max_starts=15, time_budget=60),
+    )
     assert first == again
 
 
@@ -217,12 +236,18 @@ def test_deadline_is_respected() -> None:
     y = (X[:, :5].sum(axis=1) * 3).astype(int) % 4
     began = time.perf_counter()
     diagram = construct(
-        X, y, 4, (1, 2, 4, 8, 8, 8), alpha=0.01, max_starts=None, deadline=began + 0.3
+        X,
+        y,
+        4,
+        (1, 2, 4, 8, 8, 8),
+        ErrorObjective(0.01),
+        ConstructOptions(max_starts=None),
+        deadline=began + 0.3,
     )
     assert time.perf_counter() - began < 1.5
     fits_skeleton(diagram, (1, 2, 4, 8, 8, 8))
     began = time.perf_counter()
-    late = construct(X, y, 4, (1, 2), alpha=0.01, deadline=began - 1)
+    late = construct(X, y, 4, (1, 2), ErrorObjective(0.01), deadline=began - 1)
     assert late.n_splits == 0 and time.perf_counter() - began < 1.0
 
 
@@ -231,14 +256,28 @@ def test_time_budget_limits_restarts() -> None:
     X = rng.random((1000, 20))
     y = (X[:, 0] + X[:, 1] > 1).astype(int)
     began = time.perf_counter()
-    construct(X, y, 2, (1, 2, 2, 2), alpha=0.01, max_starts=None, time_budget=0.3)
+    construct(
+        X,
+        y,
+        2,
+        (1, 2, 2, 2),
+        ErrorObjective(0.01),
+        ConstructOptions(max_starts=None, time_budget=0.3),
+    )
     assert time.perf_counter() - began < 2.0
 
 
 def test_multivariate_starts_from_univariate_splits() -> None:
     X, y = random_data(7)
-    uni = construct(X, y, 3, (1, 2, 2), alpha=0.01, max_starts=5)
-    multi = construct(X, y, 3, (1, 2, 2), alpha=0.01, max_starts=5, split="multivariate")
+    uni = construct(X, y, 3, (1, 2, 2), ErrorObjective(0.01), ConstructOptions(max_starts=5))
+    multi = construct(
+        X,
+        y,
+        3,
+        (1, 2, 2),
+        ErrorObjective(0.01),
+        ConstructOptions(max_starts=5, split="multivariate"),
+    )
     assert uni == multi
 
 
@@ -262,5 +301,9 @@ def test_bad_parameters_are_explained(changes: dict, message: str) -> None:
     X, y = random_data(8)
     args = {"X": X, "y": y, "n_classes": 3, "widths": (1, 2), "alpha": 0.1}
     args.update(changes)
+    objective18 = ErrorObjective(args.pop("alpha"), args.pop("sample_weight", None))
+    options = ConstructOptions(
+        **{k: args.pop(k) for k in ("split", "feature_fraction", "min_gap") if k in args}
+    )
     with pytest.raises(SatdtError, match=message):
-        construct(**args)
+        construct(args["X"], args["y"], args["n_classes"], args["widths"], objective18, options)

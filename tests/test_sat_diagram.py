@@ -19,9 +19,13 @@ from satdt import OptimalTreeClassifier
 from satdt.data import Dataset, from_arrays
 from satdt.diagram_search import fit_tree_diagram
 from satdt.errors import DataError, InfeasibleError
+from satdt.models.diagram_checks import ErrorObjective, Extensions
 from satdt.models.diagram_checks import objective as diagram_objective
 from satdt.sat.diagram import (
     DiagramLoop,
+    MaxSatRun,
+    Names,
+    SizeRun,
     compact,
     diagram_cnf,
     encode_diagram_dimacs,
@@ -84,7 +88,7 @@ def test_minimum_objective_equals_brute_force(seed: int) -> None:
     alpha = (0.0, 0.05, 0.3, 1.0)[seed % 4]
     weight = None if seed % 3 else np.random.default_rng(seed).integers(1, 4, len(y)) / 2
     expected = min_diagram_objective(B, y, 3, widths, alpha, weight)
-    result = minimum_error_diagram(B, y, 3, widths, alpha=alpha, sample_weight=weight)
+    result = minimum_error_diagram(B, y, 3, widths, ErrorObjective(alpha, weight))
     assert result.proven and result.objective == pytest.approx(expected, abs=1e-9)
     assert result.lower_bound == pytest.approx(expected, abs=1e-9)
     assert diagram_objective(result.diagram, B, y, alpha, widths, weight) == pytest.approx(
@@ -98,7 +102,7 @@ def test_more_skeletons_and_rows_against_brute_force(seed: int) -> None:
     widths = SKELETONS[seed % len(SKELETONS)]
     B, y = _random(seed, 7, 3, c=2 + seed % 2, distinct=False)
     alpha = (0.0, 0.02, 0.2)[seed % 3]
-    result = minimum_error_diagram(B, y, 3, widths, alpha=alpha)
+    result = minimum_error_diagram(B, y, 3, widths, ErrorObjective(alpha))
     assert result.objective == pytest.approx(
         min_diagram_objective(B, y, 3, widths, alpha), abs=1e-9
     )
@@ -113,7 +117,7 @@ def test_objective_agrees_with_the_mip_heuristic_and_naive_reference() -> None:
     from satdt.models.diagram_checks import objective
 
     B, y = _random(7, 6, 3, distinct=False)
-    result = minimum_error_diagram(B, y, 2, (1, 2), alpha=0.1)
+    result = minimum_error_diagram(B, y, 2, (1, 2), ErrorObjective(0.1))
     X = B.astype(float)
     assert objective(result.diagram, X, y, 0.1, (1, 2)) == pytest.approx(result.objective)
     assert min_diagram_objective(X, y, 2, (1, 2), 0.1) == pytest.approx(result.objective)
@@ -211,7 +215,7 @@ def test_tree_skeleton_diagram_never_larger_than_the_smallest_tree(seed: int) ->
     except InfeasibleError:
         pytest.skip("no consistent tree within the depth")
     tree_internal = (tree.tree_.n_nodes - 1) // 2  # trees count leaves too
-    result = minimum_size_diagram(B, y, 2, max_depth=depth)
+    result = minimum_size_diagram(B, y, 2, tree_skeleton(depth))
     assert result.widths == (1, 2, 4, 8)
     assert result.proven and result.objective <= tree_internal
     _check_consistent(result.diagram, B, y)
@@ -220,7 +224,7 @@ def test_tree_skeleton_diagram_never_larger_than_the_smallest_tree(seed: int) ->
 def test_parity_diagram_is_strictly_smaller_than_the_tree() -> None:
     B, y = _parity(3)
     tree = OptimalTreeClassifier(objective="size", max_depth=3).fit(B.astype(float), y)
-    result = minimum_size_diagram(B, y, 2, max_depth=3)
+    result = minimum_size_diagram(B, y, 2, tree_skeleton(3))
     assert (tree.tree_.n_nodes - 1) // 2 == 7
     assert result.proven and result.objective == 5
     assert result.diagram.widths == (1, 2, 2)
@@ -284,7 +288,7 @@ def test_the_last_share_of_the_time_raises_the_lower_bound(monkeypatch) -> None:
 
     monkeypatch.setattr(sd.DiagramLoop, "run", spy)
     monkeypatch.setattr(sd, "LOWER_SHARE", 1.0)  # the descent gets no time
-    result = minimum_size_diagram(B, y, 2, (1, 2, 4, 4), deadline=time.perf_counter() + 30)
+    result = minimum_size_diagram(B, y, 2, (1, 2, 4, 4), SizeRun(deadline=time.perf_counter() + 30))
     assert result.proven and result.objective == result.lower_bound == 7
     _check_consistent(result.diagram, B, y)
     # the first diagram (no bound), the descent cut at once, then the bounds rise from 1
@@ -294,15 +298,22 @@ def test_the_last_share_of_the_time_raises_the_lower_bound(monkeypatch) -> None:
 def test_time_limits_without_a_diagram() -> None:
     B, y = _parity(4)
     with pytest.raises(InfeasibleError, match="time limit"):
-        minimum_size_diagram(B, y, 2, (1, 2, 2, 2), deadline=time.perf_counter())
-    result = minimum_error_diagram(B, y, 2, (1, 2, 2, 2), alpha=0.1, deadline=time.perf_counter())
+        minimum_size_diagram(B, y, 2, (1, 2, 2, 2), SizeRun(deadline=time.perf_counter()))
+    result = minimum_error_diagram(
+        B, y, 2, (1, 2, 2, 2), ErrorObjective(0.1), run=MaxSatRun(deadline=time.perf_counter())
+    )
     assert not result.proven and result.objective == 0.5 and result.lower_bound <= 0.5
 
 
 def test_maxsat_time_limit_interrupts_rc2() -> None:
     B, y = _random(5, 200, 10, c=3, distinct=False)
     result = minimum_error_diagram(
-        B, y, 3, (1, 2, 3, 3), alpha=0.01, deadline=time.perf_counter() + 0.5
+        B,
+        y,
+        3,
+        (1, 2, 3, 3),
+        ErrorObjective(0.01),
+        run=MaxSatRun(deadline=time.perf_counter() + 0.5),
     )
     assert result.runtime < 10
     assert result.lower_bound <= result.objective + 1e-12
@@ -317,17 +328,43 @@ def test_single_class_and_bad_input() -> None:
     assert result.objective == 0 and result.diagram.n_splits == 0 and result.proven
     with pytest.raises(DataError):
         minimum_size_diagram(B, np.zeros(4, int), 2, (2, 2))
-    with pytest.raises(DataError):
-        minimum_size_diagram(B, np.zeros(4, int), 2)
+    with pytest.raises(DataError, match="max_depth"):
+        minimum_size_diagram(B, np.zeros(4, int), 2, tree_skeleton(0))
+    with pytest.raises(DataError, match="alpha"):
+        minimum_error_diagram(B, np.zeros(4, int), 2, (1, 2), ErrorObjective(-1.0))
     with pytest.raises(InfeasibleError, match="different labels"):
         minimum_size_diagram(np.vstack([B, B[:1]]), np.array([0, 1, 1, 0, 1]), 2, (1, 2))
     assert tree_skeleton(5, 3) == (1, 2, 3, 3, 3)
 
 
+def test_every_group_of_maxsat_options_reaches_the_search() -> None:
+    """The extensions bound the diagram, the run's hook hears of every incumbent, the names
+    label the result: none of the option objects is dropped on the way."""
+    B, y = _parity(3)
+    heard: list[float] = []
+    result = minimum_error_diagram(
+        B,
+        y,
+        2,
+        (1, 2, 2),
+        ErrorObjective(0.0),
+        Extensions(max_splits=1),
+        MaxSatRun(on_improve=lambda diagram, value: heard.append(value)),
+        Names(classes=["no", "yes"], feature_names=["a", "b", "c"]),
+    )
+    assert result.proven and result.diagram.n_splits <= 1
+    assert result.objective == pytest.approx(0.5)  # parity: one split leaves half wrong
+    assert heard and heard[-1] == pytest.approx(result.objective)
+    assert list(result.diagram.classes) == ["no", "yes"]
+    assert list(result.diagram.feature_names) == ["a", "b", "c"]
+    unbounded = minimum_error_diagram(B, y, 2, (1, 2, 2), ErrorObjective(0.0))
+    assert unbounded.objective == 0.0 and unbounded.diagram.n_splits > 1
+
+
 def test_merged_rows_and_design_units() -> None:
     B, y = _parity(2)
     B2, y2 = np.vstack([B, B]), np.concatenate([y, 1 - y[:1], y[1:]])
-    result = minimum_error_diagram(B2, y2, 2, (1, 2), alpha=0.0)
+    result = minimum_error_diagram(B2, y2, 2, (1, 2), ErrorObjective(0.0))
     assert result.examples == 4 and result.objective == pytest.approx(1 / 8)
     column, threshold = np.array([2, 0]), np.array([1.5, 3.0])
     design = in_design_units(result.diagram, column, threshold, ["a", "b", "c"])
@@ -462,13 +499,15 @@ def block_xor_answers() -> str:
 
 def block_xor_diagram() -> str:
     B, y = _parity(3)
-    result = minimum_size_diagram(B, y, 2, max_depth=3, feature_names=["x0", "x1", "x2"])
+    result = minimum_size_diagram(
+        B, y, 2, tree_skeleton(3), names=Names(feature_names=["x0", "x1", "x2"])
+    )
     tree = OptimalTreeClassifier(objective="size", max_depth=3).fit(B.astype(float), y)
     return (
         "```text\n"
         + result.diagram.export_text().rstrip()
         + "\n```\n\n"
-        + f"minimum_size_diagram(max_depth=3): {result.objective} internal nodes, proven "
+        + f"minimum_size_diagram(widths=tree_skeleton(3)): {result.objective} internal nodes, proven "
         f"{result.proven}, {result.sat_calls} SAT calls, {result.examples} of 8 rows encoded; "
         f"the smallest tree: {(tree.tree_.n_nodes - 1) // 2} internal nodes.\n"
     )
@@ -478,7 +517,7 @@ def block_xor_maxsat() -> str:
     B, y = _parity(3)
     rows = ["| skeleton | alpha | objective (18) | errors | nodes |", "|---|---|---|---|---|"]
     for widths, alpha in (((1, 2, 2), 0.1), ((1, 2, 2), 1.0), ((1, 1, 1), 0.1), ((1, 2), 0.1)):
-        r = minimum_error_diagram(B, y, 2, widths, alpha=alpha)
+        r = minimum_error_diagram(B, y, 2, widths, ErrorObjective(alpha))
         errors = int((r.diagram.predict_index(B.astype(float)) != y).sum())
         rows.append(
             f"| {list(widths)} | {alpha} | {r.objective:.4f} | {errors} of 8 | {r.diagram.n_splits} |"
@@ -547,7 +586,12 @@ def test_a_stopped_maxsat_search_keeps_a_valid_bound_and_its_time_limit(data_dir
     for cap in (2.0, 5.0):
         began = time.perf_counter()
         stopped = minimum_error_diagram(
-            B, y, 2, (1, 2, 2), alpha=0.01, deadline=time.perf_counter() + cap
+            B,
+            y,
+            2,
+            (1, 2, 2),
+            ErrorObjective(0.01),
+            run=MaxSatRun(deadline=time.perf_counter() + cap),
         )
         # the old fault went 4.7 s past a 5 s limit; 3 s leaves room for a loaded machine
         assert time.perf_counter() - began < cap + 3.0
@@ -557,5 +601,5 @@ def test_a_stopped_maxsat_search_keeps_a_valid_bound_and_its_time_limit(data_dir
 @pytest.mark.slow
 def test_soybean_optimum_behind_the_stopped_search_test(data_dir) -> None:
     B, y = _soybean_consistent_100(data_dir)
-    result = minimum_error_diagram(B, y, 2, (1, 2, 2), alpha=0.01)
+    result = minimum_error_diagram(B, y, 2, (1, 2, 2), ErrorObjective(0.01))
     assert result.proven and result.objective == pytest.approx(SOYBEAN_OPTIMUM)

@@ -42,6 +42,7 @@ from ..models.diagram import Diagram
 from ..models.diagram_checks import (
     FAIRNESS_KINDS,
     SPLITS,
+    Extensions,
     Fairness,
     check_widths,
     fits,
@@ -365,9 +366,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             self.objective,
             self._search_alpha(data),
             self.split,
-            max_splits=self._param("max_splits"),
-            min_flow=self.min_flow,
-            fairness=self._fairness(data),
+            Extensions(self._param("max_splits"), self.min_flow, self._fairness(data)),
             solver=_default_solver() if solver == "auto" else solver,
             heuristic_time=self.heuristic_time,
             seed=int(self._param("random_state")),
@@ -512,7 +511,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             if (diagram.predict_index(data.X) != data.y).any() or diagram.n_splits != value:
                 raise RuntimeError("internal error: the smallest diagram misclassifies rows")
             return
-        broken = violation(diagram, data.X, data.y, data.weight, **task.extensions)
+        broken = violation(diagram, data.X, data.y, data.weight, **task.extensions.as_dict())
         if broken is not None:
             raise RuntimeError(
                 f"internal error: the diagram returned breaks a constraint: {broken}"

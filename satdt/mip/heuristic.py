@@ -39,7 +39,8 @@ import numpy as np
 
 from ..errors import SatdtError, TimeUp
 from ..models.diagram import Diagram
-from ..models.diagram_checks import SPLITS, objective
+from ..models.diagram_checks import SPLITS, ErrorObjective
+from ..models.diagram_checks import objective as objective_18
 
 # Largest number of floats a split evaluation holds at once (rows x features x classes).
 _CHUNK_FLOATS = 2_000_000
@@ -271,17 +272,51 @@ class _Builder:
         )
 
 
+@dataclass(frozen=True)
+class ConstructOptions:
+    """The knobs of the Step-1 construction (:func:`construct`).
+
+    Parameters
+    ----------
+    split : {"univariate", "multivariate"}
+        The splits of the MILP the diagram starts. The construction makes univariate splits
+        in both cases: an axis-parallel hyperplane is a valid multivariate split, a fine start.
+    time_budget : float
+        Seconds of restarts after the first construction (the paper repeats for 60 s).
+    feature_fraction : float
+        Share of the features considered at each split in the restarts (the first
+        construction sees them all); in (0, 1].
+    seed : int
+        Seed of the feature sampling; the result is deterministic for a seed when
+        ``max_starts`` ends the restarts before the time does.
+    max_starts : int, optional
+        At most this many constructions (``None``: only time limits them).
+    min_gap : float
+        Split only between values at least this far apart, so that the diagram is a valid
+        start for the MILP whose constraint (13) uses ``epsilon = min_gap`` (0: any values).
+    """
+
+    split: str = "univariate"
+    time_budget: float = 10.0
+    feature_fraction: float = 0.6
+    seed: int = 0
+    max_starts: int | None = 200
+    min_gap: float = 1e-4
+
+
+_DEFAULT_OPTIONS = ConstructOptions()
+
+
 def _check(
     X: np.ndarray,
     y: np.ndarray,
     n_classes: int,
     widths: Sequence[int],
-    alpha: float,
-    sample_weight: np.ndarray | None,
-    split: str,
-    feature_fraction: float,
-    min_gap: float,
+    objective: ErrorObjective,
+    options: ConstructOptions,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    alpha, sample_weight = objective.alpha, objective.sample_weight
+    split, feature_fraction, min_gap = options.split, options.feature_fraction, options.min_gap
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y)
     if X.ndim != 2 or y.shape != (len(X),):
@@ -324,16 +359,10 @@ def construct(
     y: np.ndarray,
     n_classes: int,
     widths: Sequence[int],
+    objective: ErrorObjective,
+    options: ConstructOptions = _DEFAULT_OPTIONS,
     *,
-    alpha: float,
-    sample_weight: np.ndarray | None = None,
-    split: str = "univariate",
-    time_budget: float = 10.0,
-    feature_fraction: float = 0.6,
-    seed: int = 0,
     deadline: float | None = None,
-    max_starts: int | None = 200,
-    min_gap: float = 1e-4,
     on_improve: Callable[[Diagram, float], None] | None = None,
 ) -> Diagram:
     """A good diagram in the skeleton ``widths``, by objective (18): the MILP's warm start.
@@ -348,29 +377,14 @@ def construct(
         Number of classes (terminals).
     widths
         The skeleton: ``widths[l]`` internal nodes at most in layer ``l``; ``widths[0] == 1``.
-    alpha
-        Weight of the node term of objective (18).
-    sample_weight
-        Row weights (default 1).
-    split
-        ``"univariate"`` or ``"multivariate"``. The construction makes univariate splits in
-        both cases: an axis-parallel hyperplane is a valid multivariate split, a fine start.
-    time_budget
-        Seconds of restarts after the first construction (the paper repeats for 60 s).
-    feature_fraction
-        Share of the features considered at each split in the restarts (the first
-        construction sees them all).
-    seed
-        Seed of the feature sampling; the result is deterministic for a seed when
-        ``max_starts`` ends the restarts before the time does.
+    objective
+        Objective (18): ``alpha``, the weight of its node term, and the row weights
+        (default 1).
+    options
+        The construction's splits, restarts, seed and minimum gap (:class:`ConstructOptions`).
     deadline
         ``time.perf_counter()`` value after which no construction starts or continues (the
         best diagram so far, at worst the majority class, is returned).
-    max_starts
-        At most this many constructions (``None``: only time limits them).
-    min_gap
-        Split only between values at least this far apart, so that the diagram is a valid
-        start for the MILP whose constraint (13) uses ``epsilon = min_gap`` (0: any values).
     on_improve
         Called with each new best diagram and its objective value.
 
@@ -381,21 +395,20 @@ def construct(
         layer or to terminals, classes ``0 .. n_classes - 1``, thresholds in scaled units,
         counts of ``(X, y)`` recorded. A single terminal when no split pays for itself.
     """
-    X, y, weight = _check(
-        X, y, n_classes, widths, alpha, sample_weight, split, feature_fraction, min_gap
-    )
+    X, y, weight = _check(X, y, n_classes, widths, objective, options)
+    alpha, max_starts, min_gap = objective.alpha, options.max_starts, options.min_gap
     started = time.perf_counter()
-    budget_end = started + max(0.0, float(time_budget))
+    budget_end = started + max(0.0, float(options.time_budget))
     restarts_end = budget_end if deadline is None else min(deadline, budget_end)
     Yw = np.zeros((len(y), n_classes))
     Yw[np.arange(len(y)), y] = weight
     d = X.shape[1]
-    n_sampled = min(d, max(1, round(feature_fraction * d)))
-    rng = np.random.default_rng(seed)
+    n_sampled = min(d, max(1, round(options.feature_fraction * d)))
+    rng = np.random.default_rng(options.seed)
 
     def finish(diagram: Diagram) -> tuple[Diagram, float]:
         diagram = diagram.with_counts(X, y, weight)
-        return diagram, objective(diagram, X, y, alpha, widths, weight)
+        return diagram, objective_18(diagram, X, y, alpha, widths, weight)
 
     best, best_value = finish(
         Diagram.single_terminal(

@@ -282,6 +282,51 @@ class Fairness:
         return ok and (not self.both_ways or r2 >= self.ratio * r1 - 1e-9)
 
 
+@dataclass(frozen=True, eq=False)
+class ErrorObjective:
+    """Objective (18) of Florio et al. as a search minimises it (see :func:`objective`).
+
+    Parameters
+    ----------
+    alpha : float
+        Weight of the node share: weighted error rate plus ``alpha * (active non-root nodes) /
+        (internal nodes - 1)``; alpha >= 0 (0.01 by default, as :class:`~satdt.mip.milp.MilpOptions`).
+    sample_weight : array of float, shape (n_samples,), optional
+        Non-negative row weights (None: 1 each); checked by the search that receives them.
+    """
+
+    alpha: float = 0.01
+    sample_weight: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Extensions:
+    """The paper's extensions of objective (18), each None when unused.
+
+    Parameters
+    ----------
+    max_splits : int, optional
+        Parsimony: at most this many active internal nodes, the root included.
+    min_flow : float, optional
+        Stability (20): every active internal node is reached by a weight of at least
+        ``min_flow``.
+    fairness : Fairness, optional
+        Fairness (19) or a variant (see :class:`Fairness`), its groups masks over the rows.
+    """
+
+    max_splits: int | None = None
+    min_flow: float | None = None
+    fairness: Fairness | None = None
+
+    def as_dict(self) -> dict[str, int | float | Fairness | None]:
+        """The three by name (the keywords of :func:`violation`)."""
+        return {"max_splits": self.max_splits, "min_flow": self.min_flow, "fairness": self.fairness}
+
+    def used(self) -> list[str]:
+        """The names of the extensions that are set."""
+        return [name for name, value in self.as_dict().items() if value is not None]
+
+
 def violation(
     diagram: Diagram,
     X: np.ndarray,

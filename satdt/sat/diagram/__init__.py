@@ -10,14 +10,27 @@ from .cnf import DiagramCNF, diagram_cnf, encode_diagram_dimacs
 from .formula import (
     DiagramFormula,
     DiagramResult,
+    Names,
     Skeleton,
     build_diagram,
     in_design_units,
     layer_caps,
     tree_skeleton,
 )
-from .maxsat import estimated_clauses, integer_weights, maxsat_formula, minimum_error_diagram
-from .size import DIAGRAM_COUNTEREXAMPLE_POLICIES, DiagramLoop, compact, minimum_size_diagram
+from .maxsat import (
+    MaxSatRun,
+    estimated_clauses,
+    integer_weights,
+    maxsat_formula,
+    minimum_error_diagram,
+)
+from .size import (
+    DIAGRAM_COUNTEREXAMPLE_POLICIES,
+    DiagramLoop,
+    SizeRun,
+    compact,
+    minimum_size_diagram,
+)
 
 __all__ = [
     "DIAGRAM_COUNTEREXAMPLE_POLICIES",
@@ -25,6 +38,9 @@ __all__ = [
     "DiagramFormula",
     "DiagramLoop",
     "DiagramResult",
+    "MaxSatRun",
+    "Names",
+    "SizeRun",
     "Skeleton",
     "build_diagram",
     "compact",

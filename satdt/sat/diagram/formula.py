@@ -416,12 +416,24 @@ class DiagramResult:
     examples: int
 
 
-def _widths(
-    widths: Sequence[int] | None, max_depth: int | None, max_width: int | None
-) -> tuple[int, ...]:
-    if (widths is None) == (max_depth is None):
-        raise DataError("give either widths (a skeleton) or max_depth (the automatic one)")
-    return check_widths(widths) if widths is not None else tree_skeleton(max_depth, max_width)
+@dataclass(frozen=True)
+class Names:
+    """The labels and feature names a diagram search stores in the diagram it returns.
+
+    Parameters
+    ----------
+    classes : sequence, optional
+        The label of each class index (default: the indices ``0 .. n_classes - 1``).
+    feature_names : sequence of str, optional
+        One name per column of ``B`` (default: none).
+    """
+
+    classes: Sequence[Any] | np.ndarray | None = None
+    feature_names: Sequence[str] | None = None
+
+    def labels(self, n_classes: int) -> Sequence[Any] | np.ndarray:
+        """``classes``, else the class indices."""
+        return np.arange(n_classes) if self.classes is None else self.classes
 
 
 def _binary(B: np.ndarray, y: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:

@@ -16,8 +16,8 @@ import math
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 from pysat.examples.rc2 import RC2Stratified
@@ -25,16 +25,23 @@ from pysat.formula import WCNF, IDPool
 
 from ...errors import DataError, InfeasibleError, TimeUp, TooLargeForSat
 from ...models.diagram import Diagram
-from ...models.diagram_checks import Fairness, objective, violation
+from ...models.diagram_checks import (
+    ErrorObjective,
+    Extensions,
+    Fairness,
+    check_widths,
+    violation,
+)
+from ...models.diagram_checks import objective as objective_18
 from ...prepare import group_rows
 from ..counter import SequentialCounter, weighted_counter
 from .formula import (
     Clauses,
     DiagramFormula,
     DiagramResult,
+    Names,
     Skeleton,
     _binary,
-    _widths,
 )
 
 DEFAULT_MAXSAT_SOLVER = "glucose3"
@@ -42,6 +49,37 @@ DEFAULT_MAXSAT_SOLVER = "glucose3"
 STOP_RESERVE = 0.25
 #: Largest integer sum a weight counter of (20) or (19) may count to, per counter.
 MAX_COUNT = 20_000
+
+
+@dataclass(frozen=True)
+class MaxSatRun:
+    """How :func:`minimum_error_diagram` runs: its starts, its reports, its clock, its oracle.
+
+    Parameters
+    ----------
+    starts : sequence of Diagram
+        Diagrams over the binary features of ``B``: the best one meeting the constraints is
+        the first incumbent (else the majority terminal, when it meets them).
+    on_improve : callable, optional
+        ``on_improve(diagram, objective)`` for every better diagram, starts included.
+    deadline : float, optional
+        A ``time.perf_counter()`` value (None: no limit). Past it RC2 is interrupted and the
+        best diagram known is returned with ``proven=False`` and RC2's cost so far as lower
+        bound.
+    solver : str
+        The SAT oracle of RC2 (a PySAT solver name).
+    """
+
+    starts: Sequence[Diagram] = ()
+    on_improve: Callable[[Diagram, float], None] | None = None
+    deadline: float | None = None
+    solver: str = DEFAULT_MAXSAT_SOLVER
+
+
+_DEFAULT_OBJECTIVE = ErrorObjective()
+_NO_EXTENSIONS = Extensions()
+_DEFAULT_RUN = MaxSatRun()
+_NO_NAMES = Names()
 
 
 def _fraction(value: float) -> Fraction:
@@ -299,47 +337,28 @@ def minimum_error_diagram(
     B: np.ndarray,
     y: np.ndarray,
     n_classes: int,
-    widths: Sequence[int] | None = None,
-    *,
-    max_depth: int | None = None,
-    max_width: int | None = None,
-    alpha: float = 0.01,
-    sample_weight: np.ndarray | None = None,
-    max_splits: int | None = None,
-    min_flow: float | None = None,
-    fairness: Fairness | None = None,
-    starts: Sequence[Diagram] = (),
-    on_improve: Callable[[Diagram, float], None] | None = None,
-    deadline: float | None = None,
-    solver: str = DEFAULT_MAXSAT_SOLVER,
-    classes: Sequence[Any] | np.ndarray | None = None,
-    feature_names: Sequence[str] | None = None,
+    widths: Sequence[int],
+    objective: ErrorObjective = _DEFAULT_OBJECTIVE,
+    extensions: Extensions = _NO_EXTENSIONS,
+    run: MaxSatRun = _DEFAULT_RUN,
+    names: Names = _NO_NAMES,
 ) -> DiagramResult:
     """The diagram of least objective (18) within a skeleton, by MaxSAT (PySAT's RC2), anytime.
 
     Parameters
     ----------
-    B, y, n_classes, widths, max_depth, max_width, classes, feature_names
+    B, y, n_classes, widths
         As for :func:`~satdt.sat.diagram.size.minimum_size_diagram`.
-    alpha
-        Weight of the node share in objective (18); alpha >= 0.
-    sample_weight
-        Non-negative row weights (default 1); identical rows are merged, their weights added
-        per class.
-    max_splits, min_flow, fairness
-        The paper's extensions, as hard constraints (see the module docstring); ``fairness``
-        groups are masks over the rows of ``B``.
-    starts
-        Diagrams over the binary features of ``B``: the best one meeting the constraints is
-        the first incumbent (else the majority terminal, when it meets them).
-    on_improve
-        ``on_improve(diagram, objective)`` for every better diagram, starts included.
-    deadline
-        A ``time.perf_counter()`` value (None: no limit). Past it RC2 is
-        interrupted and the best diagram known is returned with ``proven=False`` and RC2's
-        cost so far as lower bound.
-    solver
-        The SAT oracle of RC2 (a PySAT solver name).
+    objective
+        Objective (18): ``alpha >= 0``, the weight of the node share, and the non-negative row
+        weights (default 1); identical rows are merged, their weights added per class.
+    extensions
+        The paper's extensions (parsimony, stability (20), fairness (19)), as hard constraints
+        (see the module docstring); ``fairness`` groups are masks over the rows of ``B``.
+    run
+        The starts, the incumbent hook, the deadline and RC2's oracle (:class:`MaxSatRun`).
+    names
+        Labels and feature names stored in the diagram (default: class indices, no names).
 
     Returns
     -------
@@ -353,28 +372,28 @@ def minimum_error_diagram(
     """
     began = time.perf_counter()
     B, y = _binary(B, y, n_classes)
-    widths = _widths(widths, max_depth, max_width)
+    widths = check_widths(widths)
+    alpha, sample_weight = objective.alpha, objective.sample_weight
     if not alpha >= 0:
         raise DataError(f"alpha must be a number >= 0, got {alpha!r}")
     weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
     if weight.shape != y.shape or (weight < 0).any() or weight.sum() <= 0:
         raise DataError("sample_weight must hold one non-negative weight per row, not all zero")
-    labels = np.arange(n_classes) if classes is None else classes
-    extensions = {"max_splits": max_splits, "min_flow": min_flow, "fairness": fairness}
+    fairness = extensions.fairness
     Bd, class_weight, merged_fairness = _merged_rows(B, y, weight, n_classes, fairness)
 
     def value_of(diagram: Diagram) -> float | None:
         """Objective (18) on the rows, None when the diagram breaks an extension."""
-        if violation(diagram, B, y, weight, **extensions) is not None:
+        if violation(diagram, B, y, weight, **extensions.as_dict()) is not None:
             return None
-        return objective(diagram, B, y, alpha, widths, weight)
+        return objective_18(diagram, B, y, alpha, widths, weight)
 
-    incumbent = _Incumbent(value_of, on_improve)
+    incumbent = _Incumbent(value_of, run.on_improve)
     majority = int(np.argmax(class_weight.sum(axis=0)))
     incumbent.offer(
         Diagram.single_terminal(majority, n_features=B.shape[1], classes=np.arange(n_classes))
     )
-    for candidate in starts:
+    for candidate in run.starts:
         incumbent.offer(candidate)
     lower, proven, calls = 0.0, False, 0
     try:
@@ -383,25 +402,25 @@ def minimum_error_diagram(
             class_weight,
             widths,
             alpha,
-            max_splits=max_splits,
-            min_flow=min_flow,
+            max_splits=extensions.max_splits,
+            min_flow=extensions.min_flow,
             fairness=merged_fairness,
-            deadline=deadline,
+            deadline=run.deadline,
         )
     except TimeUp:
         wcnf = None
     if wcnf is not None:
-        lower, proven, calls = _run_rc2(wcnf, formula, D, solver, deadline, incumbent)
+        lower, proven, calls = _run_rc2(wcnf, formula, D, run.solver, run.deadline, incumbent)
     best, best_value = incumbent.diagram, incumbent.value
     if best is None:
         why = "none exists (proven)" if proven else "none was found before the time limit"
         raise InfeasibleError(
             f"no diagram of the skeleton {widths} meets the constraints "
-            f"({', '.join(k for k, v in extensions.items() if v is not None)}): {why}"
+            f"({', '.join(extensions.used())}): {why}"
         )
     lower = min(lower, best_value)
     return DiagramResult(
-        best.replace(classes=labels, feature_names=feature_names),
+        best.replace(classes=names.labels(n_classes), feature_names=names.feature_names),
         best_value,
         lower,
         proven,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from pysat.formula import IDPool
@@ -14,7 +13,7 @@ from pysat.solvers import Solver
 
 from ...errors import DataError, InfeasibleError, TimeUp
 from ...models.diagram import Diagram, _reach
-from ...models.diagram_checks import fits
+from ...models.diagram_checks import check_widths, fits
 from ...prepare import group_rows
 from ..counter import leaf_counter
 from ..heuristics import greedy_tree
@@ -23,10 +22,10 @@ from .formula import (
     Clauses,
     DiagramFormula,
     DiagramResult,
+    Names,
     Skeleton,
     _binary,
     _exits,
-    _widths,
     layer_caps,
 )
 
@@ -214,20 +213,42 @@ def _greedy_start(
     return diagram
 
 
+@dataclass(frozen=True)
+class SizeRun:
+    """How :func:`minimum_size_diagram` runs: its clock, its solver, its loop and its start.
+
+    Parameters
+    ----------
+    deadline : float, optional
+        A ``time.perf_counter()`` value (None: no limit). Past it the smallest diagram found
+        is returned with ``proven=False``.
+    solver : str
+        PySAT solver (:data:`~satdt.sat.solving.SAT_SOLVERS`).
+    counterexamples : str
+        Rows added per round (:data:`DIAGRAM_COUNTEREXAMPLE_POLICIES`).
+    start : Diagram, optional
+        A diagram over the binary features of ``B`` to start from (used when it classifies
+        every row correctly and fits the skeleton), e.g. the fewest-errors tree of depth
+        ``len(widths)`` (:func:`satdt.diagram_search.tree_start`).
+    """
+
+    deadline: float | None = None
+    solver: str = DEFAULT_SOLVER
+    counterexamples: str = "per_exit"
+    start: Diagram | None = None
+
+
+_DEFAULT_RUN = SizeRun()
+_NO_NAMES = Names()
+
+
 def minimum_size_diagram(
     B: np.ndarray,
     y: np.ndarray,
     n_classes: int,
-    widths: Sequence[int] | None = None,
-    *,
-    max_depth: int | None = None,
-    max_width: int | None = None,
-    deadline: float | None = None,
-    solver: str = DEFAULT_SOLVER,
-    counterexamples: str = "per_exit",
-    classes: Sequence[Any] | np.ndarray | None = None,
-    feature_names: Sequence[str] | None = None,
-    start: Diagram | None = None,
+    widths: Sequence[int],
+    run: SizeRun = _DEFAULT_RUN,
+    names: Names = _NO_NAMES,
 ) -> DiagramResult:
     """The consistent diagram with the fewest internal nodes within a skeleton, by incremental SAT.
 
@@ -235,19 +256,14 @@ def minimum_size_diagram(
     ----------
     B, y, n_classes
         Binary features (0/1, one row per example), class indices, number of classes.
-    widths, max_depth, max_width
-        The skeleton, or the automatic one :func:`tree_skeleton` ``(max_depth, max_width)``.
-    deadline
-        A ``time.perf_counter()`` value (None: no limit). Past it the smallest diagram found is returned with ``proven=False``.
-    solver, counterexamples
-        PySAT solver (:data:`~satdt.sat.solving.SAT_SOLVERS`); rows added per round
-        (:data:`DIAGRAM_COUNTEREXAMPLE_POLICIES`).
-    classes, feature_names
-        Labels and names stored in the diagram (default: class indices, no names).
-    start
-        A diagram over the binary features of ``B`` to start from (used when it classifies
-        every row correctly and fits the skeleton), e.g. the fewest-errors tree of depth
-        ``len(widths)`` (:func:`satdt.diagram_search.tree_start`).
+    widths
+        The skeleton: at most ``widths[l]`` internal nodes in layer ``l``, ``widths[0] == 1``
+        (:func:`~satdt.sat.diagram.formula.tree_skeleton` ``(max_depth, max_width)`` gives the
+        automatic one).
+    run
+        The deadline, the SAT solver, the counterexample policy and a start (:class:`SizeRun`).
+    names
+        Labels and feature names stored in the diagram (default: class indices, no names).
 
     Returns
     -------
@@ -255,7 +271,7 @@ def minimum_size_diagram(
         The diagram (over the binary features: threshold 0.5, low = feature false), its node
         count, the proven lower bound and the counts. Identical rows are encoded once.
         Descending search. The first diagram is the smaller of a greedy Gini tree and
-        ``start``, when consistent and fitting the skeleton, shrunk by :func:`compact`; else
+        ``run.start``, when consistent and fitting the skeleton, shrunk by :func:`compact`; else
         the first SAT answer. With N nodes known, the formula is built
         on the skeleton narrowed to :func:`layer_caps` ``(widths, N - 1)`` (every smaller
         diagram fits it), and at most N - 1 is asked (assumptions: the counter (D9) and the
@@ -272,7 +288,8 @@ def minimum_size_diagram(
     """
     began = time.perf_counter()
     B, y = _binary(B, y, n_classes)
-    widths = _widths(widths, max_depth, max_width)
+    widths = check_widths(widths)
+    deadline = run.deadline
     first, group = group_rows(B)
     if (y != y[first][group]).any():
         raise InfeasibleError(
@@ -282,7 +299,7 @@ def minimum_size_diagram(
     first = np.sort(first)
     Bd, yd = B[first], y[first]
     present = np.unique(yd)
-    labels = np.arange(n_classes) if classes is None else classes
+    labels, feature_names = names.labels(n_classes), names.feature_names
     if len(present) == 1:
         single = Diagram.single_terminal(
             int(present[0]), n_features=B.shape[1], classes=labels, feature_names=feature_names
@@ -292,7 +309,7 @@ def minimum_size_diagram(
     loop = None
     calls = 0
     try:
-        state.best = _first_diagram(Bd, yd, n_classes, widths, start)
+        state.best = _first_diagram(Bd, yd, n_classes, widths, run.start)
         best, lower = state.best, state.lower
         # a diagram smaller than the start fits the layer caps of its bound
         skeleton = widths
@@ -305,8 +322,8 @@ def minimum_size_diagram(
                 yd,
                 n_classes,
                 skeleton,
-                solver=solver,
-                counterexamples=counterexamples,
+                solver=run.solver,
+                counterexamples=run.counterexamples,
                 deadline=deadline,
             )
             loop.add_counter(sum(skeleton) - 1)

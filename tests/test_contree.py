@@ -306,7 +306,8 @@ def test_blossom_trees_carry_the_penalty_and_the_support():
     prep = contree.prepare_numeric(X, y, w, 2)
     found = []
     until = time.perf_counter() + 1.0
-    contree._primal(X, y, w, 2, 4, until, prep, lambda *tree: found.append(tree), 2.0, 5)
+    rows = contree._Rows(X, y, w, 2, prep, pen=2.0, s=5)
+    contree._primal(rows, lambda *tree: found.append(tree), 4, until)
     assert found
     for value, node in found:
         tree = contree._to_tree(node, prep, X, y, w, 2)

@@ -124,6 +124,21 @@ class PreparedNumeric:
     rc: np.ndarray
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """The training rows as ConTree's incumbents are built over them: ``X``, ``y``, the
+    weights ``w``, ``n_classes``, their ranks ``prep``, the leaf penalty ``pen`` and the
+    minimum support ``s`` (what the greedy first tree and the primal share)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    n_classes: int
+    prep: PreparedNumeric
+    pen: float = 0.0
+    s: int = 1
+
+
 def prepare_numeric(
     X: np.ndarray,
     y: np.ndarray,
@@ -498,20 +513,11 @@ def _greedy_node(tree: Tree, prep: PreparedNumeric) -> Any:
 
 
 def _primal(
-    X: np.ndarray,
-    y: np.ndarray,
-    w: np.ndarray,
-    n_classes: int,
-    max_depth: int,
-    until: float,
-    prep: PreparedNumeric,
-    report: Callable[[float, Any], None],
-    pen: float = 0.0,
-    s: int = 1,
+    rows: _Rows, report: Callable[[float, Any], None], max_depth: int, until: float
 ) -> None:
     """Good trees early: Blossom on ``PRIMAL_THRESHOLDS`` quantile thresholds per column
-    until ``until`` (with the same leaf penalty ``pen`` and minimum support ``s``), each of
-    its better trees reported as a ConTree incumbent; first on the coarse grid for up to
+    until ``until`` (with the rows' leaf penalty ``pen`` and minimum support ``s``), each of
+    its better trees reported (``report(cost, node)``) as a ConTree incumbent; first on the coarse grid for up to
     ``PRIMAL_COARSE_SHARE`` of the time (a small problem, often solved in seconds), then on
     the finer one.
 
@@ -522,6 +528,10 @@ def _primal(
     """
     from ..binarize import Binarizer
     from .blossom import solve_min_error as blossom  # its kernels are ready (see the caller)
+
+    X, y, w, n_classes, prep, pen, s = (
+        rows.X, rows.y, rows.w, rows.n_classes, rows.prep, rows.pen, rows.s
+    )  # fmt: skip
 
     def forward(result: SearchResult) -> None:
         node = _greedy_node(result.model, prep)
@@ -677,20 +687,21 @@ def solve_min_error(
         if recorder.best is None or value < recorder.best.value:
             recorder.improve(tree, value)
 
+    rows = _Rows(X, y, w, n_classes, prep, pen, s)
     wmax = float(w.max(initial=0.0))
     search = _Search(prep, flags, d2, max_cache_mb, deadline, stats, report, pen, s, wmax)
     proven = False
     # a greedy first tree: an incumbent at once, a bound to prune (unless the caller's
     # incumbent, such as the estimator's greedy tree on large tables, already gives one)
     if max_depth >= 3 and N > 1 and upper_bound is None:
-        ub = _greedy_first(X, y, w, n_classes, max_depth, deadline, prep, report, ub, pen, s, slack)
+        ub = _greedy_first(rows, report, max_depth, deadline, ub, slack)
     try:
         if N == 0 or m == 0:  # nothing to split: a leaf
             value, node = _root_leaf(prep) + pen, -1
         elif deadline is not None and max_depth >= PRIMAL_DEPTH:
             value, node = _solve_with_primal(
                 search, order, int(max_depth), ub, slack, deadline, recorder,
-                lambda until: _primal(X, y, w, n_classes, max_depth, until, prep, report, pen, s),
+                lambda until: _primal(rows, report, max_depth, until),
             )  # fmt: skip
         else:
             value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
@@ -732,9 +743,19 @@ def _check_upper_bound(upper_bound: float | None, recorder: Recorder, tol: float
         )
 
 
-def _greedy_first(X, y, w, n_classes, max_depth, deadline, prep, report, ub, pen, s, slack):
+def _greedy_first(
+    rows: _Rows,
+    report: Callable[[float, Any], None],
+    max_depth: int,
+    deadline: float | None,
+    ub: float,
+    slack: float,
+) -> float:
     """Report a greedy tree grown on the training rows (those of positive weight: no leaf of
     rows of weight 0 alone) when it beats ``ub`` and keeps the support; the bound after it."""
+    X, y, w, n_classes, prep, pen, s = (
+        rows.X, rows.y, rows.w, rows.n_classes, rows.prep, rows.pen, rows.s
+    )  # fmt: skip
     used = w > 0
     Xg, yg, wg = (X, y, w) if used.all() else (X[used], y[used], w[used])
     greedy = greedy_numeric_tree(

@@ -36,7 +36,7 @@ import os
 import signal
 import time
 import zlib
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from multiprocessing.connection import wait
 from typing import Any
 
@@ -188,10 +188,32 @@ def _shared_search(base):
     return SharedSearch
 
 
-def _worker(conn, shared, status, lock, bounds, parent: int, prep, K: int, settings, cache_mb, tol):
+@dataclass(frozen=True)
+class _Board:
+    """What the parent and its workers share: ``shared`` (the bounds and the queue, laid out
+    as the indices above say), ``status`` (each root split's: 0, 1 in progress, ``_DONE``),
+    the ``lock`` over both, the table of proved node ``bounds`` and the parent's pid."""
+
+    shared: Any
+    status: Any
+    lock: Any
+    bounds: _Bounds
+    parent: int
+
+
+def _worker(
+    conn: Any,
+    board: _Board,
+    prep: PreparedBinary,
+    K: int,
+    settings: SearchSettings,
+    cache_mb: float,
+    tol: float,
+) -> None:
     """One worker (run in a forked process): the root's splits taken from the shared queue,
     each searched by DL8.5 under the shared bound; its trees go to the parent through ``conn``,
     then ``("done", all_done, seconds, stats)``."""
+    shared, status, lock = board.shared, board.status, board.lock
     from ._counts import node_totals  # all loaded in the parent before the fork
     from ._dl85_search import Search, _leaf
     from .dl85 import _fill_stats
@@ -212,9 +234,9 @@ def _worker(conn, shared, status, lock, bounds, parent: int, prep, K: int, setti
     try:
         search = _shared_search(Search)(
             prep, K, settings.min_support, P, cache_mb, settings.deadline, tol, on_root,
-            _Watch(shared, parent),
+            _Watch(shared, board.parent),
         )  # fmt: skip
-        search.bounds = bounds
+        search.bounds = board.bounds
         data = prep.data
         rows = np.arange(data.Bd.shape[0], dtype=np.int32)
         tot = np.empty(data.W.shape[1])
@@ -313,14 +335,14 @@ def solve_min_error(
     lock = ctx.Lock()
     # an eighth of the cache's cap for the shared bounds (24 bytes an entry), the rest theirs
     bounds = _Bounds(ctx, int(max_cache_mb * 2**20 / 8 / 24))
+    board = _Board(shared, status, lock, bounds, os.getpid())
     messages = _Messages(on_root)
     workers = []
     by_blossom = proven = False
     try:
         for _ in range(n_jobs):
             reader, writer = ctx.Pipe(duplex=False)
-            args = (writer, shared, status, lock, bounds, os.getpid(), prep, K, settings,
-                    max_cache_mb * 7 / 8 / n_jobs, tol)  # fmt: skip
+            args = (writer, board, prep, K, settings, max_cache_mb * 7 / 8 / n_jobs, tol)
             worker = ctx.Process(target=_worker, args=args, daemon=True, name="satdt")
             worker.start()
             writer.close()  # the worker holds the only writing end: its death ends the file

@@ -400,3 +400,80 @@ def test_no_recorder_setting_is_assigned_from_outside() -> None:
 def test_assigning_a_recorder_setting_is_seen() -> None:
     assert _recorder_settings_assigned(ast.parse("task.recorder.value_scale = 0.5")) == [1]
     assert _recorder_settings_assigned(ast.parse("self.stop_reason = 'x'")) == []
+
+
+# Functions with more than about eight arguments take an options object (frozen dataclasses
+# that group what belongs together, as SearchSettings, MilpOptions, ErrorObjective and the
+# diagram searches' runs do); over MAX_PARAMETERS is refused. Exempt: the numba kernels
+# (flat arrays, one explicit signature each) and the data classes' constructors (a model's or
+# a prepared table's arrays).
+MAX_PARAMETERS = 10
+KERNEL_FILES = ("_contree_d2.py", "_dl85_three.py", "_greedy_kernels.py")
+DATA_CLASSES = {
+    "satdt.models.tree": "Tree",
+    "satdt.models.diagram": "Diagram",
+    "satdt.prepare": "Prepared",
+}
+# "module:function" -> why it may take more (none today; a reason is required to add one)
+PARAMETER_EXCEPTIONS: dict[str, str] = {}
+
+
+def _is_kernel_file(path: Path) -> bool:
+    return path.name in KERNEL_FILES or (
+        path.name.startswith("_") and path.name.endswith("_kernels.py")
+    )
+
+
+def _too_many_parameters(tree: ast.AST, module: str, limit: int = MAX_PARAMETERS) -> list[str]:
+    """``module:function (n)`` for each function (methods as ``Class.method``) of more than
+    ``limit`` parameters, ``self`` and ``cls`` not counted, ``*args`` and ``**kwargs`` counted
+    one each; the data classes' ``__init__`` left out."""
+    found = []
+
+    def visit(node: ast.AST, owner: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{owner}{child.name}.")
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                a = child.args
+                names = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+                count = sum(n not in ("self", "cls") for n in names)
+                count += (a.vararg is not None) + (a.kwarg is not None)
+                name = f"{owner}{child.name}"
+                constructor = child.name == "__init__" and DATA_CLASSES.get(module) == owner[:-1]
+                if count > limit and not constructor:
+                    found.append(f"{module}:{name} ({count})")
+                visit(child, f"{name}.")
+            else:
+                visit(child, owner)
+
+    visit(tree, "")
+    return found
+
+
+def test_no_function_takes_more_than_ten_parameters() -> None:
+    found = [
+        entry
+        for path in FILES
+        if not _is_kernel_file(path)
+        for entry in _too_many_parameters(ast.parse(path.read_text()), _module_name(path))
+        if entry.rsplit(" ", 1)[0] not in PARAMETER_EXCEPTIONS
+    ]
+    assert not found, "group these arguments into an options object: " + "; ".join(found)
+
+
+def test_too_many_parameters_is_seen() -> None:
+    eleven = ", ".join(f"a{i}" for i in range(11))
+    ten = ", ".join(f"a{i}" for i in range(10))
+    assert _too_many_parameters(ast.parse(f"def f({eleven}): pass"), "m") == ["m:f (11)"]
+    assert _too_many_parameters(ast.parse(f"def f({ten}): pass"), "m") == []
+    assert _too_many_parameters(ast.parse(f"def f(*, {ten}, **more): pass"), "m") == ["m:f (11)"]
+    method = f"class C:\n    def g(self, {ten}):\n        def h({eleven}): pass"
+    assert _too_many_parameters(ast.parse(method), "m") == ["m:C.g.h (11)"]
+    tree = f"class Tree:\n    def __init__(self, {eleven}): pass"
+    assert _too_many_parameters(ast.parse(tree), "satdt.models.tree") == []
+    assert _too_many_parameters(ast.parse(tree), "satdt.search") == [
+        "satdt.search:Tree.__init__ (11)"
+    ]
+    assert _is_kernel_file(Path("_blossom_kernels.py")) and _is_kernel_file(Path("_contree_d2.py"))
+    assert not _is_kernel_file(Path("contree.py"))

@@ -359,6 +359,12 @@ def test_every_group_of_maxsat_options_reaches_the_search() -> None:
     assert list(result.diagram.feature_names) == ["a", "b", "c"]
     unbounded = minimum_error_diagram(B, y, 2, (1, 2, 2), ErrorObjective(0.0))
     assert unbounded.objective == 0.0 and unbounded.diagram.n_splits > 1
+    assert Extensions(max_splits=1).used() == ["max_splits"] and Extensions().used() == []
+    assert Extensions(min_flow=2.0).as_dict() == {
+        "max_splits": None,
+        "min_flow": 2.0,
+        "fairness": None,
+    }
 
 
 def test_merged_rows_and_design_units() -> None:

@@ -67,8 +67,9 @@ class DiagramStats(Stats):
 class DiagramTask:
     """What a route receives: the prepared data, the skeleton, the objective and its options.
 
-    ``extensions`` are the paper's (``fairness`` masks the prepared rows). A route records every diagram it finds with
-    :meth:`record` (in the user's units) and sets ``proven`` and ``lower_bound``.
+    ``extensions`` are the paper's (``fairness`` masks the prepared rows). A route records
+    every diagram it finds with :meth:`record` (in the user's units) and sets ``proven`` and
+    ``lower_bound``.
     """
 
     data: Prepared

@@ -517,9 +517,9 @@ def _primal(
 ) -> None:
     """Good trees early: Blossom on ``PRIMAL_THRESHOLDS`` quantile thresholds per column
     until ``until`` (with the rows' leaf penalty ``pen`` and minimum support ``s``), each of
-    its better trees reported (``report(cost, node)``) as a ConTree incumbent; first on the coarse grid for up to
-    ``PRIMAL_COARSE_SHARE`` of the time (a small problem, often solved in seconds), then on
-    the finer one.
+    its better trees reported (``report(cost, node)``) as a ConTree incumbent; first on the
+    coarse grid for up to ``PRIMAL_COARSE_SHARE`` of the time (a small problem, often solved
+    in seconds), then on the finer one.
 
     At depth four or more ConTree improves on its greedy tree only once a whole depth-three
     subproblem is solved, which can take minutes; Blossom on few thresholds finds good trees

@@ -290,7 +290,7 @@ class ErrorObjective:
     ----------
     alpha : float
         Weight of the node share: weighted error rate plus ``alpha * (active non-root nodes) /
-        (internal nodes - 1)``; alpha >= 0 (0.01 by default, as :class:`~satdt.mip.milp.MilpOptions`).
+        (internal nodes - 1)``; alpha >= 0 (0.01 by default, as for the MILP).
     sample_weight : array of float, shape (n_samples,), optional
         Non-negative row weights (None: 1 each); checked by the search that receives them.
     """

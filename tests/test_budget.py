@@ -172,15 +172,16 @@ def test_the_similarity_bound_cuts_and_keeps_the_optimum():
 def test_effort_is_exact():
     """tic-tac-toe (27 features) at depth 3 within 7 nodes: one pair table for the depth-one
     pass, one for the depth-two pass, then at depth three the root's table and one per root
-    feature (its smaller side; the larger side by subtraction), and the two children of
-    the tree rebuilt (a node of depth three caches none)."""
+    feature (its smaller side; the larger side by subtraction), and one for the tree
+    rebuilt: its root's children have 0 and 2 branching nodes, and only the one with 2 needs
+    a table (a node of depth three caches no child; a leaf needs none)."""
     B, y = load_cp4im("tic-tac-toe")
     result = _solve(B, y, np.ones(len(y)), 2, 3, 7)
     stats = result.stats
     assert isinstance(stats, BudgetStats)
     assert (stats.branching_budget, stats.depths_done) == (3, 3)
     assert stats.expansions == 27
-    assert stats.bottom_solves == 2 + 1 + 27 + 2
+    assert stats.bottom_solves == 2 + 1 + 27 + 1
 
 
 def test_a_small_cache_is_emptied_and_stays_exact():

@@ -148,7 +148,7 @@ def test_on_cp4im_a_loose_budget_is_the_plain_optimum(name, depth):
     B, y = load_cp4im(name)
     plain = OptimalTreeClassifier(objective="error", max_depth=depth).fit(B, y)
     previous = np.inf
-    for max_nodes in (1, 3, 5, 7, 2 ** (depth + 1) - 1):
+    for max_nodes in (1, 3, 5, 7, 9, 11, 2 ** (depth + 1) - 1):
         model = OptimalTreeClassifier(objective="error", max_depth=depth, max_nodes=max_nodes)
         model.fit(B, y)
         assert model.result_.proven_optimal
@@ -157,6 +157,23 @@ def test_on_cp4im_a_loose_budget_is_the_plain_optimum(name, depth):
         assert value <= previous
         previous = value
     assert previous == plain.result_.objective_value
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "max_nodes", "expected"),
+    [("soybean", 11, 38), ("soybean", 15, 23), ("heart-cleveland", 15, 37)],
+)
+def test_at_depth_five_the_bounds_keep_the_optimum(name, max_nodes, expected):
+    """Depth five within 5 or 7 branching nodes: the bounds per budget go down through nodes
+    of depth five and four, whose children are solved only below their targets and met
+    again in the cache with other targets; the optima are STreeD's (pystreed's
+    ``max_num_nodes``, the values of ``benchmarks/budget.py``)."""
+    B, y = load_cp4im(name)
+    result = _solve(B, y, np.ones(len(y)), 2, 5, max_nodes)
+    assert result.proven_optimal
+    assert result.objective_value == expected
+    _check(result, B, y, None, 5, max_nodes)
 
 
 def test_the_similarity_bound_cuts_and_keeps_the_optimum():

@@ -460,9 +460,11 @@ def solve_min_error(
     tol = tolerance(w)
 
     def record(d: int) -> float:
-        # only the full budget counts at the root (a tree with fewer nodes is within it)
+        # only the full budget counts at the root (a tree with fewer nodes is within it), and
+        # only below the incumbent (the shallower passes' or the caller's): what is not
+        # below is proven no better, and the incumbent stands
         needed = np.full(search.width(d) + 1, -math.inf)
-        needed[-1] = math.inf
+        needed[-1] = min(bound, recorder.best.value if recorder.best else math.inf)
         value = float(search.solve(rows, d, (), needed)[0][-1])
         if value < bound and (recorder.best is None or value < recorder.best.value - tol):
             tree = Tree.from_nested(

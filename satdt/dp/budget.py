@@ -24,6 +24,19 @@ that recursion over the binary features of :mod:`satdt.dp.common`:
   children named by the literals of their paths (the other half of ``max_cache_mb``; a set of
   literals fixes the rows, so the cache is exact; it starts small and grows as it fills).
 
+Bounds prune it per budget (MurTree's upper bounds per node count, Algorithm 2): a
+subproblem is solved *below a bound vector* ``need``: the entries with ``cost[k] < need[k]``
+are exact, the others are ``need[k]``, proven reached (so every entry is a lower bound; -inf:
+not needed; the cache keeps the bound each answer was solved below, and solves again when
+asked for more). The root needs only its full budget, below the incumbent; a node solves each
+child below what it must beat at each budget given the other's lower bounds
+(:func:`~satdt.dp._budget_kernels.child_target`), both children's budgets up to two first (those
+of depth two: one pair table), then the larger ones; a subproblem that needs only budgets up to
+``k`` below its depth is that of depth ``k`` (a tree with ``k`` branching nodes is at most
+``k`` deep); the three-level kernel skips the splits whose children's leaves and best single
+splits cannot beat its bound. A combination that uses an entry that is only a bound is at least
+the bound it was asked to beat, so the exact entries stay exact.
+
 satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``
 branching nodes has ``2k + 1`` nodes, so the budget is ``K = (max_nodes - 1) // 2`` branching
 nodes. The cost is the weighted error plus ``leaf_penalty`` per leaf (a tree with ``k``

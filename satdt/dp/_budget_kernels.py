@@ -266,11 +266,11 @@ BUDGET_WORK_T = typeof(new_budget_work(1, 1, 2, 1, 1))
 
 
 @njit(cache=True, inline="always")
-def _similar_enough(parent, a, i, prev, previous, cost, bound_to_beat, width):
-    """MurTree's similarity bound, per budget: can the split on local feature i improve no
-    entry of ``cost`` below ``bound_to_beat`` (the caller's bound), given the children's cost vectors ``previous`` of the split on
-    ``prev``? A child's cost is at least the other split's child's less the weight of the
-    rows that child has and this one has not (with a minimum support of one)."""
+def _similarity_floor(parent, a, i, prev, previous, low):
+    """MurTree's similarity bound, per budget: raise ``low`` (per side and budget, lower
+    bounds on the children's costs of the split on local feature i) to the children's costs
+    ``previous`` of the split on ``prev`` less the weight of the rows that child has and
+    this one has not (with a minimum support of one: the other child's trees fit this one)."""
     Q = parent.tot.shape[0]
     C = Q - 1
     lo, hi = (i, prev) if i < prev else (prev, i)
@@ -283,16 +283,9 @@ def _similar_enough(parent, a, i, prev, previous, cost, bound_to_beat, width):
         w_i += parent.single[i, c]
         w_prev += parent.single[prev, c]
     gone = (w_i - both, w_prev - both)  # rows without prev having i; with prev lacking i
-    for total in range(1, cost.shape[0]):
-        bound = 1e300
-        for k_zero in range(min(total, width + 1)):
-            k_one = total - 1 - k_zero
-            if k_one <= width:
-                value = previous[0, k_zero] - gone[0] + previous[1, k_one] - gone[1]
-                bound = min(bound, value)
-        if bound < min(cost[total], bound_to_beat[total]):
-            return False
-    return True
+    for side in range(2):
+        for budget in range(low.shape[1]):
+            low[side, budget] = max(low[side, budget], previous[side, budget] - gone[side])
 
 
 @njit(cache=True, inline="always")
@@ -375,11 +368,12 @@ def node_three(rows, data, scr, work, params, path, n_path, bound, cost, choice)
     (MurTree's subtraction), unless the cache holds both children: a child is named by the
     literals of its path (``path[:n_path]``, ascending, and ``2 * f + side``; the same path
     in another order reaches the same rows). A split is skipped, uncounted, when its children
-    cannot improve an entry of ``cost`` below ``bound``: by their leaves and best single
-    splits, read off the node's pair table, or (with a minimum support of one) by MurTree's
-    similarity bound against the last split solved. Returns the splits evaluated, the
-    countings done and the splits skipped by the bounds. Above the complexity limit: the loop over the features holds the
-    cache probes, the row split and both children, which one kernel call keeps together.
+    cannot improve an entry of ``cost`` below ``bound`` by lower bounds on their costs per
+    budget: their leaves and best single splits, read off the node's pair table, raised
+    (with a minimum support of one) by MurTree's similarity bound against the last split
+    solved. Returns the splits evaluated, the countings done and the splits skipped by the
+    bounds. Above the complexity limit: the loop over the features holds the cache probes,
+    the row split and both children, which one kernel call keeps together.
     """
     parent, child, split = work.parent, work.child, work.split
     a, _ = make_space(rows, data, scr, parent)
@@ -416,14 +410,9 @@ def node_three(rows, data, scr, work, params, path, n_path, bound, cost, choice)
             low[side, 1] = min(leaves[i, side], one_split[i, side])
             low[side, 2] = params[0]
             low[side, 3] = params[0]
+        if support <= 1 and prev >= 0:
+            _similarity_floor(parent, a, i, prev, previous, low)
         if _cannot_improve(low, cost, bound, width):
-            skipped += 1
-            continue
-        if (
-            support <= 1
-            and prev >= 0
-            and _similar_enough(parent, a, i, prev, previous, cost, bound, width)
-        ):
             skipped += 1
             continue
         splits += 1

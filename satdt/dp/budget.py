@@ -33,8 +33,8 @@ child below what it must beat at each budget given the other's lower bounds
 (:func:`~satdt.dp._budget_kernels.child_target`), both children's budgets up to two first (those
 of depth two: one pair table), then the larger ones; a subproblem that needs only budgets up to
 ``k`` below its depth is that of depth ``k`` (a tree with ``k`` branching nodes is at most
-``k`` deep); the three-level kernel skips the splits whose children's leaves and best single
-splits cannot beat its bound. A combination that uses an entry that is only a bound is at least
+``k`` deep); the three-level kernel skips the splits whose children cannot beat its bound by
+their leaves and best single splits, raised by the similarity bound. A combination that uses an entry that is only a bound is at least
 the bound it was asked to beat, so the exact entries stay exact.
 
 satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``

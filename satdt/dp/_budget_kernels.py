@@ -75,8 +75,8 @@ def child_target(target, other, out):
     """The bound a child must beat for its split to improve ``target`` (the parent's
     incumbent costs, or its own bound where lower, per budget k): ``out[k_child]`` is the
     largest ``target[k_child + k_other + 1] - other[k_other]`` over the sibling's budgets
-    (``other``: lower bounds on the sibling's costs), -inf where no budget fits. MurTree's upper bound of a
-    child (Demirovic et al., JMLR 2022, Algorithm 2) per node count."""
+    (``other``: lower bounds on the sibling's costs), -inf where no budget fits. MurTree's
+    upper bound of a child (Demirovic et al., JMLR 2022, Algorithm 2) per node count."""
     width = target.shape[0]
     for k_child in range(out.shape[0]):
         best = -np.inf

@@ -24,18 +24,19 @@ that recursion over the binary features of :mod:`satdt.dp.common`:
   children named by the literals of their paths (the other half of ``max_cache_mb``; a set of
   literals fixes the rows, so the cache is exact; it starts small and grows as it fills).
 
-Bounds prune it per budget (MurTree's upper bounds per node count, Algorithm 2): a
-subproblem is solved *below a bound vector* ``need``: the entries with ``cost[k] < need[k]``
-are exact, the others are ``need[k]``, proven reached (so every entry is a lower bound; -inf:
-not needed; the cache keeps the bound each answer was solved below, and solves again when
-asked for more). The root needs only its full budget, below the incumbent; a node solves each
-child below what it must beat at each budget given the other's lower bounds
-(:func:`~satdt.dp._budget_kernels.child_target`), both children's budgets up to two first (those
-of depth two: one pair table), then the larger ones; a subproblem that needs only budgets up to
-``k`` below its depth is that of depth ``k`` (a tree with ``k`` branching nodes is at most
-``k`` deep); the three-level kernel skips the splits whose children cannot beat its bound by
-their leaves and best single splits, raised by the similarity bound. A combination that uses an entry that is only a bound is at least
-the bound it was asked to beat, so the exact entries stay exact.
+Bounds prune it per budget (MurTree's upper bounds per node count, Algorithm 2): a subproblem
+is solved *below a bound vector* ``need``: the entries with ``cost[k] < need[k]`` are exact,
+the others are ``need[k]``, proven reached (so every entry is a lower bound; -inf: not needed;
+the cache keeps the bound each answer was solved below, and solves again when asked for more).
+The root needs only its full budget, below the incumbent; a node solves each child below what
+it must beat at each budget given the other's lower bounds
+(:func:`~satdt.dp._budget_kernels.child_target`), both children's budgets up to two first
+(those of depth two: one pair table), then the larger ones; a subproblem that needs only
+budgets up to ``k`` below its depth is that of depth ``k`` (a tree with ``k`` branching nodes
+is at most ``k`` deep); the three-level kernel skips the splits whose children cannot beat its
+bound by their leaves and best single splits, raised by the similarity bound. A combination
+that uses an entry that is only a bound is at least the bound it was asked to beat, so the
+exact entries stay exact.
 
 satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``
 branching nodes has ``2k + 1`` nodes, so the budget is ``K = (max_nodes - 1) // 2`` branching
@@ -291,7 +292,10 @@ class _Search:
         pair table each), then the larger budgets of the side without the feature, then of
         the side with it, each against the other's costs so far. A side that cannot beat
         its target at any larger budget is not searched further; a split whose first side
-        cannot, is cut (``cuts``)."""
+        cannot, is cut (``cuts``). No :func:`~satdt.dp._budget_kernels.at_most` pass: the
+        children's budgets reach every ``k - 1 <= 2 * width(d - 1)``, so the convolution of
+        their vectors (each "at most") already holds the trees of fewer nodes, and an entry
+        that is only a bound must not be carried to a larger budget."""
         width = self.width(d)
         cost = np.full(width + 1, leaf)
         choice = np.full((width + 1, 3), -1, dtype=np.int64)

@@ -62,6 +62,30 @@ def test_budget_matches_brute_force(problem, depth, max_nodes, support, penalty)
     _check(result, B, y, weights, depth, max_nodes, penalty)
 
 
+@pytest.mark.slow
+@settings(deadline=None, max_examples=80, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(4, 5),
+    st.integers(9, 15),
+    st.sampled_from([0.0, 0.5]),
+)
+def test_deep_budgets_match_brute_force(seed, depth, max_nodes, penalty):
+    """Depths four and five within 4 to 7 branching nodes, 64 random rows over 7 features
+    with noisy labels: the bounds per budget go down through nodes of depth four and five,
+    whose children are solved below their targets, at shallower depths when they need only
+    small budgets, and met again in the cache with other targets."""
+    rng = np.random.default_rng(seed)
+    B = rng.integers(0, 2, (64, 7), dtype=np.uint8)
+    y = ((B[:, 0] & B[:, 1]) ^ B[:, 2] ^ (rng.random(64) < 0.25)).astype(np.int64)
+    w = np.ones(len(y))
+    result = _solve(B, y, w, 2, depth, max_nodes, penalty=penalty)
+    expected = min_error_nodes(B, y, w, 2, depth, max_nodes, 1, penalty)
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    _check(result, B, y, w, depth, max_nodes, penalty)
+
+
 @settings(deadline=None, max_examples=100)
 @given(tiny_problems(), st.integers(0, 3))
 def test_without_a_cap_it_is_the_plain_error_objective(problem, depth):

@@ -193,7 +193,10 @@ class BudgetStats(DPStats):
     """Counters of the node budget search (:mod:`satdt.dp.budget`).
 
     ``expansions`` counts the splits evaluated at depths of three or more, ``bottom_solves``
-    the pair tables computed (one matrix product each); ``branching_budget`` is the most
+    the pair tables computed (one matrix product each); ``cuts`` the splits of nodes of depth
+    four or more and the subproblems cut by their bounds unsearched, ``similarity_cuts`` the
+    splits of three-level nodes skipped uncounted (by their children's leaves and single
+    splits, or by the similarity bound); ``branching_budget`` is the most
     branching nodes allowed, ``depths_done`` the deepest depth solved. ``cache_full`` says
     the cache of subproblems reached ``max_cache_mb`` at least once and was emptied.
     """

@@ -175,15 +175,23 @@ def min_error_nodes(
     A tree with k branching nodes has 2k + 1 nodes, so at most k = (max_nodes - 1) // 2 of
     them: best(rows, d, k) = min(leaf, min over features f and k_0 + k_1 = k - 1 of best(rows
     with f = 0, d - 1, k_0) + best(rows with f = 1, d - 1, k_1)), by plain recursion over row
-    subsets; ``min_support`` and ``leaf_penalty`` as in :func:`min_error`.
+    subsets (each ``(rows, d, k)`` computed once: a memo, so that depths four and five stay
+    quick); ``min_support`` and ``leaf_penalty`` as in :func:`min_error`.
     """
     if max_nodes < 1:
         return math.inf
     B = np.asarray(B, dtype=np.uint8)
     y = np.asarray(y, dtype=np.int64)
     w = np.asarray(w, dtype=np.float64)
+    memo: dict[tuple[bytes, int, int], float] = {}
 
     def best(rows: np.ndarray, d: int, k: int) -> float:
+        key = (rows.tobytes(), d, k)
+        if key not in memo:
+            memo[key] = search(rows, d, k)
+        return memo[key]
+
+    def search(rows: np.ndarray, d: int, k: int) -> float:
         value = _leaf_error(y[rows], w[rows], n_classes) + leaf_penalty
         if d == 0 or k == 0 or value == leaf_penalty:
             return value

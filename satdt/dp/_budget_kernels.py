@@ -70,6 +70,23 @@ def convolve(cost, choice, f, zero, one):
                 choice[k, 2] = k_one
 
 
+@njit((F64_T, F64_T, F64_T), cache=True)
+def child_target(target, other, out):
+    """The bound a child must beat for its split to improve ``target`` (the parent's
+    incumbent costs, or its own bound where lower, per budget k): ``out[k_child]`` is the
+    largest ``target[k_child + k_other + 1] - other[k_other]`` over the sibling's budgets
+    (``other``: lower bounds on the sibling's costs), -inf where no budget fits. MurTree's
+    upper bound of a child (Demirovic et al., JMLR 2022, Algorithm 2) per node count."""
+    width = target.shape[0]
+    for k_child in range(out.shape[0]):
+        best = -np.inf
+        for k_other in range(min(other.shape[0], width - 1 - k_child)):
+            value = target[k_child + k_other + 1] - other[k_other]
+            if value > best:
+                best = value
+        out[k_child] = best
+
+
 # A vector of costs, cost[k] for at most k branching nodes, comes with a choice per entry:
 # choice[k] = (f, k_zero, k_one), the root feature and its sides' budgets (f = -1: a leaf); a
 # depth-two choice is (f, -g_left - 2, -g_right - 2), its children's features (-1: a leaf).
@@ -249,11 +266,11 @@ BUDGET_WORK_T = typeof(new_budget_work(1, 1, 2, 1, 1))
 
 
 @njit(cache=True, inline="always")
-def _similar_enough(parent, a, i, prev, previous, cost, width):
-    """MurTree's similarity bound, per budget: can the split on local feature i improve no
-    entry of ``cost``, given the children's cost vectors ``previous`` of the split on
-    ``prev``? A child's cost is at least the other split's child's less the weight of the
-    rows that child has and this one has not (with a minimum support of one)."""
+def _similarity_floor(parent, a, i, prev, previous, low):
+    """MurTree's similarity bound, per budget: raise ``low`` (per side and budget, lower
+    bounds on the children's costs of the split on local feature i) to the children's costs
+    ``previous`` of the split on ``prev`` less the weight of the rows that child has and
+    this one has not (with a minimum support of one: the other child's trees fit this one)."""
     Q = parent.tot.shape[0]
     C = Q - 1
     lo, hi = (i, prev) if i < prev else (prev, i)
@@ -266,40 +283,97 @@ def _similar_enough(parent, a, i, prev, previous, cost, width):
         w_i += parent.single[i, c]
         w_prev += parent.single[prev, c]
     gone = (w_i - both, w_prev - both)  # rows without prev having i; with prev lacking i
+    for side in range(2):
+        for budget in range(low.shape[1]):
+            low[side, budget] = max(low[side, budget], previous[side, budget] - gone[side])
+
+
+@njit(cache=True, inline="always")
+def _one_split(parent, a, params, leaves, splits):
+    """Per local feature i of a counted node and side (0: without i, 1: with i), the
+    child's leaf cost (``leaves[i, side]``) and its best tree of one split
+    (``splits[i, side]``, 1e300 if none has the minimum support on both sides), read off the
+    node's pair table: with i the bounds of :func:`node_three`'s cut before counting."""
+    Q = parent.tot.shape[0]
+    C = Q - 1
+    penalty = params[0]
+    support = params[1]
+    x = np.empty((4, Q))  # quadrants: i and j, i only, j only, neither
+    for i in range(a):
+        for side in range(2):
+            splits[i, side] = 1e300
+        for q in range(Q):
+            x[0, q] = parent.single[i, q]
+            x[1, q] = parent.tot[q] - parent.single[i, q]
+        leaves[i, 1] = _leaf(x[0], C, penalty)
+        leaves[i, 0] = _leaf(x[1], C, penalty)
+    for i in range(a):
+        for j in range(i + 1, a):
+            k = (i * a + j) * Q
+            for q in range(Q):
+                x[0, q] = parent.pairs[k + q]
+                x[1, q] = parent.single[i, q] - x[0, q]
+                x[2, q] = parent.single[j, q] - x[0, q]
+                x[3, q] = parent.tot[q] - parent.single[i, q] - parent.single[j, q] + x[0, q]
+            ok = (x[0, C] >= support, x[1, C] >= support, x[2, C] >= support, x[3, C] >= support)
+            cost = (_leaf(x[0], C, penalty), _leaf(x[1], C, penalty), _leaf(x[2], C, penalty),
+                    _leaf(x[3], C, penalty))  # fmt: skip
+            if ok[0] and ok[1]:  # with i, split on j; with j, split on i
+                splits[i, 1] = min(splits[i, 1], cost[0] + cost[1])
+            if ok[2] and ok[3]:
+                splits[i, 0] = min(splits[i, 0], cost[2] + cost[3])
+            if ok[0] and ok[2]:
+                splits[j, 1] = min(splits[j, 1], cost[0] + cost[2])
+            if ok[1] and ok[3]:
+                splits[j, 0] = min(splits[j, 0], cost[1] + cost[3])
+
+
+@njit(cache=True, inline="always")
+def _cannot_improve(low, cost, bound, width):
+    """Whether children whose costs are at least ``low`` (per side and budget) improve no
+    entry of ``cost`` below ``bound``."""
     for total in range(1, cost.shape[0]):
-        bound = 1e300
         for k_zero in range(min(total, width + 1)):
             k_one = total - 1 - k_zero
-            if k_one <= width:
-                value = previous[0, k_zero] - gone[0] + previous[1, k_one] - gone[1]
-                bound = min(bound, value)
-        if bound < cost[total]:
-            return False
+            if k_one <= width and low[0, k_zero] + low[1, k_one] < min(cost[total], bound[total]):
+                return False
     return True
 
 
 @njit(
     types.UniTuple(types.int64, 3)(
-        ROWS_T, DATA_T, SCRATCH_T, BUDGET_WORK_T, F64_T, I64_T, types.int64, F64_T, I64_2D_T
+        ROWS_T,
+        DATA_T,
+        SCRATCH_T,
+        BUDGET_WORK_T,
+        F64_T,
+        I64_T,
+        types.int64,
+        F64_T,
+        F64_T,
+        I64_2D_T,
     ),
     cache=True,
 )
-def node_three(rows, data, scr, work, params, path, n_path, cost, choice):  # noqa: C901
+def node_three(rows, data, scr, work, params, path, n_path, bound, cost, choice):  # noqa: C901
     """A node with three levels left: every feature f that splits ``rows`` with
     ``params[1]`` training rows on each side, its two children of depth two for up to
     ``params[2]`` branching nodes each (:func:`depth_two_budget`), combined into ``cost``
     and ``choice`` (filled beforehand with the leaf) by :func:`convolve`, then
-    :func:`at_most`.
+    :func:`at_most`. Only the entries below ``bound`` need be exact (MurTree's upper bound
+    per node count; -inf: an entry not needed).
 
     The rows are counted once in ``work.parent``; per feature the smaller child is counted
     in the parent's features (``work.child``) and the larger one is the difference
     (MurTree's subtraction), unless the cache holds both children: a child is named by the
     literals of its path (``path[:n_path]``, ascending, and ``2 * f + side``; the same path
-    in another order reaches the same rows). With a minimum support of one, a split whose
-    children cannot beat ``cost`` by MurTree's similarity bound against the last split
-    solved is skipped. Returns the splits evaluated, the countings done and the splits
-    skipped by the bound. Above the complexity limit: the loop over the features holds the
-    cache probes, the row split and both children, which one kernel call keeps together.
+    in another order reaches the same rows). A split is skipped, uncounted, when its children
+    cannot improve an entry of ``cost`` below ``bound`` by lower bounds on their costs per
+    budget: their leaves and best single splits, read off the node's pair table, raised
+    (with a minimum support of one) by MurTree's similarity bound against the last split
+    solved. Returns the splits evaluated, the countings done and the splits skipped by the
+    bounds. Above the complexity limit: the loop over the features holds the cache probes,
+    the row split and both children, which one kernel call keeps together.
     """
     parent, child, split = work.parent, work.child, work.split
     a, _ = make_space(rows, data, scr, parent)
@@ -323,15 +397,22 @@ def node_three(rows, data, scr, work, params, path, n_path, cost, choice):  # no
     skipped = 0
     prev = -1
     previous = np.empty((2, 4))
+    leaves = np.empty((a, 2))
+    one_split = np.empty((a, 2))
+    _one_split(parent, a, params, leaves, one_split)
+    low = np.empty((2, 4))
     for i in range(a):
         f = act[i]
         if parent.single[i, C] < support or parent.tot[C] - parent.single[i, C] < support:
             continue
-        if (
-            support <= 1
-            and prev >= 0
-            and _similar_enough(parent, a, i, prev, previous, cost, width)
-        ):
+        for side in range(2):  # a leaf, the best split, then a leaf's penalty at least
+            low[side, 0] = leaves[i, side]
+            low[side, 1] = min(leaves[i, side], one_split[i, side])
+            low[side, 2] = params[0]
+            low[side, 3] = params[0]
+        if support <= 1 and prev >= 0:
+            _similarity_floor(parent, a, i, prev, previous, low)
+        if _cannot_improve(low, cost, bound, width):
             skipped += 1
             continue
         splits += 1

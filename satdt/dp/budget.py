@@ -24,6 +24,20 @@ that recursion over the binary features of :mod:`satdt.dp.common`:
   children named by the literals of their paths (the other half of ``max_cache_mb``; a set of
   literals fixes the rows, so the cache is exact; it starts small and grows as it fills).
 
+Bounds prune it per budget (MurTree's upper bounds per node count, Algorithm 2): a subproblem
+is solved *below a bound vector* ``need``: the entries with ``cost[k] < need[k]`` are exact,
+the others are ``need[k]``, proven reached (so every entry is a lower bound; -inf: not needed;
+the cache keeps the bound each answer was solved below, and solves again when asked for more).
+The root needs only its full budget, below the incumbent; a node solves each child below what
+it must beat at each budget given the other's lower bounds
+(:func:`~satdt.dp._budget_kernels.child_target`), both children's budgets up to two first
+(those of depth two: one pair table), then the larger ones; a subproblem that needs only
+budgets up to ``k`` below its depth is that of depth ``k`` (a tree with ``k`` branching nodes
+is at most ``k`` deep); the three-level kernel skips the splits whose children cannot beat its
+bound by their leaves and best single splits, raised by the similarity bound. A combination
+that uses an entry that is only a bound is at least the bound it was asked to beat, so the
+exact entries stay exact.
+
 satdt counts every node (``max_nodes``: branching nodes + leaves); a binary tree with ``k``
 branching nodes has ``2k + 1`` nodes, so the budget is ``K = (max_nodes - 1) // 2`` branching
 nodes. The cost is the weighted error plus ``leaf_penalty`` per leaf (a tree with ``k``
@@ -49,7 +63,7 @@ import numpy as np
 from ..errors import ParameterError, TimeUp
 from ..models.tree import Tree
 from ..result import BudgetStats, SearchResult
-from ._budget_kernels import at_most, convolve, depth_two_budget, node_three
+from ._budget_kernels import child_target, convolve, depth_two_budget, node_three
 from ._counts import make_space
 from .common import (
     PreparedBinary,
@@ -67,7 +81,8 @@ from .common import (
 )
 
 # A subproblem's answer: its cost vector (cost[k]: the least cost with at most k branching
-# nodes) and its choices, int64 (k + 1, 3) (see satdt.dp._budget_kernels).
+# nodes where below the bound it was solved for, else that bound, a lower bound) and its
+# choices, int64 (k + 1, 3) (see satdt.dp._budget_kernels).
 Solved = tuple[np.ndarray, np.ndarray]
 # Bytes a cached subproblem costs besides its rows (its arrays, the dict's entry).
 _ENTRY_BYTES = 300
@@ -148,7 +163,8 @@ class _Search:
         self.rirr = data.rirr
         self.K, self.penalty, self.support = K, penalty, support
         self.deadline = deadline
-        self.cache: dict[tuple[bytes, int], Solved] = {}
+        # per subproblem: its answer and the bound it was solved for (exact below it)
+        self.cache: dict[tuple[bytes, int], tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self.cache_bytes, self.cache_used = cache_bytes / 2, 0.0
         self.stats = stats
 
@@ -174,48 +190,112 @@ class _Search:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise TimeUp
 
-    def remember(self, key: tuple[bytes, int], value: Solved) -> None:
-        """Cache a solved subproblem; past the cache's share of ``max_cache_mb``, empty the
-        cache first (what is dropped is solved again when met: still exact)."""
-        size = len(key[0]) + _ENTRY_BYTES + 32 * len(value[0])
+    def remember(self, key: tuple[bytes, int], value: Solved, bound: np.ndarray) -> None:
+        """Cache a subproblem solved below ``bound``; past the cache's share of
+        ``max_cache_mb``, empty the cache first (what is dropped is solved again when met:
+        still exact)."""
+        size = len(key[0]) + _ENTRY_BYTES + 40 * len(value[0])
         if self.cache_used + size > self.cache_bytes:
             self.cache.clear()
             self.cache_used = 0.0
             self.stats.cache_full = True
-        self.cache[key] = value
+        self.cache[key] = (*value, bound)
         self.cache_used += size
         self.stats.cache_entries = len(self.cache)
 
     # ------------------------------------------------------------------ the recursion
-    def solve(self, rows: np.ndarray, d: int, path: tuple[int, ...]) -> Solved:
+    def lower(self, rows: np.ndarray, d: int) -> np.ndarray:
+        """Lower bounds on the costs of ``(rows, d)`` per budget: the cached answer, else the
+        rows' irreducible error plus one leaf's penalty."""
+        floor = float(self.rirr[rows].sum()) + self.penalty
+        hit = self.cache.get((rows.tobytes(), d))
+        if hit is not None:
+            return np.maximum(hit[0], floor)
+        return np.full(self.width(d) + 1, floor)
+
+    def solve(
+        self, rows: np.ndarray, d: int, path: tuple[int, ...], bound: np.ndarray | None = None
+    ) -> Solved:
         """The cost vector of ``(rows, d)`` (least cost with at most k branching nodes,
         k = 0 .. width(d)) and the choice behind each entry; ``path``: the literals
-        (``2 * feature + value``) of a path that reaches the rows, ascending."""
+        (``2 * feature + value``) of a path that reaches the rows, ascending. Only the
+        entries below ``bound`` (per k; None: all) are exact, with their choices; the others
+        are the bound, which the least cost is proven to reach (MurTree's upper bound per
+        node count)."""
+        width = self.width(d)
+        need = np.full(width + 1, math.inf) if bound is None else bound
+        wanted = np.flatnonzero(need > -math.inf)
+        top = int(wanted[-1]) if len(wanted) else 0
+        if top < d:  # a tree of k branching nodes is at most k deep: solve at depth `top`
+            return self.shallower(rows, d, top, path, need)
         key = (rows.tobytes(), d)
         hit = self.cache.get(key)
         if hit is not None:
-            self.stats.cache_hits += 1
-            return hit
-        width = self.width(d)
+            cost, choice, solved_below = hit
+            # every entry exact, or proven to reach what is needed now
+            if np.all((cost < solved_below) | (cost >= need)):
+                self.stats.cache_hits += 1
+                return cost, choice
+            need = np.maximum(need, solved_below)  # exact where it was, and where needed
         tot = self.Wc[rows].sum(axis=0)
         leaf = self.leaf_cost(tot)
+        irreducible = float(self.rirr[rows].sum())
+        exact = np.full(width + 1, math.inf)
         # a split costs at least the rows' irreducible error plus two leaves' penalties
-        if width == 0 or leaf <= float(self.rirr[rows].sum()) + 2 * self.penalty:
+        if width == 0 or leaf <= irreducible + 2 * self.penalty:
             value: Solved = (np.full(width + 1, leaf), np.full((width + 1, 3), -1, dtype=np.int64))
+            need = exact
         elif d <= 2:
             value = self.depth_two(rows, d)
+            need = exact
+        elif np.all(need <= irreducible + self.penalty):  # no tree reaches below the bound
+            self.stats.cuts += 1
+            value = (need.copy(), np.full((width + 1, 3), -1, dtype=np.int64))
         elif d == 3:
-            value = self.three(rows, leaf, path)
+            value = self.three(rows, leaf, path, need)
         else:
-            value = self.combine(rows, d, tot, leaf, path)
-        self.remember(key, value)
+            value = self.combine(rows, d, tot, leaf, path, need)
+        value = (np.minimum(value[0], need), value[1])
+        self.remember(key, value, need)
         return value
 
+    def shallower(
+        self, rows: np.ndarray, d: int, top: int, path: tuple[int, ...], need: np.ndarray
+    ) -> Solved:
+        """``(rows, d)`` where only the budgets up to ``top < d`` are needed: those of
+        ``(rows, top)``, the same (a tree with k branching nodes is at most k deep), and
+        -inf (no bound) for the larger budgets."""
+        width = self.width(d)
+        cost, choice = self.solve(rows, top, path, need[: self.width(top) + 1].copy())
+        padded = np.full(width + 1, -math.inf)
+        padded[: top + 1] = cost[: top + 1]
+        chosen = np.full((width + 1, 3), -1, dtype=np.int64)
+        chosen[: top + 1] = choice[: top + 1]
+        return padded, chosen
+
     def combine(
-        self, rows: np.ndarray, d: int, tot: np.ndarray, leaf: float, path: tuple[int, ...]
+        self,
+        rows: np.ndarray,
+        d: int,
+        tot: np.ndarray,
+        leaf: float,
+        path: tuple[int, ...],
+        bound: np.ndarray,
     ) -> Solved:
         """A node of depth ``d >= 4``: every feature that splits the rows, its children's
-        vectors combined by a min-plus convolution over ``k_left + k_right = k - 1``."""
+        vectors combined by a min-plus convolution over ``k_left + k_right = k - 1``.
+
+        Each child is solved below what it must beat for the split to improve an entry
+        (the incumbent ``cost[k]``, or ``bound[k]`` where lower) given lower bounds on its
+        sibling (:func:`~satdt.dp._budget_kernels.child_target`; MurTree's upper bounds per
+        node count): first both sides' budgets up to two, which are those of depth two (one
+        pair table each), then the larger budgets of the side without the feature, then of
+        the side with it, each against the other's costs so far. A side that cannot beat
+        its target at any larger budget is not searched further; a split whose first side
+        cannot, is cut (``cuts``). No :func:`~satdt.dp._budget_kernels.at_most` pass: the
+        children's budgets reach every ``k - 1 <= 2 * width(d - 1)``, so the convolution of
+        their vectors (each "at most") already holds the trees of fewer nodes, and an entry
+        that is only a bound must not be carried to a larger budget."""
         width = self.width(d)
         cost = np.full(width + 1, leaf)
         choice = np.full((width + 1, 3), -1, dtype=np.int64)
@@ -223,20 +303,38 @@ class _Search:
         # training rows having each feature, and not: both sides of a split hold `support`
         having = np.einsum("n,nm->m", self.Wc[rows, self.C], column)
         lacking = tot[self.C] - having
+        target = np.empty(width + 1)
+        side_bound = np.empty(self.width(d - 1) + 1)
+        small = np.arange(len(side_bound)) <= 2  # the budgets of depth two
         for f in np.flatnonzero((having >= self.support) & (lacking >= self.support)):
             self.tick()
             ones = column[:, f].astype(bool)
+            sides = [rows[~ones], rows[ones]]
+            paths = [_with(path, 2 * f), _with(path, 2 * f + 1)]
+            lower = [self.lower(sides[0], d - 1), self.lower(sides[1], d - 1)]
+            np.minimum(cost, bound, out=target)
+            child_target(target, lower[1], side_bound)
+            if np.all(side_bound <= lower[0]):
+                self.stats.cuts += 1
+                continue
             self.stats.expansions += 1
-            zero = self.solve(rows[~ones], d - 1, _with(path, 2 * f))
-            one = self.solve(rows[ones], d - 1, _with(path, 2 * f + 1))
-            convolve(cost, choice, int(f), zero[0], one[0])
-        at_most(cost, choice)
+            for large in (False, True):
+                for side in (0, 1):
+                    child_target(target, lower[1 - side], side_bound)
+                    side_bound[small == large] = -math.inf
+                    if np.any(side_bound > lower[side]):
+                        found = self.solve(sides[side], d - 1, paths[side], side_bound.copy())
+                        np.maximum(lower[side], found[0], out=lower[side])
+            convolve(cost, choice, int(f), lower[0], lower[1])
         return cost, choice
 
-    def three(self, rows: np.ndarray, leaf: float, path: tuple[int, ...]) -> Solved:
+    def three(
+        self, rows: np.ndarray, leaf: float, path: tuple[int, ...], bound: np.ndarray
+    ) -> Solved:
         """A node with three levels left, in one kernel
         (:func:`~satdt.dp._budget_kernels.node_three`): every split, its children of depth
-        two from the pair tables (or the cache of children, by their paths), combined."""
+        two from the pair tables (or the cache of children, by their paths), combined; exact
+        below ``bound``."""
         self.tick()
         width = self.width(3)
         cost = np.full(width + 1, leaf)
@@ -245,8 +343,8 @@ class _Search:
         literals = np.zeros(self.work.lits.shape[1], dtype=np.int64)
         literals[: len(path)] = path
         splits, countings, skipped = node_three(
-            rows, self.counted, self.scratch, self.work, params, literals, len(path), cost,
-            choice,
+            rows, self.counted, self.scratch, self.work, params, literals, len(path), bound,
+            cost, choice,
         )  # fmt: skip
         self.stats.expansions += splits
         self.stats.bottom_solves += countings
@@ -280,8 +378,11 @@ class _Search:
         """The tree behind ``cost[k]`` of ``(rows, d)`` (reached by ``path``) as
         :meth:`Tree.from_nested` reads it, over the columns of the caller's ``B`` (a flipped
         feature swaps its children)."""
-        _, choice = self.solve(rows, d, path)
-        f, k_zero, k_one = (int(v) for v in choice[min(k, len(choice) - 1)])
+        k = min(k, self.width(d))
+        needed = np.full(self.width(d) + 1, -math.inf)
+        needed[k] = math.inf  # only entry k need be exact
+        _, choice = self.solve(rows, d, path, needed)
+        f, k_zero, k_one = (int(v) for v in choice[k])
         if f < 0:
             return int(np.argmax(self.Wc[rows, : self.C].sum(axis=0)))
         ones = self.Bd[rows, f].astype(bool)
@@ -376,8 +477,12 @@ def solve_min_error(
     tol = tolerance(w)
 
     def record(d: int) -> float:
-        cost = search.solve(rows, d, ())[0]
-        value = float(cost[min(K, len(cost) - 1)])
+        # only the full budget counts at the root (a tree with fewer nodes is within it), and
+        # only below the incumbent (the shallower passes' or the caller's): what is not
+        # below is proven no better, and the incumbent stands
+        needed = np.full(search.width(d) + 1, -math.inf)
+        needed[-1] = min(bound, recorder.best.value if recorder.best else math.inf)
+        value = float(search.solve(rows, d, (), needed)[0][-1])
         if value < bound and (recorder.best is None or value < recorder.best.value - tol):
             tree = Tree.from_nested(
                 search.nested(rows, d, K, prep), classes=np.arange(n_classes)

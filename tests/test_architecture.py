@@ -477,3 +477,33 @@ def test_too_many_parameters_is_seen() -> None:
     ]
     assert _is_kernel_file(Path("_blossom_kernels.py")) and _is_kernel_file(Path("_contree_d2.py"))
     assert not _is_kernel_file(Path("contree.py"))
+
+
+def _module_exists(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _missing_modules(path: Path) -> list[str]:
+    """The satdt modules the file imports (``import m``, ``from m import ...``, at any level
+    of nesting) that do not exist: a relative import left pointing at the wrong package."""
+    package = _package(path)
+    missing = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = [_resolve(node, package)]
+        missing += [n for n in names if n.split(".")[0] == "satdt" and not _module_exists(n)]
+    return missing
+
+
+def test_every_imported_satdt_module_exists() -> None:
+    found = {_module_name(p): m for p in FILES if (m := _missing_modules(p))}
+    assert found == {}
+
+
+def test_a_missing_module_is_seen(tmp_path: Path) -> None:
+    assert _module_exists("satdt.estimators.base") and _module_exists("satdt.models")
+    assert not _module_exists("satdt.estimators.plot")

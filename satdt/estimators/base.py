@@ -218,7 +218,7 @@ class SatdtEstimator:
         bundle = {"text/plain": repr(self)}
         fitted = getattr(self, self._fitted_attribute, None)
         if fitted is not None:
-            from .plot import model_svg
+            from ..plot import model_svg
 
             svg = model_svg(fitted)
             if svg is not None:
@@ -389,7 +389,7 @@ class SatdtEstimator:
             One per row: the path, abductive and contrastive explanations on the user's
             columns, each checked against the model.
         """
-        from .explanations import explain
+        from ..explanations import explain
 
         return explain(
             self, X, rows, enumerate_axps=enumerate_axps, limit=limit, time_limit=time_limit

@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .errors import ParameterError
+from .params import label_value
 
 
 def is_cost_matrix_like(value: Any) -> bool:
@@ -52,16 +53,6 @@ def is_cost_matrix_like(value: Any) -> bool:
     except (TypeError, ValueError):
         return False
     return array.ndim == 2
-
-
-def _label_value(text: str) -> Any:
-    """A label typed on the command line: an integer or a number when it reads as one."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def read_cost_matrix(text: str) -> Any:
@@ -79,7 +70,7 @@ def read_cost_matrix(text: str) -> Any:
             return None
         if isinstance(value, dict):  # JSON keys are strings: labels as the data read them
             return {
-                _label_value(str(true)): {_label_value(str(p)): c for p, c in row.items()}
+                label_value(str(true)): {label_value(str(p)): c for p, c in row.items()}
                 if isinstance(row, dict)
                 else row
                 for true, row in value.items()

@@ -42,6 +42,17 @@ def is_integer(value: Any) -> bool:
     return isinstance(value, int | np.integer) and not isinstance(value, bool)
 
 
+def label_value(text: str) -> Any:
+    """A class label typed on the command line (``--class-weight``, ``--cost-matrix``): an
+    integer or a number when it reads as one, else the text itself."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
 def is_number(value: Any) -> bool:
     """A finite real number that is not a bool (NumPy's included)."""
     return (

@@ -7,6 +7,7 @@ import argparse
 from typing import Any
 
 from .. import __version__, methods
+from ..params import label_value
 
 # The objectives of each learning command.
 COMMAND_OBJECTIVES = {"infer": ("depth", "size"), "fit": ("error",)}
@@ -73,7 +74,7 @@ def _class_weight(text: str) -> Any:
     for item in filter(None, (part.strip() for part in text.split(","))):
         label, sep, weight = item.rpartition("=")
         try:
-            weights[_label_value(label)] = float(weight)
+            weights[label_value(label)] = float(weight)
         except ValueError:
             sep = ""
         if not sep:
@@ -81,16 +82,6 @@ def _class_weight(text: str) -> Any:
                 f"takes 'balanced' or LABEL=WEIGHT pairs separated by commas, got {text!r}"
             )
     return weights
-
-
-def _label_value(text: str) -> Any:
-    """A label typed on the command line: an integer or a number when it reads as one."""
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _add_class_weight(parser: argparse.ArgumentParser) -> None:

@@ -73,6 +73,7 @@ nitpick_ignore = [
         "Stats",
         "satdt.data.schema.Schema",
         "satdt.estimators.tree.ParetoFront",
+        "satdt.rashomon._Canonical",  # the private solver behind minimum_depth_trees' result
         "satdt.estimators.base.SatdtEstimator",
         "satdt.result.Event",
         "satdt.result.SatCall",

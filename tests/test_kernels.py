@@ -176,7 +176,13 @@ def test_an_interrupted_compilation_leaves_a_cache_the_next_run_completes(tmp_pa
     worker = subprocess.Popen(
         [sys.executable, "-m", "satdt.dp.kernels", "counts", "blossom"], env=env, cwd=ROOT
     )
-    time.sleep(4.0)  # Numba is half-way through the kernels (and their cache files)
+    # Ctrl-C once the counting kernels are done, so that it lands while the next groups (the
+    # support kernels, then Blossom's) are being compiled and their cache files written: a
+    # fixed sleep raced a fast machine, which had compiled them all before it
+    until = time.perf_counter() + 120
+    while not list(tmp_path.glob("*/satdt-counts-*.ok")) and time.perf_counter() < until:
+        time.sleep(0.02)
+    time.sleep(0.2)
     worker.send_signal(signal.SIGINT)  # what Ctrl-C in the terminal does
     worker.wait(timeout=60)
     assert not list(tmp_path.glob("*/satdt-blossom-*.ok"))

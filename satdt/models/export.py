@@ -211,9 +211,10 @@ def diagram_to_onnx(diagram: Diagram) -> Any:
     test ``value <= threshold`` (``LessOrEqual``); the tests and their negations, times a 0/1
     matrix of which path takes which side of which node, count the steps of each path a row
     satisfies, and the one path a row satisfies wholly (its count equals the path's length)
-    gives the terminal: its label and its training class frequencies (:meth:`Diagram.
-    predict_proba`). Everything is computed in float64, as satdt computes, so the ONNX model
-    predicts exactly as the diagram does. Diagrams hold no missing values.
+    gives the terminal: its label and its training class frequencies
+    (:meth:`~satdt.Diagram.predict_proba`). Everything is computed in float64, as satdt
+    computes, so the ONNX model predicts exactly as the diagram does. Diagrams hold no missing
+    values.
 
     Parameters
     ----------

@@ -59,6 +59,10 @@ once (one core each). A peer that does not import is skipped with a line saying 
     python benchmarks/penalty.py --dry-run                      # the runs it would make
     python benchmarks/penalty.py --parts sparse --methods satdt,gosdt --files zoo-1,anneal
 
+GOSDT comes with the ``bench-gosdt`` extra; the sparse part was measured with it installed in a
+virtual environment of its own (``python -m venv --system-site-packages VENV && VENV/bin/pip
+install -e ".[bench-gosdt]"``) and the script run by ``VENV/bin/python``.
+
 Run from the repository root; the data is read from ``../shared/data``. Never collected by
 pytest (no ``test_`` prefix); results never become assertions.
 """

@@ -188,3 +188,18 @@ def alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+@st.composite
+def tiny_tables(draw):
+    """Tiny numeric tables: 4-9 rows, 1-2 columns of a few values, 2-3 classes, weights."""
+    n = draw(st.integers(4, 9))
+    m = draw(st.integers(1, 2))
+    n_classes = draw(st.integers(2, 3))
+    X = np.array(
+        draw(st.lists(st.lists(st.integers(0, 3), min_size=m, max_size=m), min_size=n, max_size=n)),
+        dtype=float,
+    )
+    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
+    w = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
+    return X, y, w

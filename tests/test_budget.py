@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import load_cp4im, tiny_problems
+from helpers import load_cp4im, tiny_problems, tiny_tables
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import min_error, min_error_nodes, threshold_features
@@ -97,21 +97,6 @@ def test_without_a_cap_it_is_the_plain_error_objective(problem, depth):
     assert result.objective_value == pytest.approx(
         min_error(B, y, weights, n_classes, depth), abs=1e-9
     )
-
-
-@st.composite
-def tiny_tables(draw):
-    """Tiny numeric tables: 4-9 rows, 1-2 columns of a few values, 2-3 classes, weights."""
-    n = draw(st.integers(4, 9))
-    m = draw(st.integers(1, 2))
-    n_classes = draw(st.integers(2, 3))
-    X = np.array(
-        draw(st.lists(st.lists(st.integers(0, 3), min_size=m, max_size=m), min_size=n, max_size=n)),
-        dtype=float,
-    )
-    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
-    w = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
-    return X, y, w
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import tiny_tables
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import min_error, threshold_features
@@ -18,21 +19,6 @@ from satdt.models.tree import Tree
 from satdt.prepare import class_weights
 
 ERROR_METHODS = ("blossom", "dl85", "cadl85", "portfolio", "contree")
-
-
-@st.composite
-def tiny_tables(draw):
-    """Tiny numeric tables: 4-9 rows, 1-2 columns of a few values, 2-3 classes, weights."""
-    n = draw(st.integers(4, 9))
-    m = draw(st.integers(1, 2))
-    n_classes = draw(st.integers(2, 3))
-    X = np.array(
-        draw(st.lists(st.lists(st.integers(0, 3), min_size=m, max_size=m), min_size=n, max_size=n)),
-        dtype=float,
-    )
-    y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
-    w = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
-    return X, y, w
 
 
 def _fit(X, y, w=None, **params):

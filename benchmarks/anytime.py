@@ -2,7 +2,7 @@
 
 The evaluation of Kiossou, Nijssen & Schaus (CA-DL8.5, Tables 2-3): for each cp4im file,
 depth and time budget, every method's incumbent curve is scored by its primal gap integral
-(``satdt.result.primal_integral``, Berthold 2013) against the best error any method found on
+(``satdt.task.result.primal_integral``, Berthold 2013) against the best error any method found on
 that file and depth in the whole run. Per depth the table gives, for each method and budget,
 the average primal integral (seconds; 0 = optimal at once, budget = no tree), the number of
 instances proven within the budget, and the largest peak resident memory.
@@ -327,7 +327,7 @@ def main() -> None:
 
     # ``auto`` runs one of the methods of the table: its row is that method's runs when those
     # are in this benchmark anyway
-    from satdt.methods import choose_method
+    from satdt.search.registry import choose_method
 
     alias = choose_method("error")
     same = "auto" in methods and alias in methods
@@ -352,7 +352,7 @@ def main() -> None:
         Path(args.save).write_text(json.dumps(rows))
         print(f"runs written to {args.save}")
 
-    from satdt.result import primal_integral
+    from satdt.task.result import primal_integral
 
     print(
         f"\nfiles: {', '.join(files)}. Primal integral in seconds (lower is better; = budget "

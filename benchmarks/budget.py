@@ -15,7 +15,7 @@ are recomputed from each returned tree (predictions on the training rows), never
 the method; ``same`` says whether they are equal, and both trees' sizes are checked against
 the budget (satdt's ``n_nodes <= 2n + 1``; pystreed's is not exposed and is left unchecked).
 
-Times are wall-clock seconds of ``fit`` in this process, satdt after ``satdt.methods.warmup``
+Times are wall-clock seconds of ``fit`` in this process, satdt after ``satdt.search.registry.warmup``
 (its kernels compiled or loaded beforehand) and one untimed fit of each on a small random
 table (first calls paid), both under ``--cap`` seconds; the median of
 ``--repeats`` fits when the first is under ``--short`` seconds. ``ratio`` is satdt / pystreed
@@ -97,9 +97,9 @@ def main() -> None:
     parser.add_argument("--short", type=float, default=2.0)
     args = parser.parse_args()
 
-    import satdt.methods
+    import satdt.search.registry
 
-    satdt.methods.warmup(["budget"])
+    satdt.search.registry.warmup(["budget"])
     # one untimed fit of each on a small random table: first calls (imports, dispatch) paid
     rng = np.random.default_rng(0)
     B0, y0 = rng.integers(0, 2, (200, 12), dtype=np.uint8), rng.integers(0, 2, 200)

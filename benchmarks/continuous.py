@@ -258,7 +258,7 @@ def ablation_worker(switch: str, name: str, depth: int, limit: float) -> None:
     import satdt
     from satdt.dp.common import SearchSettings
     from satdt.dp.contree import PRUNING, ConTreeOptions, solve_min_error
-    from satdt.result import Recorder
+    from satdt.task.result import Recorder
 
     X, y, n_classes = _load(name)
     satdt.warmup()

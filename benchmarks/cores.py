@@ -60,7 +60,7 @@ def _fit(
     from satdt import OptimalTreeClassifier
     from satdt.dp import portfolio
     from satdt.dp.common import SearchSettings
-    from satdt.result import Recorder
+    from satdt.task.result import Recorder
 
     cpu, tic = _cpu(), time.perf_counter()
     if direct:

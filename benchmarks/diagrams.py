@@ -229,7 +229,7 @@ def tree_run(task: tuple[str, int, float]) -> dict:
 def sat_run(task: tuple[str, str, int, tuple[int, ...], float, float | None, float]) -> dict:
     """One run of part ``sat``: ``kind`` is size-sat, size-milp, error-sat or error-milp."""
     from satdt import OptimalDiagramClassifier
-    from satdt.errors import InfeasibleError
+    from satdt.core.errors import InfeasibleError
     from satdt.models.diagram_checks import ErrorObjective
     from satdt.sat.diagram import MaxSatRun, SizeRun, minimum_error_diagram, minimum_size_diagram
 

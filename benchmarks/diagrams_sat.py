@@ -24,10 +24,9 @@ import numpy as np
 from inferdt import DATA
 
 from satdt import read_csv
-from satdt.errors import InfeasibleError
+from satdt.core.errors import InfeasibleError
 from satdt.models.diagram_checks import ErrorObjective
-from satdt.prepare import prepare
-from satdt.result import Recorder
+from satdt.prepare.prepared import prepare
 from satdt.sat.diagram import (
     MaxSatRun,
     SizeRun,
@@ -35,6 +34,7 @@ from satdt.sat.diagram import (
     minimum_size_diagram,
     tree_skeleton,
 )
+from satdt.task.result import Recorder
 
 SIZE_RUNS = (("mouse", 4), ("monk1", 5), ("monk3", 6), ("monk2", 6))
 ERROR_RUNS = (

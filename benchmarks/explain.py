@@ -42,7 +42,7 @@ matters through dead paths, so the comparison runs without it and the tables cou
 paths of each tree (satdt skips them: it explains over the values the columns can take).
 
 Redundancy (Izza, Ignatiev & Marques-Silva, "On Explaining Decision Trees", JAIR 2022, Table
-of path explanation redundancy): per tree, over the sample rows, ``satdt.explanations.
+of path explanation redundancy): per tree, over the sample rows, ``satdt.explanations.explainer.
 redundancy`` (the share of rows whose path tests columns the smallest AXp among the path's own
 columns does not need, and
 the mean share of such columns), and the paper's notion from the enumerated AXps: a row's path
@@ -184,7 +184,7 @@ def fit_trees(files, depths, time_limit: float, n_rows: int) -> list[dict]:
 # ---------------------------------------------------------------------- workers
 def satdt_worker(jobs: list[dict]) -> list[dict]:
     import satdt
-    from satdt.explanations import Explainer, redundancy
+    from satdt.explanations.explainer import Explainer, redundancy
 
     results = []
     for job in jobs:

@@ -213,7 +213,7 @@ def run_cases(data: Data) -> dict[str, Any]:
 
 
 def _tree_diagram(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int) -> Any:
-    from satdt.diagram_search import fit_tree_diagram
+    from satdt.search.diagrams import fit_tree_diagram
 
     found = fit_tree_diagram(X, y, None, n_classes, depth, 60.0)
     if found is None:

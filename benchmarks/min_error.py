@@ -61,9 +61,9 @@ def _peak_mb() -> float:
 
 def _run_satdt(B, y, depth: int, cap: float) -> dict:
     import satdt
-    from satdt.dp import solve_min_error
+    from satdt.dp.blossom import solve_min_error
     from satdt.dp.common import SearchSettings
-    from satdt.result import Recorder
+    from satdt.task.result import Recorder
 
     satdt.warmup()
     recorder = Recorder("error")

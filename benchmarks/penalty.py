@@ -278,7 +278,7 @@ def cv_worker(
     if kind != "cart":
         import satdt
         from satdt import OptimalTreeClassifier
-        from satdt.errors import NotProvenWarning
+        from satdt.core.errors import NotProvenWarning
 
         satdt.warmup()
     outer = StratifiedKFold(FOLDS, shuffle=True, random_state=seed)

@@ -73,11 +73,11 @@ nitpick_ignore = [
         "Stats",
         "satdt.data.schema.Schema",
         "satdt.estimators.tree.ParetoFront",
-        "satdt.rashomon._Canonical",  # the private solver behind minimum_depth_trees' result
+        "satdt.estimators.rashomon._Canonical",  # the private solver behind minimum_depth_trees' result
         "satdt.estimators.base.SatdtEstimator",
-        "satdt.result.Event",
-        "satdt.result.SatCall",
-        "satdt.rashomon._Solver",
+        "satdt.task.result.Event",
+        "satdt.task.result.SatCall",
+        "satdt.estimators.rashomon._Solver",
     )
 ]
 nitpick_ignore_regex = [("py:class", r"tuple\[(Incumbent|Event)")]  # "tuple[X, ...]", split
@@ -130,8 +130,8 @@ def _write_cli_reference(app: object) -> None:
 
 
 def _write_parameters(app: object) -> None:
-    """docs/guide/parameters.md from the table of parameters (satdt.params)."""
-    from satdt.params import parameter_tables
+    """docs/guide/parameters.md from the table of parameters (satdt.estimators.parameters)."""
+    from satdt.estimators.parameters import parameter_tables
 
     target = Path(__file__).parent / "guide" / "parameters.md"
     text = parameter_tables()

@@ -3,20 +3,18 @@
 Minimum-depth and minimum-size trees that classify every training row correctly (incremental
 SAT, PySAT), and minimum-error trees of bounded depth (anytime dynamic programming, Numba),
 behind one scikit-learn compatible estimator, :class:`OptimalTreeClassifier`; the methods
-are listed in one table of searches, :data:`satdt.methods.METHODS`.
+are listed in one table of searches, :data:`satdt.search.registry.METHODS`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._lazy import lazy_exports
+from .core.lazy import lazy_exports
 from .models import display
 
 if TYPE_CHECKING:
-    from .binarize import Binarizer
-    from .data import Dataset, read_csv
-    from .errors import (
+    from .core.errors import (
         ContradictionError,
         DataError,
         InfeasibleError,
@@ -25,36 +23,38 @@ if TYPE_CHECKING:
         ParameterError,
         SatdtError,
     )
+    from .data import Dataset, read_csv
     from .estimators import OptimalDiagramClassifier, OptimalTreeClassifier, pareto_front
-    from .explanations import explain
+    from .estimators.rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
+    from .explanations.explainer import explain
     from .models import Diagram, Tree
-    from .rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
-    from .result import SearchResult
+    from .prepare.binarize import Binarizer
+    from .task.result import SearchResult
 
 __version__ = "0.1.0"
 
 # The public names and their modules, imported on first use: ``import satdt.cli`` stays light,
 # so the command line installs its Ctrl-C handling before NumPy and PySAT load.
 _PUBLIC = {
-    "Binarizer": "binarize",
+    "Binarizer": "prepare.binarize",
     "read_csv": "data",
     "Dataset": "data",
     "Diagram": "models",
     "OptimalDiagramClassifier": "estimators",
-    "SatdtError": "errors",
-    "ContradictionError": "errors",
-    "DataError": "errors",
-    "InfeasibleError": "errors",
-    "NotFittedError": "errors",
-    "NotProvenWarning": "errors",
-    "explain": "explanations",
-    "ParameterError": "errors",
+    "SatdtError": "core.errors",
+    "ContradictionError": "core.errors",
+    "DataError": "core.errors",
+    "InfeasibleError": "core.errors",
+    "NotFittedError": "core.errors",
+    "NotProvenWarning": "core.errors",
+    "explain": "explanations.explainer",
+    "ParameterError": "core.errors",
     "OptimalTreeClassifier": "estimators",
     "pareto_front": "estimators",
-    "SearchResult": "result",
-    "rashomon_set": "rashomon",
-    "minimum_size_trees": "rashomon",
-    "minimum_depth_trees": "rashomon",
+    "SearchResult": "task.result",
+    "rashomon_set": "estimators.rashomon",
+    "minimum_size_trees": "estimators.rashomon",
+    "minimum_depth_trees": "estimators.rashomon",
     "Tree": "models",
 }
 
@@ -111,6 +111,6 @@ def warmup() -> list:
         What was done per kernel group: compiled or loaded, the seconds, the compile seconds
         of each kernel.
     """
-    from .methods import warmup as warmup_methods
+    from .search.registry import warmup as warmup_methods
 
     return warmup_methods()

@@ -18,56 +18,63 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "satdt"
 
-ESTIMATORS = ("satdt.estimators", "satdt.learner", "satdt.diagrams", "satdt.cli")
-SEARCH = (
-    "satdt.sat",
-    "satdt.dp",
-    "satdt.mip",
-    "satdt.methods",
-    "satdt.tree_search",
-    "satdt.diagram_search",
-    "satdt.hybrid",
+# The layers, from the ground up: a module imports only from its own layer and below, at import
+# time and inside functions alike (``TYPE_CHECKING`` aside). Modules of one layer may import
+# each other unless a rule below keeps them apart (the SAT side and the DP side).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("satdt.core",),  # errors, the parameter rules, lazy exports
+    ("satdt.data",),  # tables in
+    ("satdt.models",),  # Tree, Diagram, model files, export
+    ("satdt.prepare",),  # validation, weights, binarization, costs: table -> Prepared
+    ("satdt.task",),  # objectives, Task, results, the recorder, statistics
+    # the engines, and what reads a model without searching (explanations, pictures)
+    ("satdt.sat", "satdt.dp", "satdt.mip", "satdt.explanations", "satdt.plot"),
+    ("satdt.search",),  # the registry of searches, auto's rules, the runner, hybrid, diagrams
+    ("satdt.estimators",),  # scikit-learn estimators, the Rashomon set
+    ("satdt.sweep",),  # grids of fits
+    ("satdt.cli",),  # the command line: the only package that prints
 )
-# the tables of searches (trees; diagram routes): the only way into the MILP
-MIP_IMPORTERS = ("satdt.mip", "satdt.methods", "satdt.diagram_search")
-MODELS = ("satdt.models",)
-MODELS_AND_DATA = (
-    *MODELS,
-    "satdt.data",
-    "satdt.binarize",
-    "satdt.prepare",
-    "satdt.result",
-)
+ENGINES = ("satdt.sat", "satdt.dp", "satdt.mip")
+ESTIMATORS = ("satdt.estimators", "satdt.cli")
 PLOTTING = ("satdt.plot", "matplotlib")
-# old paths of modules moved into satdt.models: thin modules for users, one release long
-MOVED = (
-    "satdt.tree",
-    "satdt.diagram",
-    "satdt.diagram_checks",
-    "satdt.model",
-    "satdt.export",
-    "satdt.learner",
-    "satdt.diagrams",
-)
 
 # (modules the rule applies to, imports they must not make, why)
 RULES = [
     (
         ("satdt.sat",),
-        ("numba", "satdt.hybrid", *ESTIMATORS),
+        ("numba", "satdt.dp", "satdt.search", *ESTIMATORS),
         "the SAT side uses PySAT and numpy only",
     ),
     (
         ("satdt.dp",),
-        ("pysat", "satdt.hybrid", *ESTIMATORS),
+        ("pysat", "satdt.sat", "satdt.search", *ESTIMATORS),
         "the DP side uses numpy and numba only",
     ),
-    (MODELS_AND_DATA, SEARCH, "models and data import no search code"),
-    (MODELS_AND_DATA, ESTIMATORS, "models and data import no estimator"),
-    (MODELS, PLOTTING, "models import no plotting code"),
-    (SEARCH, ESTIMATORS, "searches import no estimator and no command line"),
-    (("satdt",), MOVED, "the package imports the models from satdt.models, not the old paths"),
+    (("satdt.models",), PLOTTING, "models import no plotting code"),
+    (("satdt.explanations", "satdt.plot"), ENGINES, "explanations and pictures run no search"),
 ]
+
+
+def _layer(name: str) -> int | None:
+    """The floor of a satdt module (None: the package root, which sits above every layer)."""
+    for floor, prefixes in enumerate(LAYERS):
+        if _within(name, prefixes):
+            return floor
+    return None
+
+
+def _climbs(modules: dict[str, set[str]]) -> list[str]:
+    """``importer imports imported`` for each import of a satdt module from a higher layer."""
+    found = []
+    for module, names in modules.items():
+        floor = _layer(module)
+        if floor is None:
+            continue
+        for name in sorted(names):
+            target = _layer(name) if name.startswith("satdt.") else None
+            if target is not None and target > floor:
+                found.append(f"{module} imports {name}")
+    return found
 
 
 def _within(name: str, prefixes: tuple[str, ...]) -> bool:
@@ -230,18 +237,81 @@ MODULES = {_module_name(p): _imports(p) for p in FILES}
 AT_IMPORT = {_module_name(p): _module_level_imports(p, set(MODULES)) for p in FILES}
 
 
+def _runtime_imports(path: Path, known: set[str]) -> set[str]:
+    """The satdt modules the file imports anywhere, functions included, but not under
+    ``if TYPE_CHECKING`` (packages on the way included, the file's own packages not)."""
+    name, package = _module_name(path), _package(path)
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    hidden = {
+        id(inner)
+        for node in ast.walk(tree)
+        if _type_checking(node)
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    targets: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in hidden:
+            continue
+        if isinstance(node, ast.Import):
+            targets.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolve(node, package)
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)
+    found: set[str] = set()
+    for target in targets:
+        parts = target.split(".")
+        for end in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:end])
+            if prefix in known and prefix != name and not name.startswith(prefix + "."):
+                found.add(prefix)
+    return found
+
+
+RUNTIME = {_module_name(p): _runtime_imports(p, set(MODULES)) for p in FILES}
+# The largest circle of modules importing each other (function-level imports included): a few
+# modules that are one thing split for size (a model and its exporters) may form one.
+MAX_CIRCLE = 3
+MAX_LINES = 800  # a module over this is two modules
+MAX_LOOSE = (
+    6  # modules at the package root (besides __init__ and __main__): the folder says the layer
+)
+
+
 def test_imports_are_resolved() -> None:
     # the parser sees relative, function-level and absolute imports alike
-    assert "satdt.sat.problem" in MODULES["satdt.methods"]  # function-level, relative
-    assert "satdt.result" in MODULES["satdt.dp.boxes"]  # `from ..result import ...`
+    assert "satdt.sat.problem" in MODULES["satdt.search.hybrid"]  # function-level, relative
+    assert "satdt.task.result" in MODULES["satdt.dp.boxes"]  # `from ..task.result import ...`
     assert "numba" in MODULES["satdt.dp._counts"]
     assert "pysat.examples.rc2" in MODULES["satdt.sat.diagram.maxsat"]
     # ... and the graph of what runs at import time only the module-level ones
-    assert "satdt.sat.problem" not in AT_IMPORT["satdt.methods"]  # inside a function
-    assert "satdt.result" not in AT_IMPORT["satdt.models.model"]  # under TYPE_CHECKING
+    assert "satdt.sat.problem" not in AT_IMPORT["satdt.search.hybrid"]  # inside a function
+    assert "satdt.task.result" not in AT_IMPORT["satdt.models.model"]  # under TYPE_CHECKING
     assert {"satdt.models", "satdt.models.diagram"} <= AT_IMPORT["satdt.mip.solution"]
     assert "satdt.models.display" in AT_IMPORT["satdt.models.tree"]  # `from . import display`
     assert "satdt.models" not in AT_IMPORT["satdt.models.tree"]  # its own package
+    # the runtime graph: functions included, TYPE_CHECKING left out
+    assert "satdt.sat.problem" in RUNTIME["satdt.search.hybrid"]
+    assert "satdt.task.result" not in RUNTIME["satdt.models.model"]
+
+
+def test_every_module_is_in_a_layer() -> None:
+    unplaced = [m for m in MODULES if m != "satdt" and _layer(m) is None]
+    assert not unplaced, f"modules in no layer of LAYERS: {unplaced}"
+
+
+def test_no_module_imports_from_a_higher_layer() -> None:
+    # what runs, functions included (a type named under TYPE_CHECKING runs nothing)
+    climbs = _climbs(RUNTIME)
+    assert not climbs, "a module imports only its own layer and below: " + "; ".join(climbs)
+
+
+def test_an_import_from_a_higher_layer_is_seen() -> None:
+    assert _climbs({"satdt.dp.probe": {"satdt.search.registry"}}) == [
+        "satdt.dp.probe imports satdt.search.registry"
+    ]
+    assert _climbs({"satdt.search.probe": {"satdt.dp.kernels", "numpy"}}) == []
 
 
 @pytest.mark.parametrize(("owners", "forbidden", "why"), RULES, ids=[r[2] for r in RULES])
@@ -250,13 +320,13 @@ def test_no_module_imports_across_a_boundary(owners, forbidden, why) -> None:
     assert not crossings, f"{why}: " + "; ".join(crossings)
 
 
-def test_the_consistency_portfolio_is_reached_only_through_the_table_of_searches() -> None:
-    crossings = _reached_only_through(MODULES, ("satdt.hybrid",), ("satdt.methods",))
+def test_the_consistency_portfolio_is_reached_only_through_the_searches() -> None:
+    crossings = _reached_only_through(MODULES, ("satdt.search.hybrid",), ("satdt.search",))
     assert not crossings, "; ".join(crossings)
 
 
-def test_the_milp_is_reached_only_through_the_tables_of_searches() -> None:
-    crossings = _reached_only_through(MODULES, ("satdt.mip",), MIP_IMPORTERS)
+def test_the_milp_is_reached_only_through_the_searches() -> None:
+    crossings = _reached_only_through(MODULES, ("satdt.mip",), ("satdt.mip", "satdt.search"))
     assert not crossings, "; ".join(crossings)
 
 
@@ -266,25 +336,44 @@ def test_no_import_cycle_among_the_modules() -> None:
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
 
+def test_no_import_circle_of_more_than_three_modules() -> None:
+    # function-level imports included: a lazy import that closes a wide circle is still a
+    # circle in the house, whatever order the imports run in
+    wide = [c for c in _cycles(RUNTIME) if len(c) > MAX_CIRCLE]
+    assert not wide, "import circles: " + "; ".join(" <-> ".join(c) for c in wide)
+
+
+def test_no_module_is_over_800_lines() -> None:
+    long = {_module_name(p): n for p in FILES if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_few_modules_at_the_package_root() -> None:
+    loose = [p.name for p in PACKAGE.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(loose) <= MAX_LOOSE, loose
+
+
 def test_every_rule_fails_on_a_crossing() -> None:
     # each rule, fed one import that crosses it, reports that import (a rule that cannot fail
     # guards nothing)
     for owners, forbidden, why in RULES:
         module, name = f"{owners[0]}.probe", f"{forbidden[0]}.probe"
         assert _crossings({module: {name}}, owners, forbidden) == [f"{module} imports {name}"], why
-    assert _reached_only_through({"satdt.learner": {"satdt.hybrid"}}, ("satdt.hybrid",), ())
-    assert _reached_only_through({"satdt.diagrams": {"satdt.mip.milp"}}, ("satdt.mip",), ())
+    assert _reached_only_through(
+        {"satdt.estimators.tree": {"satdt.search.hybrid"}}, ("satdt.search.hybrid",), ()
+    )
+    assert _reached_only_through({"satdt.cli.probe": {"satdt.mip.milp"}}, ("satdt.mip",), ())
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"a"}}) == [["a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
 
 
 # ---------------------------------------------------------------- kernel groups, named once
-# The modules that may name a Numba kernel group: the registry of groups and the table of
-# searches (which says which groups each search runs on); the searches ask the table.
-KERNEL_NAMERS = ("satdt.dp.kernels", "satdt.methods")
+# The module that may name a Numba kernel group: the registry of groups, which says which
+# groups each search runs on (kernels_of); the searches ask it.
+KERNEL_NAMERS = ("satdt.dp.kernels",)
 # The modules that load kernels for a search: the DP side and the searches beside it.
-KERNEL_USERS = ("satdt.dp", "satdt.hybrid", "satdt.tree_search")
+KERNEL_USERS = ("satdt.dp", "satdt.search")
 
 
 def _named_groups(tree: ast.AST, groups: set[str]) -> list[str]:
@@ -412,7 +501,7 @@ KERNEL_FILES = ("_contree_d2.py", "_dl85_three.py", "_greedy_kernels.py")
 DATA_CLASSES = {
     "satdt.models.tree": "Tree",
     "satdt.models.diagram": "Diagram",
-    "satdt.prepare": "Prepared",
+    "satdt.prepare.prepared": "Prepared",
 }
 # "module:function" -> why it may take more (none today; a reason is required to add one)
 PARAMETER_EXCEPTIONS: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Binary features x[c] > t: satdt.binarize."""
+"""Binary features x[c] > t: satdt.prepare.binarize."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from naive import distinct_feature_columns
 
-from satdt.binarize import Binarizer
+from satdt.core.errors import DataError, SatdtError
 from satdt.data import from_arrays, read_csv
-from satdt.errors import DataError, SatdtError
-from satdt.prepare import column_bitsets, distinct_features, group_rows, unpack_columns
+from satdt.prepare.binarize import Binarizer
+from satdt.prepare.prepared import column_bitsets, distinct_features, group_rows, unpack_columns
 
 
 @pytest.mark.parametrize(

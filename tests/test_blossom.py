@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error
 
-from satdt import prepare
-from satdt.dp import common, solve_min_error
+from satdt.core.errors import DataError, ParameterError
+from satdt.dp import common
+from satdt.dp.blossom import solve_min_error
 from satdt.dp.common import SearchSettings
-from satdt.errors import DataError, ParameterError
-from satdt.result import DPStats, Recorder
+from satdt.prepare import prepared as prepare
+from satdt.task.result import DPStats, Recorder
 
 # Depth-4 and depth-5 optima that this implementation proves in about a second or less.
 QUICK = {

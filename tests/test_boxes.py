@@ -13,12 +13,12 @@ from naive import min_consistent_depth, min_consistent_leaves
 
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
+from satdt.core.errors import DataError, InfeasibleError, NotProvenWarning, TimeUp
 from satdt.dp.boxes import BoxGrid, box_count, solve_consistent
 from satdt.dp.boxes import pareto_front as box_front
-from satdt.errors import DataError, InfeasibleError, NotProvenWarning, TimeUp
-from satdt.methods import choose_method
-from satdt.prepare import prepare_consistent
-from satdt.result import Recorder
+from satdt.prepare.prepared import prepare_consistent
+from satdt.search.registry import choose_method
+from satdt.task.result import Recorder
 
 
 @st.composite
@@ -131,7 +131,7 @@ def test_deadline_raises_with_what_was_proven():
 
 
 def _prepared(path):
-    return prepare_consistent(read_csv(path), "size")
+    return prepare_consistent(read_csv(path), Recorder("size"))
 
 
 @pytest.mark.parametrize(

@@ -16,13 +16,13 @@ from naive import min_error, min_error_nodes, threshold_features
 
 from satdt import OptimalTreeClassifier, ParameterError
 from satdt.cli import main
+from satdt.core.errors import InfeasibleError
 from satdt.dp.budget import BudgetOptions, branching_budget, solve_min_error
 from satdt.dp.common import SearchSettings
-from satdt.errors import InfeasibleError
-from satdt.methods import METHODS, Task, choose_method, resolve_method
-from satdt.prepare import class_weights, prepare, validate
-from satdt.result import BudgetStats, Recorder
-from satdt.tree_search import check_tree, greedy_start
+from satdt.prepare.prepared import class_weights, prepare, validate
+from satdt.search.registry import METHODS, Task, choose_method, resolve_method
+from satdt.search.runner import check_tree, greedy_start
+from satdt.task.result import BudgetStats, Recorder
 
 
 def _solve(B, y, w, n_classes, depth, max_nodes, *, support=1, penalty=0.0, **options):

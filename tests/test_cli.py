@@ -13,8 +13,8 @@ import pytest
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
 from satdt.cli.status import Status
-from satdt.errors import InfeasibleError
-from satdt.result import Progress
+from satdt.core.errors import InfeasibleError
+from satdt.task.result import Progress
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
 MOUSE = EXAMPLES / "mouse.csv"

@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_error, threshold_features
 
-from satdt.binarize import Binarizer
+from satdt.core.errors import DataError, ParameterError
 from satdt.dp import blossom, contree
 from satdt.dp.common import SearchSettings
 from satdt.dp.greedy import greedy_numeric_tree
-from satdt.errors import DataError, ParameterError
-from satdt.result import Recorder
+from satdt.prepare.binarize import Binarizer
+from satdt.task.result import Recorder
 
 REPO = Path(__file__).resolve().parents[1]
 CONTINUOUS = REPO.parent / "shared" / "data" / "continuous"

@@ -10,8 +10,8 @@ import pytest
 
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
-from satdt.errors import NotProvenWarning, SatdtError
-from satdt.result import ConTreeStats
+from satdt.core.errors import NotProvenWarning, SatdtError
+from satdt.task.result import ConTreeStats
 
 IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
 

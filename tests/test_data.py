@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import satdt.data.exact as exact_reader
 import satdt.data.fast as fast_reader
 import satdt.data.sniff as sniff
+from satdt.core.errors import DataError
 from satdt.data import (
     SEPARATORS,
     ColumnSpec,
@@ -27,7 +28,6 @@ from satdt.data import (
     read_csv,
     read_with_schema,
 )
-from satdt.errors import DataError
 
 
 def write(tmp_path: Path, name: str, content: str | bytes) -> Path:
@@ -385,7 +385,7 @@ def test_from_arrays_pandas_missing() -> None:
 
 
 def test_importing_satdt_data_does_not_import_pandas() -> None:
-    code = "import sys, satdt.data, satdt.binarize; sys.exit('pandas' in sys.modules)"
+    code = "import sys, satdt.data, satdt.prepare.binarize; sys.exit('pandas' in sys.modules)"
     root = Path(__file__).resolve().parents[1]
     env = {**os.environ, "PYTHONPATH": str(root)}
     assert subprocess.run([sys.executable, "-c", code], env=env, check=False).returncode == 0

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import diagram_terminal
 
-from satdt.errors import SatdtError
+from satdt.core.errors import SatdtError
 from satdt.models.diagram import Diagram, DiagramError
 from satdt.models.model import Model
 from satdt.models.tree import Tree

@@ -11,7 +11,7 @@ import pytest
 from naive import min_diagram_objective
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, read_csv
-from satdt.errors import NotProvenWarning
+from satdt.core.errors import NotProvenWarning
 from satdt.models.diagram import Diagram
 from satdt.models.diagram_checks import objective
 from satdt.models.model import load_model, save_model

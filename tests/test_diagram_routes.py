@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import min_diagram_objective
 
-import satdt.diagram_search as ds
+import satdt.search.diagrams as ds
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier
-from satdt.errors import NotProvenWarning, SatdtError
+from satdt.core.errors import NotProvenWarning, SatdtError
 from satdt.models.diagram_checks import objective
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -319,8 +319,8 @@ def test_the_tree_start_is_the_tree_estimators_tree():
 
 
 def test_the_tree_start_is_none_only_when_no_tree_came(monkeypatch):
-    import satdt.tree_search as tree_search
-    from satdt.errors import InfeasibleError, ParameterError
+    import satdt.search.runner as tree_search
+    from satdt.core.errors import InfeasibleError, ParameterError
 
     X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
     assert ds.fit_tree_diagram(X, y, None, 2, 1, 0.005) is None  # no time at all

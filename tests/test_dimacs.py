@@ -12,8 +12,8 @@ from pysat.formula import CNF
 from pysat.solvers import Solver
 
 from satdt import read_csv
+from satdt.core.errors import ContradictionError, DataError
 from satdt.data import Dataset, from_arrays
-from satdt.errors import ContradictionError, DataError
 from satdt.sat.dimacs import decode_dimacs, encode_dimacs, read_solution
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"

@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from naive import min_error
 
 from satdt import OptimalTreeClassifier
+from satdt.core.errors import DataError, ParameterError
 from satdt.dp import blossom, dl85
 from satdt.dp.common import SearchSettings
 from satdt.dp.dl85 import DL85Options
 from satdt.dp.rules import luby, relaxation
-from satdt.errors import DataError, ParameterError
-from satdt.result import DL85Stats, Recorder, Restart
+from satdt.task.result import DL85Stats, Recorder, Restart
 
 DEPTH3 = sorted({name for name, depth in OPTIMA if depth == 3}) or ["missing"]
 METHODS = ["dl85", *dl85.RULES]

@@ -17,7 +17,7 @@ import pytest
 
 from satdt import Diagram, OptimalTreeClassifier, Tree, read_csv
 from satdt.cli import main
-from satdt.errors import SatdtError
+from satdt.core.errors import SatdtError
 
 pytest.importorskip("matplotlib", reason="the plot extra is not installed")
 

@@ -25,8 +25,8 @@ from pysat.formula import CNF, IDPool
 from pysat.solvers import Solver
 
 from satdt import OptimalTreeClassifier, read_csv
+from satdt.core.errors import DataError
 from satdt.data import Dataset, from_arrays
-from satdt.errors import DataError
 from satdt.sat.counter import SequentialCounter, TotalizerCounter
 from satdt.sat.dimacs import decode_dimacs, encode_dimacs
 

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satdt import Diagram, OptimalDiagramClassifier, OptimalTreeClassifier, ParameterError, Tree
-from satdt.errors import SatdtError
-from satdt.explanations import explain, redundancy
+from satdt.core.errors import SatdtError
+from satdt.explanations.explainer import explain, redundancy
 
 VALUES = (0.0, 1.0, 2.0, 3.0)  # the cells of midpoint thresholds on integer columns 0..3
 
@@ -360,7 +360,7 @@ def test_cli_draws_an_explanation(tmp_path, capsys):
 def test_berge_and_hitman_enumerate_the_same_axps(monkeypatch):
     from sklearn.datasets import load_iris
 
-    import satdt.explanations as explanations
+    import satdt.explanations.explainer as explanations
 
     X, y = load_iris(return_X_y=True)
     tree = OptimalTreeClassifier(objective="error", max_depth=4).fit(X, y).tree_

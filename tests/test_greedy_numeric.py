@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from satdt.core.errors import DataError, SatdtError
 from satdt.dp import _greedy_kernels, greedy
 from satdt.dp.greedy import greedy_numeric_tree
-from satdt.errors import DataError, SatdtError
 from satdt.models.tree import LEAF, Tree
 
 # ---------------------------------------------------------------------------- reference

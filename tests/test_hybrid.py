@@ -1,5 +1,5 @@
 """Minimum depth and size on numeric tables: ConTree's decision procedure (satdt.dp.consistent)
-and the portfolio of SAT and ConTree (satdt.hybrid), against brute force and each other."""
+and the portfolio of SAT and ConTree (satdt.search.hybrid), against brute force and each other."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, min_consistent_leaves, threshold_features
 
-import satdt.hybrid as hybrid
+import satdt.search.hybrid as hybrid
 from satdt import OptimalTreeClassifier, read_csv
+from satdt.core.errors import ContradictionError, InfeasibleError, NotProvenWarning, SatdtError
 from satdt.dp import kernels
-from satdt.errors import ContradictionError, InfeasibleError, NotProvenWarning, SatdtError
-from satdt.result import HybridStats
+from satdt.task.result import HybridStats
 
 kernels.load(["contree", "contree_d2"])
 from satdt.dp.consistent import ConsistencyDP  # noqa: E402 (after the kernels are loaded)
@@ -147,9 +147,9 @@ def test_decisions_cut_into_slices_never_claim_a_wrong_answer(problem, depth, fi
 def test_the_sat_loop_resumes_after_a_deadline_in_the_middle_of_its_clauses():
     """A slice that ends while a loop hands clauses to the solver leaves them queued: the next
     run sends them first, and the answer is the one an uninterrupted loop gives."""
-    from satdt.result import Recorder
     from satdt.sat.loop import CounterexampleLoop
     from satdt.sat.problem import Problem
+    from satdt.task.result import Recorder
 
     rng = np.random.default_rng(3)
     B = rng.integers(0, 2, size=(60, 12)).astype(np.uint8)
@@ -195,7 +195,7 @@ def test_the_decision_prunes_far_more_than_the_optimisation(breast_cancer):
     proving the optimum of 9 errors at depth 3 takes (effort, not seconds)."""
     from satdt.dp.common import SearchSettings
     from satdt.dp.contree import solve_min_error
-    from satdt.result import Recorder
+    from satdt.task.result import Recorder
 
     X, y = breast_cancer
     recorder = Recorder("error")

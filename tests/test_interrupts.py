@@ -114,7 +114,7 @@ def test_a_ctrl_c_dropped_inside_a_callback_is_raised_again():
 def _ctrl_c_in_disguise() -> None:
     """A Ctrl-C that a library reports as an error of its own, as NumPy does when one lands
     while it compares structured arrays (np.unique(..., axis=0) in the SAT loop)."""
-    from satdt.errors import on_sigint
+    from satdt.core.errors import on_sigint
 
     try:
         on_sigint(signal.SIGINT, None)
@@ -126,8 +126,9 @@ def _ctrl_c_in_disguise() -> None:
 
 @pytest.mark.parametrize("greedy_first", [True, False])
 def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypatch, greedy_first):
-    from satdt import NotProvenWarning, OptimalTreeClassifier, tree_search
-    from satdt.errors import interrupt_handled, interrupt_pending
+    from satdt import NotProvenWarning, OptimalTreeClassifier
+    from satdt.core.errors import interrupt_handled, interrupt_pending
+    from satdt.search import runner as tree_search
 
     def search(self, method, task):
         if greedy_first:
@@ -153,7 +154,8 @@ def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypa
 
 
 def test_an_error_without_a_ctrl_c_is_not_taken_for_one(monkeypatch):
-    from satdt import OptimalTreeClassifier, tree_search
+    from satdt import OptimalTreeClassifier
+    from satdt.search import runner as tree_search
 
     def search(self, method, task):
         tree_search.greedy_start(task)

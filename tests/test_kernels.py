@@ -45,25 +45,27 @@ def test_groups_come_after_what_they_need():
         kernels.in_order(["nope"])
 
 
-def test_the_method_table_names_its_kernels():
-    from satdt import methods
+def test_the_kernel_registry_names_each_searchs_groups():
+    from satdt.search import registry as methods
 
     # DL8.5, the portfolio's lead, starts on the counting kernels; its three-level kernel
     # comes next, then Blossom's (the slowest group to compile)
     assert methods.kernel_groups(["portfolio"]) == ["counts", "support", "dl85", "blossom"]
     assert methods.kernel_groups(["sat", "boxes"]) == []
     no_support = (("counts",), ("counts", "dl85"))  # no support rule: not compiled
-    assert methods.METHODS["dl85"].kernels({}) == no_support
+    assert kernels.kernels_of("dl85")({}) == no_support
     with_support = (("counts", "support"), ("counts", "support", "dl85"))
-    assert methods.METHODS["dl85"].kernels({"min_support": 2}) == with_support
-    assert methods.METHODS["portfolio"].kernels({}) == (*no_support, ("blossom",))
+    assert kernels.kernels_of("dl85")({"min_support": 2}) == with_support
+    assert kernels.kernels_of("portfolio")({}) == (*no_support, ("blossom",))
     assert set(methods.kernel_groups()) == set(kernels.GROUPS)
-    # the searches ask the table for the groups they load themselves
-    assert methods.kernels_of("dl85").later == ("dl85",)
-    assert methods.kernels_of("greedy").start == ("greedy",)
-    assert methods.METHODS["hybrid"].kernels({}) == ()  # a fit waits for none
+    # every method of the table has its groups (or none) in the kernels' registry
+    assert set(kernels.SEARCH_KERNELS) - {"greedy"} <= set(methods.METHODS)
+    # the searches ask the registry for the groups they load themselves
+    assert kernels.kernels_of("dl85").later == ("dl85",)
+    assert kernels.kernels_of("greedy").start == ("greedy",)
+    assert kernels.kernels_of("hybrid")({}) == ()  # a fit waits for none
     assert methods.kernel_groups(["hybrid"]) == ["contree", "contree_d2"]
-    assert methods.METHODS["contree"].kernels({}) == (
+    assert kernels.kernels_of("contree")({}) == (
         ("contree",),
         ("contree", "contree_d2", "greedy"),
     )

@@ -12,7 +12,7 @@ from naive import min_consistent_depth, min_error
 
 import satdt
 from satdt import OptimalTreeClassifier, SatdtError
-from satdt.errors import ContradictionError, InfeasibleError, NotFittedError, NotProvenWarning
+from satdt.core.errors import ContradictionError, InfeasibleError, NotFittedError, NotProvenWarning
 
 
 def xor_data():

@@ -12,8 +12,10 @@ import pytest
 
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import build_parser, cli_message, main
-from satdt.errors import SatdtError
-from satdt.methods import (
+from satdt.core.errors import SatdtError
+from satdt.core.params import Choice, Integer, Param, Real
+from satdt.prepare.prepared import Prepared, prepare, validate
+from satdt.search.registry import (
     CONSISTENCY,
     METHODS,
     OBJECTIVES,
@@ -23,9 +25,7 @@ from satdt.methods import (
     methods_table,
     resolve_method,
 )
-from satdt.params import Choice, Integer, Param, Real
-from satdt.prepare import Prepared, prepare, validate
-from satdt.result import Recorder
+from satdt.task.result import Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
 IRIS = ROOT / "examples" / "data" / "iris.csv"
@@ -133,7 +133,9 @@ def test_estimator_signature_comes_from_the_table() -> None:
 def test_readme_and_user_guide_list_every_method() -> None:
     for page in ("README.md", "docs/guide/methods.md"):
         text = (ROOT / page).read_text(encoding="utf-8")
-        assert methods_table() in text, f"regenerate {page}'s table: satdt.methods.methods_table()"
+        assert methods_table() in text, (
+            f"regenerate {page}'s table: satdt.search.registry.methods_table()"
+        )
 
 
 def test_cli_translates_parameter_names_to_flags() -> None:
@@ -178,7 +180,7 @@ def test_candidates_are_what_auto_can_choose(objective: str) -> None:
 def test_importing_satdt_loads_no_search_module() -> None:
     # the table of searches promises that search modules load only when a method runs
     code = (
-        "import sys, satdt, satdt.methods; "
+        "import sys, satdt, satdt.search.registry; "
         "print(sorted(m for m in sys.modules if m.startswith("
         "('satdt.sat', 'satdt.dp', 'satdt.mip', 'numba', 'pysat'))))"
     )

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from naive import diagram_objective, min_diagram_objective
 
-from satdt.errors import SatdtError
+from satdt.core.errors import SatdtError
 from satdt.mip.milp import Fairness, MilpOptions, solve_diagram
 from satdt.models.diagram import Diagram
 from satdt.models.diagram_checks import objective

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satdt.errors import SatdtError
+from satdt.core.errors import SatdtError
 from satdt.mip.heuristic import ConstructOptions, construct
 from satdt.models.diagram import Diagram
 from satdt.models.diagram_checks import ErrorObjective, objective

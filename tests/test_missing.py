@@ -12,14 +12,14 @@ from naive import min_consistent_depth, min_consistent_leaves, min_error, thresh
 
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
+from satdt.core.errors import ContradictionError, DataError, SatdtError
 from satdt.data import read_with_schema
 from satdt.data.exact import _read_csv_exact
 from satdt.data.fast import _read_csv_fast
 from satdt.data.sniff import _open
-from satdt.errors import ContradictionError, DataError, SatdtError
 from satdt.models.model import load_model
 from satdt.models.tree import DEFAULT_LEFT, DEFAULT_RIGHT, MISSING_LEFT, MISSING_RIGHT, Tree
-from satdt.prepare import find_contradictions
+from satdt.prepare.prepared import find_contradictions
 
 TOKENS = ["", "NA", "n/a", "N/A", "NaN", "nan", "?", "null", "None", "NONE"]
 

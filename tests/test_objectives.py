@@ -14,9 +14,9 @@ from naive import min_error, threshold_features
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, ParameterError, SatdtError
 from satdt.cli import main
-from satdt.errors import InfeasibleError
+from satdt.core.errors import InfeasibleError
 from satdt.models.tree import Tree
-from satdt.prepare import class_weights
+from satdt.prepare.prepared import class_weights
 
 ERROR_METHODS = ("blossom", "dl85", "cadl85", "portfolio", "contree")
 

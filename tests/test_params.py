@@ -1,5 +1,5 @@
 """One table of parameters: every estimator's signature, docstring, checks and command-line
-flags come from its declarations (satdt.params.Param), and the docs show the same table."""
+flags come from its declarations (satdt.core.params.Param), and the docs show the same table."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, ParameterError
 from satdt.cli import build_parser
-from satdt.methods import TREE_PARAMS, method_params, tree_params
-from satdt.params import NONE, Choice, Integer, Param, Real, parameter_tables
+from satdt.core.params import NONE, Choice, Integer, Param, Real
+from satdt.estimators.parameters import parameter_tables
+from satdt.search.registry import TREE_PARAMS, method_params, tree_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTIMATORS = (OptimalTreeClassifier, OptimalDiagramClassifier)

@@ -21,7 +21,7 @@ from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85, parallel, portfolio
 from satdt.dp.common import SearchSettings
 from satdt.dp.portfolio import PortfolioOptions
-from satdt.result import PortfolioStats, Recorder, Restart
+from satdt.task.result import PortfolioStats, Recorder, Restart
 
 
 def _optimum(B, y, n_classes, depth, w=None) -> float:
@@ -266,7 +266,7 @@ def test_the_estimator_runs_the_portfolio_on_two_jobs(race_at_once):
     assert _children(os.getpid()) == []
 
 
-@pytest.mark.filterwarnings("ignore::satdt.errors.NotProvenWarning")
+@pytest.mark.filterwarnings("ignore::satdt.core.errors.NotProvenWarning")
 def test_two_jobs_keep_the_time_limit():
     B, y = _hard(n=2000, m=60)
     tic = time.perf_counter()

@@ -11,9 +11,9 @@ import pytest
 
 import satdt
 from satdt import OptimalTreeClassifier
-from satdt.errors import ContradictionError, NotProvenWarning
-from satdt.result import Progress
-from satdt.tree_search import LARGE_ROWS
+from satdt.core.errors import ContradictionError, NotProvenWarning
+from satdt.search.runner import LARGE_ROWS
+from satdt.task.result import Progress
 
 
 def _noisy_numeric(rows: int, columns: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -63,7 +63,7 @@ def test_preparation_reports_progress() -> None:
     events = []
     model = OptimalTreeClassifier(objective="error", max_depth=1)
     model.fit_dataset(
-        satdt.prepare.validate(X, y), on_event=events.append
+        satdt.prepare.prepared.validate(X, y), on_event=events.append
     )  # the CLI's live status line reads these
     assert any(isinstance(event, Progress) for event in events)
 

@@ -1,4 +1,4 @@
-"""Rows with identical features and different labels: satdt.prepare."""
+"""Rows with identical features and different labels: satdt.prepare.prepared."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import contradiction_groups
 
+from satdt.core.errors import ContradictionError, DataError
 from satdt.data import read_csv
-from satdt.errors import ContradictionError, DataError
-from satdt.prepare import contradiction_error, find_contradictions, resolve_majority
+from satdt.prepare.prepared import contradiction_error, find_contradictions, resolve_majority
 
 
 def write(tmp_path: Path, name: str, content: str) -> Path:
@@ -86,8 +86,8 @@ def test_resolve_majority_string_labels() -> None:
 
 
 def _prepared(X: np.ndarray, y: np.ndarray):
-    from satdt.prepare import prepare, validate
-    from satdt.result import Recorder
+    from satdt.prepare.prepared import prepare, validate
+    from satdt.task.result import Recorder
 
     return prepare(
         validate(X, y),

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from satdt import OptimalTreeClassifier, read_csv
-from satdt.errors import SatdtError
-from satdt.result import Incumbent, primal_gap, primal_integral
+from satdt.core.errors import SatdtError
+from satdt.task.result import Incumbent, primal_gap, primal_integral
 
 IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
 

@@ -21,7 +21,7 @@ from satdt import OptimalTreeClassifier
 from satdt.dp import _dl85_search, blossom, portfolio, root_split
 from satdt.dp.common import SearchSettings
 from satdt.dp.portfolio import PortfolioOptions
-from satdt.result import PortfolioStats, Recorder
+from satdt.task.result import PortfolioStats, Recorder
 
 
 @pytest.fixture
@@ -168,7 +168,7 @@ def test_a_worker_killed_stops_the_search_unproven_with_its_best_tree():
     assert children(os.getpid()) == []
 
 
-@pytest.mark.filterwarnings("ignore::satdt.errors.NotProvenWarning")
+@pytest.mark.filterwarnings("ignore::satdt.core.errors.NotProvenWarning")
 def test_a_deadline_keeps_the_best_tree_and_a_true_lower_bound():
     B, y = load_cp4im("australian-credit")
     tic = time.perf_counter()

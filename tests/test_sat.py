@@ -13,14 +13,14 @@ from naive import min_consistent_depth, threshold_features
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
-from satdt.errors import InfeasibleError
-from satdt.result import Recorder, SatStats
+from satdt.core.errors import InfeasibleError
 from satdt.sat.chains import ChainLoop, chain_budget, threshold_chains
 from satdt.sat.loop import CounterexampleLoop
 from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structure_clauses, tree_vars
 from satdt.sat.problem import Problem
 from satdt.sat.search import minimum_depth
 from satdt.sat.solving import SAT_SOLVERS
+from satdt.task.result import Recorder, SatStats
 
 
 def solve_min_depth(B, y, n_classes, **options):

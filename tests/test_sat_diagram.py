@@ -16,9 +16,8 @@ from pysat.solvers import Solver
 
 import satdt.sat.diagram.size as sd
 from satdt import OptimalTreeClassifier
+from satdt.core.errors import DataError, InfeasibleError
 from satdt.data import Dataset, from_arrays
-from satdt.diagram_search import fit_tree_diagram
-from satdt.errors import DataError, InfeasibleError
 from satdt.models.diagram_checks import ErrorObjective, Extensions
 from satdt.models.diagram_checks import objective as diagram_objective
 from satdt.sat.diagram import (
@@ -35,6 +34,7 @@ from satdt.sat.diagram import (
     minimum_size_diagram,
     tree_skeleton,
 )
+from satdt.search.diagrams import fit_tree_diagram
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "encodings" / "diagram.md"

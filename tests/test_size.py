@@ -13,12 +13,12 @@ from pysat.solvers import Solver
 
 from satdt import OptimalTreeClassifier, pareto_front, read_csv
 from satdt.cli import main
-from satdt.errors import InfeasibleError
-from satdt.result import Recorder
+from satdt.core.errors import InfeasibleError
 from satdt.sat.counter import COUNTERS, labelled_leaf_vars, leaf_counter
 from satdt.sat.problem import Problem
 from satdt.sat.search import minimum_depth, minimum_size
 from satdt.sat.search import pareto_front as search_front
+from satdt.task.result import Recorder
 
 
 @pytest.mark.parametrize("kind", COUNTERS)

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from naive import min_sparse_cost, threshold_features
 
 from satdt import OptimalTreeClassifier
+from satdt.core.errors import ParameterError
 from satdt.dp import dl85
 from satdt.dp._dl85_search import depth_room
 from satdt.dp.dl85 import DL85Options
-from satdt.errors import ParameterError
-from satdt.result import Recorder
+from satdt.task.result import Recorder
 
 
 def solve(B, y, n_classes, depth, weight=None, time_limit=None, **options):

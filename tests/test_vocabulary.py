@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from satdt import Diagram, OptimalDiagramClassifier, OptimalTreeClassifier
-from satdt.errors import REMOVED_IN
+from satdt.core.errors import REMOVED_IN
 
 
 def _xor(n: int = 40, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

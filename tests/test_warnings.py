@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, read_csv
-from satdt.errors import NotProvenWarning
+from satdt.core.errors import NotProvenWarning
 
 IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
 
@@ -34,7 +34,7 @@ def test_time_limit_warning_points_at_the_callers_line(entry: str) -> None:
     if entry == "fit":
         caught = _warnings_of(lambda: model.fit(X, y))
     else:
-        from satdt.prepare import validate
+        from satdt.prepare.prepared import validate
 
         caught = _warnings_of(lambda: model.fit_dataset(validate(X, y)))
     _check_points_here(caught, "stopped early")
@@ -60,35 +60,3 @@ def test_diagram_warning_points_at_the_callers_line(entry: str) -> None:
     else:
         caught = _warnings_of(lambda: model.fit_dataset(data))
     _check_points_here(caught, "stopped early")
-
-
-# modules moved into satdt.models and satdt.estimators: the old paths work, with a FutureWarning, for one release
-MOVED = {
-    "satdt.tree": "satdt.models.tree",
-    "satdt.diagram": "satdt.models.diagram",
-    "satdt.diagram_checks": "satdt.models.diagram_checks",
-    "satdt.model": "satdt.models.model",
-    "satdt.export": "satdt.models.export",
-    "satdt.learner": "satdt.estimators.tree",
-    "satdt.diagrams": "satdt.estimators.diagram",
-}
-
-
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_a_moved_module_warns_at_the_users_import_and_still_works(old: str) -> None:
-    import importlib
-    import sys
-
-    from satdt.errors import REMOVED_IN
-
-    sys.modules.pop(old, None)  # imported afresh, so that its warning is given again
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        exec(compile(f"import {old}", __file__, "exec"), {})  # an import statement here
-    module, new = sys.modules[old], importlib.import_module(MOVED[old])
-    moved = [w for w in caught if issubclass(w.category, FutureWarning)]
-    assert len(moved) == 1 and f"satdt {REMOVED_IN}" in str(moved[0].message)
-    assert MOVED[old] in str(moved[0].message)
-    assert moved[0].filename == __file__  # the user's import, not the library's
-    public = [name for name in dir(new) if not name.startswith("__")]
-    assert public and all(getattr(module, name) is getattr(new, name) for name in public)

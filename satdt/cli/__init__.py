@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..errors import honour_interrupt, interrupt_handled, interrupt_pending, on_sigint
+from ..core.errors import honour_interrupt, interrupt_handled, interrupt_pending, on_sigint
 
 __all__ = ["EXIT_INFEASIBLE", "EXIT_OK", "EXIT_USAGE", "build_parser", "cli_message", "main"]
 
@@ -43,7 +43,7 @@ _LATER = {
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line (:func:`satdt.cli.commands.main`).
 
-    Ctrl-C is never lost: satdt's SIGINT handler (:func:`satdt.errors.on_sigint`) is
+    Ctrl-C is never lost: satdt's SIGINT handler (:func:`satdt.core.errors.on_sigint`) is
     installed first (from the main thread, over Python's default one only), so a Ctrl-C
     that Python drops is raised again at the next checkpoint; one that lands before a
     command runs (while NumPy, PySAT and the rest load) ends the run at once with exit code
@@ -65,7 +65,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 @contextlib.contextmanager
 def ctrl_c_kept() -> Iterator[None]:
-    """Within the block, a Ctrl-C is never lost: :func:`satdt.errors.on_sigint` handles
+    """Within the block, a Ctrl-C is never lost: :func:`satdt.core.errors.on_sigint` handles
     SIGINT (installed from the main thread, over Python's default handler only), and a
     KeyboardInterrupt that Python drops (raised inside a ctypes callback, a ``__del__``, an
     import's lock callback: it reaches ``sys.unraisablehook``) is signalled again a moment

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 
-from ..errors import InfeasibleError, SatdtError
+from ..core.errors import InfeasibleError, SatdtError
 from .diagram import diagram_command
 from .encode import decode_command, encode_command
 from .explain import explain_command, rashomon_command

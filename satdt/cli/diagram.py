@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import NotProvenWarning, SatdtError
+from ..core.errors import NotProvenWarning, SatdtError
 from .draw import check_drawings, draw
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK

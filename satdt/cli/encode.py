@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from .files import read_training, write_output
 from .messages import EXIT_OK
 from .render import leaves_phrase

@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
+from ..core.errors import SatdtError
 from ..data import read_with_schema
-from ..errors import SatdtError
-from ..explanations import explain, redundancy
+from ..explanations.explainer import explain, redundancy
 from ..models.model import load_model
 from .files import write_output
 from .messages import EXIT_OK
@@ -68,7 +68,7 @@ def _draw(fitted: object, explanations: list, path: str, show: str) -> None:
 
 def rashomon_command(args: argparse.Namespace) -> int:
     """Count the Rashomon set of a table; its values, the columns' shares, the best trees."""
-    from ..rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
+    from ..estimators.rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
     from .files import read_training
 
     if args.reliance and args.depth:

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..core.errors import SatdtError
 from ..data import Dataset, read_csv
-from ..errors import SatdtError
 from ..models.model import Model, model_dict, save_model
-from ..result import SearchResult
+from ..task.result import SearchResult
 
 # Options that name a file a command writes (checked before it reads or searches anything).
 _OUTPUTS = {

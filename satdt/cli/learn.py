@@ -10,11 +10,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import methods
+from ..core.errors import NotProvenWarning, SatdtError
 from ..data import read_with_schema
-from ..errors import NotProvenWarning, SatdtError
 from ..estimators.tree import OptimalTreeClassifier
 from ..models.model import load_model
+from ..search import registry as methods
 from .draw import check_drawings, draw, draw_title
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK

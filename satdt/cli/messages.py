@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .. import methods
+from ..search import registry as methods
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
 # Library messages name parameters; these are the command-line flags that set them.

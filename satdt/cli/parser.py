@@ -1,13 +1,15 @@
 """The ``satdt`` parser: one subcommand per command, the options of the searches built from
-the table of searches (``satdt.methods``) and the table of diagram routes."""
+the table of searches (``satdt.search.registry``) and the table of diagram routes."""
 
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from .. import __version__, methods
-from ..params import label_value
+from .. import __version__
+from ..core.params import label_value
+from ..dp.kernels import kernels_of
+from ..search import registry as methods
 
 # The objectives of each learning command.
 COMMAND_OBJECTIVES = {"infer": ("depth", "size"), "fit": ("error",)}
@@ -57,7 +59,7 @@ def _add_method_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 def _add_param(parser: argparse.ArgumentParser, name: str, **overrides: Any) -> None:
-    """The flag of a parameter of the tree searches (``satdt.methods.TREE_PARAMS``): its type,
+    """The flag of a parameter of the tree searches (``satdt.search.registry.TREE_PARAMS``): its type,
     default, metavar and help come from the table; ``overrides`` adapt it to a command."""
     param = methods.tree_params()[name]
     options = param.argparse_options()
@@ -404,7 +406,7 @@ def _add_warmup_command(commands: Any) -> None:
     warmup.add_argument(
         "--method",
         action="append",
-        choices=[m.name for m in methods.METHODS.values() if m.kernels(None)]
+        choices=[m.name for m in methods.METHODS.values() if kernels_of(m.name)(None)]
         + [f"diagram-{name}" for name in _diagram_routes()],
         help="only the kernels of this method (repeatable; diagram-ROUTE: a diagram route's "
         "tree starts); default: every method's",
@@ -421,14 +423,14 @@ def _add_warmup_command(commands: Any) -> None:
 
 
 def _diagram_routes() -> list[str]:
-    from ..diagram_search import DIAGRAM_METHODS
+    from ..search.diagrams import DIAGRAM_METHODS
 
     return [name for name, route in DIAGRAM_METHODS.items() if route.tree_methods]
 
 
 def _add_diagram_command(commands: Any) -> None:
     """``satdt diagram``: an optimal decision diagram by a route of the table of diagram searches."""
-    from ..diagram_search import DIAGRAM_METHODS, ROUTES
+    from ..search.diagrams import DIAGRAM_METHODS, ROUTES
 
     routes = "; ".join(f"{m.name}: {m.summary}" for m in DIAGRAM_METHODS.values())
     diagram = commands.add_parser(

@@ -11,11 +11,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import methods
+from ..core.errors import NotProvenWarning
 from ..data import Dataset, read_with_schema
-from ..errors import NotProvenWarning
 from ..estimators.tree import OptimalTreeClassifier, ParetoFront
 from ..models.model import Model
+from ..search import registry as methods
 from .messages import cli_message
 
 _INDENTED_NODES = 2000  # JSON output of larger models is not indented
@@ -238,7 +238,7 @@ def diagram_summary(model: Any, dataset: Dataset) -> list[str]:
 
 def _diagram_report(method: str, stats: Any) -> list[str]:
     """The route's own summary lines, and the starts every error route began from."""
-    from ..diagram_search import DIAGRAM_METHODS
+    from ..search.diagrams import DIAGRAM_METHODS
 
     lines = list(DIAGRAM_METHODS[method].report(stats))
     starts = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from ..result import Event, Progress, SatCall, SearchResult
+from ..task.result import Event, Progress, SatCall, SearchResult
 
 _TRACE_HEADER = "depth round examples variables   clauses answer                   time s  counterexamples added"
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from .messages import EXIT_INFEASIBLE, EXIT_OK
 from .status import SweepBar
 

@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from .. import methods
+from ..search import registry as methods
 from .messages import EXIT_OK
 
 
@@ -29,7 +29,7 @@ def warmup_command(args: argparse.Namespace) -> int:
     tic = time.perf_counter()
     names = None
     if args.method is not None:
-        from ..diagram_search import DIAGRAM_METHODS
+        from ..search.diagrams import DIAGRAM_METHODS
 
         names = [
             tree

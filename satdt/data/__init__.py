@@ -12,7 +12,7 @@ categorical column ``colour`` with categories ``blue, red`` becomes the 0/1 colu
 ``colour == blue`` and ``colour == red``. A :class:`Schema` remembers how, so that data to
 predict on is encoded exactly like the training data (:mod:`.schema`). Missing cells stay
 missing: NaN in a numeric column, a ``colour is missing`` column for a categorical one (see
-:func:`read_csv`). Problems in the input raise :class:`~satdt.errors.DataError` naming the
+:func:`read_csv`). Problems in the input raise :class:`~satdt.core.errors.DataError` naming the
 file, the 1-based line and the column.
 """
 

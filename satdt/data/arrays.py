@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .schema import (
     _COMPLETE_DATA_HINT,
     CATEGORICAL,

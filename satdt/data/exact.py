@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .schema import Dataset, Schema, _unique
 from .sniff import _File
 from .table import _choose_columns, _Column, _dataset, _encoded_dataset, _match_schema, _Table

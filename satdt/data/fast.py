@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .schema import NUMERIC, Dataset, Schema
 from .sniff import (
     _DECIMAL_COMMA,

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .sniff import MISSING_TOKENS, _is_number, _parse_numbers
 
 NUMERIC = "numeric"

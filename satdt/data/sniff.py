@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import DataError
+from ..core.errors import DataError
 
 INPUT_FORMATS = ("auto", "csv", "labelfirst")
 SEPARATORS = (",", ";", "\t", "|")  # what sep=None detects, in order of preference

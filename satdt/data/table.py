@@ -15,7 +15,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from ..errors import DataError
+from ..core.errors import DataError
 from .schema import (
     _COMPLETE_DATA_HINT,
     CATEGORICAL,

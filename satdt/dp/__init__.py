@@ -1,6 +1,5 @@
 """The dynamic-programming side of satdt (NumPy + numba; the package itself loads neither).
 
-``solve_min_error`` finds minimum-error trees of bounded depth with Blossom;
 :mod:`~satdt.dp.kernels` compiles the Numba kernels of every search off the caller's
 critical path (and :func:`satdt.warmup` all of them at once).
 
@@ -10,18 +9,5 @@ lower bound) over named tuples of flat arrays; :mod:`~satdt.dp.blossom` orchestr
 Blossom's search, whose kernels live in :mod:`~satdt.dp._blossom_kernels`; :mod:`~satdt.dp.dl85`
 is DL8.5 and CA-DL8.5 (a cached OR-AND search in Python over the shared kernels);
 :mod:`~satdt.dp.boxes` proves minimum depth and size of consistent trees with NumPy alone,
-so importing it does not load numba (``solve_min_error`` imports Blossom on first use).
+so importing it does not load numba. Each search's ``solve_min_error`` lives in its module.
 """
-
-from typing import Any
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from . import blossom
-
-        return getattr(blossom, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["solve_min_error"]

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TimeUp
+from ..core.errors import TimeUp
 from . import kernels
 from ._counts import make_space, node_totals, single_counts, solve_depth1, solve_depth2
 from ._dl85_anytime import LEAF, Companion, CompanionProved, path_tree
@@ -150,7 +150,7 @@ class Search(BranchCache):
         now = time.perf_counter()
         if now < self._three_look:
             return
-        from ..methods import kernels_of
+        from .kernels import kernels_of
 
         three = kernels_of("dl85").later  # the three-level kernel's group
         if kernels.load_soon(three, self.deadline) or not kernels.request(three):

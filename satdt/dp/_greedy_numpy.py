@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
-from ..binarize import readable_thresholds
 from ..models.tree import LEAF, Tree
+from ..prepare.binarize import readable_thresholds
 
 # Codes rank << shift | class are int32 while they stay below this, else int64.
 _CODE_LIMIT = 2**31

@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 from ..models.tree import Tree
-from ..result import DPStats, SearchResult
+from ..task.result import DPStats, SearchResult
 from . import _blossom_kernels as k
 from .common import (
     Data,
@@ -198,7 +198,7 @@ def solve_min_error(
         Maximum depth (0 gives a single leaf).
     settings
         The rows' weights, the deadline, the recorder (its ``stats`` becomes a
-        :class:`satdt.result.DPStats`), the upper bound, the leaf penalty and the minimum
+        :class:`satdt.task.result.DPStats`), the upper bound, the leaf penalty and the minimum
         support (:class:`~satdt.dp.common.SearchSettings`).
 
     Returns

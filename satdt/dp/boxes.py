@@ -16,7 +16,7 @@ column, and one depth is a few array operations per column (no compiled kernel, 
 to load either: the whole process stays small on small files). The minimum depth is the first ``r`` with
 ``L(root, r)`` finite, the minimum size at depth ``<= K`` is ``2 L(root, K) - 1``, and the
 tree is read back from the tables. The hypotheses are those of the SAT searches with every
-threshold of every column (:class:`satdt.binarize.Binarizer` with ``max_thresholds=None``),
+threshold of every column (:class:`satdt.prepare.binarize.Binarizer` with ``max_thresholds=None``),
 so both prove the same optima: a box DP answer is the SAT answer (tests check it).
 
 Why the answer is right: a split that leaves one side empty is never needed (the other
@@ -38,10 +38,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..binarize import threshold_between
-from ..errors import DataError, InfeasibleError, TimeUp
+from ..core.errors import DataError, InfeasibleError, TimeUp
 from ..models.tree import Tree
-from ..result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult, front_ends_after
+from ..prepare.binarize import threshold_between
+from ..task.result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult, front_ends_after
 
 #: ``label`` of a box holding no row.
 EMPTY = -2

@@ -60,9 +60,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, TimeUp
+from ..core.errors import ParameterError, TimeUp
 from ..models.tree import Tree
-from ..result import BudgetStats, SearchResult
+from ..task.result import BudgetStats, SearchResult
 from ._budget_kernels import child_target, convolve, depth_two_budget, node_three
 from ._counts import make_space
 from .common import (
@@ -186,7 +186,7 @@ class _Search:
         self.stats.cache_hits += self.child_hits + hits
 
     def tick(self) -> None:
-        """Raise :class:`~satdt.errors.TimeUp` once the deadline has passed."""
+        """Raise :class:`~satdt.core.errors.TimeUp` once the deadline has passed."""
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             raise TimeUp
 
@@ -445,7 +445,7 @@ def solve_min_error(
         Maximum depth (0 gives a single leaf).
     settings
         The rows' weights, the deadline, the recorder (its ``stats`` becomes a
-        :class:`satdt.result.BudgetStats`), the upper bound, the leaf penalty and the minimum
+        :class:`satdt.task.result.BudgetStats`), the upper bound, the leaf penalty and the minimum
         support (:class:`~satdt.dp.common.SearchSettings`).
     options
         The node budget and the cache's cap (:class:`BudgetOptions`).

@@ -25,9 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
-from ..prepare import distinct_features, group_rows
-from ..result import DPStats, Recorder
+from ..core.errors import DataError, ParameterError
+from ..prepare.prepared import distinct_features, group_rows
+from ..task.result import DPStats, Recorder
 
 # Relative tolerance on errors (sums of float weights in different orders), times the total
 # weight: a tree's recomputed error must match the search's within it, and a tree must beat

@@ -21,10 +21,10 @@ leaves has ``2L - 1`` nodes). A node cap (``max_nodes``) on the depth search is 
 search with ``U`` one more than the cap.
 
 Every search here is resumable in slices: a slice that runs out of time raises
-:class:`~satdt.errors.TimeUp` inside ConTree, and the next slice at the same depth starts
+:class:`~satdt.core.errors.TimeUp` inside ConTree, and the next slice at the same depth starts
 again from the root with the cache of every subproblem solved or refuted so far (keyed by
 row set and remaining depth, so the searches at different depths share it). The callers
-(:mod:`satdt.hybrid`) interleave these slices with the SAT searches on one core.
+(:mod:`satdt.search.hybrid`) interleave these slices with the SAT searches on one core.
 
 *Good trees early.* Far above the minimum depth, ConTree's decision can spend long in
 subtrees that cannot be separated before it meets one of the many consistent trees.
@@ -46,10 +46,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..binarize import Binarizer
-from ..errors import TimeUp
+from ..core.errors import TimeUp
 from ..models.tree import Tree
-from ..result import ConTreeStats, Decision, DPStats, Recorder, SearchResult
+from ..prepare.binarize import Binarizer
+from ..task.result import ConTreeStats, Decision, DPStats, Recorder, SearchResult
 from .common import prepare_binary
 from .contree import PRUNING, _checked_tree, _flags, _root_order, _Search, prepare_numeric
 

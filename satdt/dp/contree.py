@@ -46,7 +46,7 @@ large data, the first improvement over the greedy tree needs a whole depth-three
 subproblem solved.
 
 Thresholds. Column c's distinct values over the whole data ``v_0 < v_1 < ...`` give the
-thresholds of :class:`satdt.binarize.Binarizer` with ``max_thresholds=None``: between
+thresholds of :class:`satdt.prepare.binarize.Binarizer` with ``max_thresholds=None``: between
 ``v_r`` and ``v_{r+1}`` the shortest decimal in ``[v_r, v_{r+1})`` near the midpoint. The
 search splits a subproblem between two consecutive values of its own rows, ``v_r`` and the
 next value present; that threshold sends the same rows left (rank <= r) as the search
@@ -65,11 +65,11 @@ from typing import Any
 
 import numpy as np
 
-from ..binarize import threshold_between
-from ..errors import DataError, ParameterError, TimeUp
+from ..core.errors import DataError, ParameterError, TimeUp
 from ..models.tree import Tree
-from ..prepare import group_rows
-from ..result import ConTreeStats, Recorder, SearchResult
+from ..prepare.binarize import threshold_between
+from ..prepare.prepared import group_rows
+from ..task.result import ConTreeStats, Recorder, SearchResult
 from . import _contree_kernels as k
 from . import kernels
 from .common import SearchSettings, check_inputs, check_leaf_options
@@ -526,7 +526,7 @@ def _primal(
     within seconds. Its trees are trees over the numeric columns (each quantile threshold
     lies between two data values), so they become ConTree incumbents and bounds.
     """
-    from ..binarize import Binarizer
+    from ..prepare.binarize import Binarizer
     from .blossom import solve_min_error as blossom  # its kernels are ready (see the caller)
 
     X, y, w, n_classes, prep, pen, s = (
@@ -624,7 +624,7 @@ def solve_min_error(
         As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
         maximum depth, and the shared settings (:class:`~satdt.dp.common.SearchSettings`):
         the rows' non-negative weights, a ``time.perf_counter()`` value to stop at, the
-        recorder receiving every incumbent (and a :class:`~satdt.result.ConTreeStats`), the
+        recorder receiving every incumbent (and a :class:`~satdt.task.result.ConTreeStats`), the
         cost of an incumbent already on the recorder that the search must beat, the leaf
         penalty and the minimum support (duplicates counted one each; above 1 some of
         Branch's bounds are weaker, see the module docstring).
@@ -792,13 +792,13 @@ def _solve_with_primal(search, order, depth, ub, slack, deadline, recorder, prim
 
 def _d2_groups() -> tuple[str, ...]:
     """The depth-two kernel's groups (from the table of searches)."""
-    from ..methods import kernels_of
+    from .kernels import kernels_of
 
     return kernels_of("contree").later
 
 
 def _primal_groups() -> tuple[str, ...]:
     """The primal's groups: Blossom's (from the table of searches)."""
-    from ..methods import kernels_of
+    from .kernels import kernels_of
 
     return kernels_of("blossom").start

@@ -61,9 +61,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError, TimeUp
+from ..core.errors import ParameterError, TimeUp
 from ..models.tree import Tree
-from ..result import DL85Stats, Recorder, Restart, SearchResult
+from ..task.result import DL85Stats, Recorder, Restart, SearchResult
 from ._dl85_anytime import LEAF, Companion, CompanionProved
 from ._dl85_search import Search, depth_room
 from .common import (

@@ -15,7 +15,7 @@ tree with the Gini impurity over *every* threshold of every column, as scikit-le
 
 Memory is two ``(p, n)`` int32 matrices plus a few arrays of ``n`` entries. Thresholds lie
 between two consecutive distinct values of the node's rows, and are written as the shortest
-decimal between them (as :class:`satdt.binarize.Binarizer` does), so the tree prints exactly.
+decimal between them (as :class:`satdt.prepare.binarize.Binarizer` does), so the tree prints exactly.
 
 A ``deadline`` never leaves the caller without a tree: once it has passed, the remaining open
 nodes are split by a cheap rule (the median of the column with the most distinct values of
@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from ..binarize import readable_thresholds
-from ..errors import DataError, ParameterError
+from ..core.errors import DataError, ParameterError
 from ..models.tree import LEAF, Tree
+from ..prepare.binarize import readable_thresholds
 from . import kernels
 from ._greedy_numpy import grow_numpy
 
@@ -113,7 +113,7 @@ def _grow(
     # the kernels' codes rank << shift | class are int32: beyond, NumPy (with int64 codes)
     # on a small table loading the kernels from the cache (about a second) costs more than
     # NumPy's whole tree
-    from ..methods import kernels_of
+    from .kernels import kernels_of
 
     groups = kernels_of("greedy").start
     loaded = all(kernels.loaded(group) for group in groups)

@@ -47,6 +47,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 _PACKAGE = __package__  # satdt.dp (also when run as ``python -m satdt.dp.kernels``)
 _HERE = Path(__file__).resolve().parent
@@ -93,6 +94,75 @@ class Compiled:
     action: str
     seconds: float
     kernels: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Kernels:
+    """The kernel groups one search runs on, by what it uses them for: with :data:`GROUPS`,
+    the one place that names them (a search asks :func:`kernels_of`).
+
+    Called with a search's options (``None``: any options, as a warm-up asks), it gives the
+    alternatives the search can start on, fewest groups first: it can start once every group
+    of one of them is ready, and all are compiled, in order, when it first runs.
+    """
+
+    start: tuple[str, ...] = ()  # what it starts on
+    support: tuple[str, ...] = ()  # added to ``start`` when min_support > 1
+    later: tuple[str, ...] = ()  # what it takes in once compiled
+    helpers: tuple[str, ...] = ()  # the helper searches' groups it loads with ``later``
+    instead: tuple[str, ...] = ()  # another search's groups it can start on alone
+    waits: bool = True  # False: a fit waits for none (the search loads them itself)
+
+    def to_start(self, min_support: int) -> tuple[str, ...]:
+        """The groups it starts on under this minimum support."""
+        return (*self.start, *self.support) if min_support > 1 else self.start
+
+    def __call__(self, options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
+        if options is not None and not self.waits:
+            return ()
+        start = self.to_start(2 if options is None else options.get("min_support", 1))
+        if not start and not self.instead:
+            return ()
+        more = (*self.later, *self.helpers)
+        return (
+            start,
+            *(((*start, *more),) if more else ()),
+            *((self.instead,) if self.instead else ()),
+        )
+
+
+_GREEDY = Kernels(start=("greedy",))
+_BLOSSOM = Kernels(start=("blossom",))
+# DL8.5 starts on the shared counting kernels (and the support rule's when min_support > 1),
+# then takes in its three-level nodes once compiled
+_DL85 = Kernels(start=("counts",), support=("support",), later=("dl85",))
+# ConTree: its depth-two kernel once compiled; the greedy tree's kernels for its first bound
+_CONTREE = Kernels(start=("contree",), later=("contree_d2",), helpers=_GREEDY.start)
+
+# The kernel groups of every search by its name: the methods of the table of searches
+# (satdt.search.registry.METHODS; a method without kernels, such as "sat" or "boxes", has none
+# here) and the helper searches they run ("greedy").
+SEARCH_KERNELS: dict[str, Kernels] = {
+    "greedy": _GREEDY,
+    "blossom": _BLOSSOM,
+    "dl85": _DL85,
+    "cadl85": _DL85,
+    "contree": _CONTREE,
+    # DL8.5 with Blossom, starting with whichever is ready
+    "portfolio": Kernels(
+        start=_DL85.start, support=_DL85.support, later=_DL85.later, instead=_BLOSSOM.start
+    ),
+    # ConTree's kernels (Blossom's too, for the primal arm, once loaded): a fit waits for none,
+    # the hybrid search starts with SAT and loads them meanwhile; a warm-up compiles ConTree's
+    "hybrid": Kernels(start=_CONTREE.start, later=_CONTREE.later, waits=False),
+    # the node budget search: the shared counting kernels and its depth-two kernel
+    "budget": Kernels(start=("counts", "budget")),
+}
+
+
+def kernels_of(search: str) -> Kernels:
+    """The kernel groups of a search by its name (none for a search without kernels)."""
+    return SEARCH_KERNELS.get(search, Kernels())
 
 
 def in_order(groups: Iterable[str]) -> list[str]:

@@ -33,7 +33,15 @@ from typing import Any
 import numpy as np
 
 from ..models.tree import Tree
-from ..result import DL85Stats, DPStats, Event, Incumbent, PortfolioStats, Recorder, SearchResult
+from ..task.result import (
+    DL85Stats,
+    DPStats,
+    Event,
+    Incumbent,
+    PortfolioStats,
+    Recorder,
+    SearchResult,
+)
 from .common import PreparedBinary, SearchSettings
 
 # Seconds of Blossom alone first (its first trees): what it proves by then costs no second
@@ -160,7 +168,7 @@ def solve_min_error(
     runs alone for :data:`ALONE` seconds first. ``settings`` are the portfolio's, checked
     (its weights those of ``source``). Values are costs (error plus the leaf penalty per
     leaf); ``recorder.stats`` becomes a
-    :class:`~satdt.result.PortfolioStats` as in the one-core portfolio.
+    :class:`~satdt.task.result.PortfolioStats` as in the one-core portfolio.
     """
     from . import blossom, dl85  # loaded here before the fork: the child shares them
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..result import DPStats, PortfolioStats, Recorder, SearchResult
+from ..task.result import DPStats, PortfolioStats, Recorder, SearchResult
 from . import kernels, parallel, root_split
 from .common import (
     SearchSettings,
@@ -144,7 +144,7 @@ def solve_min_error(
     plus the leaf penalty per leaf under the minimum support of ``settings``; values are
     those costs); ``options`` the portfolio's own (:class:`PortfolioOptions`: the DL8.5
     side's rule, the one-core schedule, ``n_jobs``). ``recorder.stats`` becomes a
-    :class:`~satdt.result.PortfolioStats`: DL8.5's counters, Blossom's in ``blossom``, the
+    :class:`~satdt.task.result.PortfolioStats`: DL8.5's counters, Blossom's in ``blossom``, the
     time each search had, and which one proved the optimum.
 
     On a fresh install the two searches' kernels may still be compiling in the background
@@ -265,7 +265,7 @@ def _groups(min_support: int) -> tuple[list[str], list[str], list[str]]:
     """The kernel groups (from the table of searches): what DL8.5 starts on under this
     minimum support, Blossom's, and both searches' whole (what a child process inherits when
     they run side by side)."""
-    from ..methods import kernels_of
+    from .kernels import kernels_of
 
     dl85 = kernels_of("dl85")
     start = list(dl85.to_start(min_support))

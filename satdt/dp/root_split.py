@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import TimeUp
-from ..result import DL85Stats, DPStats, PortfolioStats, SearchResult
+from ..core.errors import TimeUp
+from ..task.result import DL85Stats, DPStats, PortfolioStats, SearchResult
 from ._dl85_anytime import LEAF
 from .common import PreparedBinary, SearchSettings
 
@@ -304,7 +304,7 @@ def solve_min_error(
     ``settings`` the portfolio's, checked; ``max_cache_mb`` the cache cap of the whole fit,
     shared out among the workers. The kernels of both searches must be loaded here (the
     workers inherit them). ``recorder.stats`` becomes a
-    :class:`~satdt.result.PortfolioStats`: the workers' counters summed, Blossom's, the
+    :class:`~satdt.task.result.PortfolioStats`: the workers' counters summed, Blossom's, the
     longest worker's seconds, and who proved the optimum.
     """
     from . import blossom, dl85  # loaded here before the fork: the workers share them

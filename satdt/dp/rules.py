@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..core.errors import ParameterError
 
 RULES = ("discrepancy", "topk", "topk_star", "purity", "gain")
 SCHEDULES = ("monotonic", "exponential", "luby")

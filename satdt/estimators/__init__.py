@@ -1,8 +1,8 @@
 """The estimators: scikit-learn compatible front ends over the tables of searches.
 
 :class:`OptimalTreeClassifier` (:mod:`satdt.estimators.tree`) runs the tree searches of
-:mod:`satdt.methods`, :class:`OptimalDiagramClassifier` (:mod:`satdt.estimators.diagram`) the
-diagram routes of :mod:`satdt.diagram_search`; both are a :class:`SatdtEstimator`
+:mod:`satdt.search.registry`, :class:`OptimalDiagramClassifier` (:mod:`satdt.estimators.diagram`) the
+diagram routes of :mod:`satdt.search.diagrams`; both are a :class:`SatdtEstimator`
 (:mod:`satdt.estimators.base`). Names are imported on first use, so importing this package is
 cheap.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._lazy import lazy_exports
+from ..core.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .base import SatdtEstimator

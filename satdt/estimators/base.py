@@ -1,8 +1,8 @@
 """SatdtEstimator: what satdt's estimators share, scikit-learn compatible.
 
 The signature, the docstring's Parameters section and the checks come from the estimator's
-table of parameters (:mod:`satdt.params`); the data are validated and prepared once
-(:mod:`satdt.prepare`); predictions, probabilities, leaves and paths come from the fitted
+table of parameters (:mod:`satdt.core.params`); the data are validated and prepared once
+(:mod:`satdt.prepare.prepared`); predictions, probabilities, leaves and paths come from the fitted
 model. scikit-learn is optional: the estimators implement the parts of its protocol they
 need (``get_params``/``set_params``, tags, ``score``) themselves.
 """
@@ -18,25 +18,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import methods
-from ..costs import cost_matrix
-from ..data import Dataset, check_complete
-from ..errors import (
+from ..core.errors import (
     REMOVED_IN,
     ParameterError,
     not_fitted_error,
     renamed,
 )
-from ..methods import CONSISTENCY, OBJECTIVES
-from ..params import Param
-from ..prepare import (
+from ..core.params import Param
+from ..data import Dataset, check_complete
+from ..prepare.costs import cost_matrix
+from ..prepare.prepared import (
     Prepared,
     class_weights,
     design_for,
     prepare,
     sample_weights,
 )
-from ..result import Event, Recorder
+from ..search import registry as methods
+from ..search.registry import CONSISTENCY, OBJECTIVES
+from ..task.result import Event, Recorder
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
@@ -73,8 +73,8 @@ def _literal_names(text: str) -> str:
 class SatdtEstimator:
     """What every satdt estimator shares: parameters from a table, checks, data preparation.
 
-    A subclass declares its parameters in ``_PARAMS`` (:class:`satdt.params.Param`: name,
-    default, values, help); the method parameters of :mod:`satdt.methods` are added after
+    A subclass declares its parameters in ``_PARAMS`` (:class:`satdt.core.params.Param`: name,
+    default, values, help); the method parameters of :mod:`satdt.search.registry` are added after
     them. ``__init__`` only stores keyword arguments, as scikit-learn requires; its signature,
     the docstring's parameter list and the checks of :meth:`_check_params` come from the same
     table.
@@ -241,7 +241,7 @@ class SatdtEstimator:
     # ------------------------------------------------------------------ checks
     def _check_params(self) -> None:
         """Check every parameter of the estimator's table against its rules
-        (:class:`satdt.params.Param`); a renamed one under whichever name was set."""
+        (:class:`satdt.core.params.Param`); a renamed one under whichever name was set."""
         for param in self._PARAMS:
             param.check(self._param(param.name, warn=True))
 
@@ -389,7 +389,7 @@ class SatdtEstimator:
             One per row: the path, abductive and contrastive explanations on the user's
             columns, each checked against the model.
         """
-        from ..explanations import explain
+        from ..explanations.explainer import explain
 
         return explain(
             self, X, rows, enumerate_axps=enumerate_axps, limit=limit, time_limit=time_limit

@@ -3,7 +3,7 @@
 The estimator checks its options, prepares the data (shared with the trees), records the two
 starts every ``error`` route begins from (the Step-1 heuristic of Florio et al. and the best
 tree that fits the skeleton) and dispatches to a route of the table of diagram searches
-(:mod:`satdt.diagram_search`): the MILP, MaxSAT, the tree DP or incremental SAT; ``auto``
+(:mod:`satdt.search.diagrams`): the MILP, MaxSAT, the tree DP or incremental SAT; ``auto``
 picks one by the rule documented there and in the user guide (docs/guide/diagrams.md). Every returned diagram is checked
 against the data (objective (18) recomputed, extensions met) before it is returned.
 """
@@ -18,19 +18,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import methods
-from ..costs import tree_cost
-from ..data import Dataset, check_complete
-from ..diagram_search import (
-    DIAGRAM_METHODS,
-    ROUTES,
-    DiagramTask,
-    check_route,
-    choose_route,
-    step1_start,
-    tree_start,
-)
-from ..errors import (
+from ..core.errors import (
     NotProvenWarning,
     ParameterError,
     SatdtError,
@@ -38,6 +26,8 @@ from ..errors import (
     TooLargeForSat,
     user_stacklevel,
 )
+from ..core.params import NONE, Check, Choice, Integer, Param, Real
+from ..data import Dataset, check_complete
 from ..models.diagram import Diagram
 from ..models.diagram_checks import (
     FAIRNESS_KINDS,
@@ -49,9 +39,19 @@ from ..models.diagram_checks import (
     objective,
     violation,
 )
-from ..params import NONE, Check, Choice, Integer, Param, Real
-from ..prepare import Prepared, check_class_weight, validate
-from ..result import Event
+from ..prepare.costs import tree_cost
+from ..prepare.prepared import Prepared, check_class_weight, validate
+from ..search import registry as methods
+from ..search.diagrams import (
+    DIAGRAM_METHODS,
+    ROUTES,
+    DiagramTask,
+    check_route,
+    choose_route,
+    step1_start,
+    tree_start,
+)
+from ..task.result import Event
 from .base import SatdtEstimator
 
 SOLVER_CHOICES = ("auto", "scip", "highs")
@@ -84,10 +84,10 @@ class OptimalDiagramClassifier(SatdtEstimator):
     The objective is the paper's (18): misclassified weight over total weight plus ``alpha``
     times the share of the skeleton's nodes (the root aside) that are used; or, with
     ``objective='size'``, the fewest nodes of a diagram classifying every row correctly.
-    ``method`` picks a route of ``satdt.diagram_search.DIAGRAM_METHODS`` (``auto``: the
-    rule of ``satdt.diagram_search.choose_route``). ``diagram_`` is the fitted
+    ``method`` picks a route of ``satdt.search.diagrams.DIAGRAM_METHODS`` (``auto``: the
+    rule of ``satdt.search.diagrams.choose_route``). ``diagram_`` is the fitted
     :class:`~satdt.Diagram` (in the user's units), ``result_`` the
-    :class:`~satdt.result.SearchResult` (``objective_value``, ``lower_bound``,
+    :class:`~satdt.task.result.SearchResult` (``objective_value``, ``lower_bound``,
     ``proven_optimal``, the history of incumbents; ``stats`` a
     ``DiagramStats``), ``method_`` the route that ran. The MILP
     solver is an optional extra: ``pip install -e ".[diagrams]"``.
@@ -252,7 +252,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
     def _check_costs(self) -> None:
         """``cost_matrix`` goes with objective (18) alone: the smallest consistent diagram has
         no error to cost, and the stability and fairness constraints count the rows' own
-        weights, which the reduction of costs rewrites (:mod:`satdt.costs`)."""
+        weights, which the reduction of costs rewrites (:mod:`satdt.prepare.costs`)."""
         if self.cost_matrix is None:
             return
         if self.objective != "error":

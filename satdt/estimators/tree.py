@@ -1,9 +1,9 @@
 """OptimalTreeClassifier: optimal decision trees over satdt's searches, scikit-learn compatible.
 
 The estimator checks its parameters once, looks the method up in the table of searches
-(:mod:`satdt.methods`), prepares the data (:mod:`satdt.prepare`), runs the method through
-:mod:`satdt.tree_search`, re-checks the model against the data and keeps the
-:class:`~satdt.result.SearchResult`. Its parameters are the shared ones plus every method's
+(:mod:`satdt.search.registry`), prepares the data (:mod:`satdt.prepare.prepared`), runs the method through
+:mod:`satdt.search.runner`, re-checks the model against the data and keeps the
+:class:`~satdt.task.result.SearchResult`. Its parameters are the shared ones plus every method's
 own, read from the table, so a new method needs no change here.
 """
 
@@ -17,9 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import methods, tree_search
-from ..data import Dataset
-from ..errors import (
+from ..core.errors import (
     InfeasibleError,
     NotProvenWarning,
     ParameterError,
@@ -29,15 +27,18 @@ from ..errors import (
     interrupt_pending,
     user_stacklevel,
 )
-from ..methods import CONSISTENCY, OBJECTIVES, Method, Task
+from ..core.params import Param
+from ..data import Dataset
 from ..models.tree import Tree
-from ..params import Param
-from ..prepare import (
+from ..prepare.prepared import (
     Prepared,
     check_class_weight,
     validate,
 )
-from ..result import Event, SearchResult
+from ..search import registry as methods
+from ..search import runner as tree_search
+from ..search.registry import CONSISTENCY, OBJECTIVES, Method, Task
+from ..task.result import Event, SearchResult
 from .base import SatdtEstimator, resolve_n_jobs
 
 
@@ -53,7 +54,7 @@ class OptimalTreeClassifier(SatdtEstimator):
     """Optimal decision trees: minimum depth, minimum size (SAT) or minimum error (DP).
 
     Every tree returned is re-checked against the training data. ``result_`` holds the
-    :class:`~satdt.result.SearchResult` (objective value, lower bound, proven or not, the
+    :class:`~satdt.task.result.SearchResult` (objective value, lower bound, proven or not, the
     history of incumbents, events and the method's statistics); ``tree_`` the tree;
     ``method_`` the name of the method that ran (what ``method="auto"`` chose).
     """
@@ -228,7 +229,7 @@ class OptimalTreeClassifier(SatdtEstimator):
 
         The searches minimise error + P * leaves with P = leaf_penalty * total weight; the
         results show that cost divided by the total weight (error / total + leaf_penalty *
-        leaves: :func:`satdt.tree_search.value_scale`). A minimum support larger than the
+        leaves: :func:`satdt.search.runner.value_scale`). A minimum support larger than the
         training rows admits no tree at all. With a cost matrix, the total and the rows are the
         user's, and the searches' minimum support counts each user row as the ``factor`` rows
         the reduction made of it.
@@ -236,7 +237,7 @@ class OptimalTreeClassifier(SatdtEstimator):
         if OBJECTIVES[self.objective].kind == CONSISTENCY:
             return
         # with a cost matrix the user's rows (the searches read them rewritten, each row as
-        # `factor` rows of the same features: satdt.costs), and costs in units of the weights
+        # `factor` rows of the same features: satdt.prepare.costs), and costs in units of the weights
         data = task.data if task.data.original is None else task.data.original
         total = float(data.weight.sum())
         if self.leaf_penalty > 0:
@@ -252,8 +253,8 @@ class OptimalTreeClassifier(SatdtEstimator):
         task.min_support = min_support * (1 if costs is None else max(costs.factor, 1))
 
     def _search(self, method: Method, task: Task) -> SearchResult:
-        """Run the method through :func:`satdt.tree_search.run_search` (one class, a greedy
-        start, kernels awaited, time-outs; no depth limit: :func:`satdt.methods.run_without_depth`)."""
+        """Run the method through :func:`satdt.search.runner.run_search` (one class, a greedy
+        start, kernels awaited, time-outs; no depth limit: :func:`satdt.search.registry.run_without_depth`)."""
         return tree_search.run_search(method, task)
 
     def to_sklearn(self) -> Any:

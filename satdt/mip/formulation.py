@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from satdt.errors import SatdtError
-from satdt.mip.solvers import LinearModel, check_clock
-from satdt.models.diagram_checks import Fairness
+from ..core.errors import SatdtError
+from ..models.diagram_checks import Fairness
+from .solvers import LinearModel, check_clock
 
 
 @dataclass(frozen=True)
@@ -559,7 +559,7 @@ def _switch_rows(
 def _build(rows: _Rows, sk: _Skeleton, options: MilpOptions, deadline: float = np.inf) -> _Problem:
     """The MILP (1)-(18) and its extensions (parsimony, (19), (20)) over merged rows and a skeleton.
 
-    Reads the clock between blocks of rows and raises :class:`~satdt.errors.TimeUp`
+    Reads the clock between blocks of rows and raises :class:`~satdt.core.errors.TimeUp`
     once ``deadline`` (a ``time.perf_counter()`` value) has passed.
     """
     check_clock(deadline)

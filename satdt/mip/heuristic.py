@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import SatdtError, TimeUp
+from ..core.errors import SatdtError, TimeUp
 from ..models.diagram import Diagram
 from ..models.diagram_checks import SPLITS, ErrorObjective
 from ..models.diagram_checks import objective as objective_18

@@ -14,13 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from satdt.errors import SatdtError, TimeUp
-from satdt.mip import solvers
-from satdt.mip.formulation import MilpOptions, _build, _merge_rows, _Problem, _Skeleton
-from satdt.mip.solution import _decode, _encode_start, _to_diagram, _Unrepresentable
-from satdt.models.diagram import Diagram
-from satdt.models.diagram_checks import FAIRNESS_KINDS, SPLITS, Fairness, check_widths
-from satdt.models.diagram_checks import objective as objective_18
+from ..core.errors import SatdtError, TimeUp
+from ..models.diagram import Diagram
+from ..models.diagram_checks import FAIRNESS_KINDS, SPLITS, Fairness, check_widths
+from ..models.diagram_checks import objective as objective_18
+from . import solvers
+from .formulation import MilpOptions, _build, _merge_rows, _Problem, _Skeleton
+from .solution import _decode, _encode_start, _to_diagram, _Unrepresentable
 
 __all__ = ["Fairness", "IncumbentHook", "MilpOptions", "MipOutcome", "solve_diagram"]
 

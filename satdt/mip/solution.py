@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from satdt.mip.formulation import _Problem, _Skeleton
-from satdt.models.diagram import Diagram
+from ..models.diagram import Diagram
+from .formulation import _Problem, _Skeleton
 
 # --------------------------------------------------------------------------------------------
 # diagrams <-> solutions

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from satdt.errors import SatdtError, TimeUp
+from ..core.errors import SatdtError, TimeUp
 
 MILP_SOLVERS = ("highs", "scip")
 _MODULES = {"highs": "highspy", "scip": "pyscipopt"}
@@ -43,7 +43,7 @@ _HIGHS_GRACE = 0.1
 
 
 def check_clock(deadline: float) -> None:
-    """Raise :class:`~satdt.errors.TimeUp` when ``deadline`` (a ``time.perf_counter()`` value) has
+    """Raise :class:`~satdt.core.errors.TimeUp` when ``deadline`` (a ``time.perf_counter()`` value) has
     passed: while the model is built or passed to the solver, before the solver starts."""
     if time.perf_counter() >= deadline:
         raise TimeUp
@@ -177,7 +177,7 @@ def solve(
     not returned (status ``infeasible`` when the search proved that none lies below it).
 
     ``indicators`` (SCIP only) passes switch rows as indicator constraints instead of big-M rows.
-    Raises :class:`~satdt.errors.TimeUp` when the deadline passes before the solver starts: handing a large
+    Raises :class:`~satdt.core.errors.TimeUp` when the deadline passes before the solver starts: handing a large
     model to SCIP goes through Python one column and one row at a time, and the clock is read
     every ``_CLOCK_EVERY`` of them; the solver gets only the time left when it starts.
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import DataError, SatdtError
+from ..core.errors import DataError, SatdtError
 from .tree import LEAF
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from .diagram import Diagram
 from .tree import LEAF, MISSING_RIGHT, Tree
 

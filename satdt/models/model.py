@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..core.errors import DataError
 from ..data import Schema
-from ..errors import DataError
 from .diagram import Diagram
 from .tree import Tree
 
 if TYPE_CHECKING:
-    from ..result import SearchResult
+    from ..task.result import SearchResult
 
 FORMAT = "satdt-model"
 VERSION = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 
 INSTALL_HINT = 'pip install -e ".[plot]"'
 

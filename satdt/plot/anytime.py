@@ -6,11 +6,11 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from ._mpl import check_plot_target
 
 if TYPE_CHECKING:
-    from ..result import SearchResult
+    from ..task.result import SearchResult
 
 
 def plot_history(

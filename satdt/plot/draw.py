@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from ._mpl import check_plot_target, mpl_svg_text, save_figure
 from .layout import BASE_FONT, CHAR, NODE_GID, Picture, fitted_model, model_picture
 

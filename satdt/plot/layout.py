@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from ..models.diagram import Diagram, _reach
 from ..models.tree import LEAF, Tree
 

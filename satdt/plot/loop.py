@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from ._mpl import check_plot_target
 from ._panels import Panel, finish, panel_figure
 from .layout import model_picture
 
 if TYPE_CHECKING:
-    from ..result import SearchResult
+    from ..task.result import SearchResult
 
 
 def _row_list(

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from ..models.tree import Tree
 from ._mpl import check_plot_target
 from ._panels import Panel, finish, panel_figure

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import TimeUp
+from ..core.errors import TimeUp
 from ..models.tree import Tree
-from ..result import Recorder
+from ..task.result import Recorder
 from .loop import CounterexampleLoop
 from .perfect import Clauses, leaf_clauses, path_vars, perfect_form
 from .problem import Problem

@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 from pysat.formula import IDPool
 
+from ..core.errors import DataError
 from ..data import Dataset
-from ..errors import DataError
 from ..models.tree import DEFAULT_LEFT, Tree
-from ..prepare import prepare_consistent
+from ..prepare.prepared import prepare_consistent
+from ..task.result import Recorder
 from .counter import SequentialCounter, labelled_leaf_vars
 from .perfect import (
     Clauses,
@@ -105,7 +106,7 @@ def encode_dimacs(dataset: Dataset, depth: int, *, max_nodes: int | None = None)
             "the data has no label column: encoding needs the class of every row; "
             "give a labelled file"
         )
-    data = prepare_consistent(dataset, max_memory_mb=_MEMORY_MB)
+    data = prepare_consistent(dataset, Recorder("depth"), max_memory_mb=_MEMORY_MB)
     view = data.binary()
     classes = data.classes
     problem = Problem.from_data(view.B, data.y, len(classes), classes)

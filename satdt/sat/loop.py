@@ -19,9 +19,9 @@ from functools import partial
 import numpy as np
 from pysat.formula import IDPool
 
-from ..errors import TimeUp
+from ..core.errors import TimeUp
 from ..models.tree import Tree
-from ..result import Recorder, SatCall
+from ..task.result import Recorder, SatCall
 from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
 from .heuristics import repair_bottom
 from .perfect import (
@@ -95,7 +95,7 @@ class CounterexampleLoop:
     features
         ``"lazy"`` or ``"all"``, see above.
     recorder
-        Receives one :class:`~satdt.result.SatCall` per solver call.
+        Receives one :class:`~satdt.task.result.SatCall` per solver call.
     deadline
         ``time.perf_counter()`` value after which the loop stops with ``"UNKNOWN"``.
     n_jobs
@@ -211,7 +211,7 @@ class CounterexampleLoop:
     def _add(self, clauses: list[list[int]]) -> None:
         """Add clauses to the formula and hand them to the solver, as far as the deadline allows.
 
-        Raises :class:`~satdt.errors.TimeUp` at the deadline; the clauses not handed over stay
+        Raises :class:`~satdt.core.errors.TimeUp` at the deadline; the clauses not handed over stay
         queued and go first at the next :meth:`run`, so the loop's formula is always whole
         (only the solver may lag behind it) and a loop stopped by a deadline can resume.
         """

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from pysat.solvers import Solver
 
-from ..errors import TimeUp, honour_interrupt
+from ..core.errors import TimeUp, honour_interrupt
 
 # Solvers that accept clauses between calls and can be stopped at a deadline.
 SAT_SOLVERS = ("cadical195", "glucose4", "glucose3", "minisat22", "maplechrono")

@@ -21,7 +21,7 @@ import signal
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from .spec import SweepJob
 from .worker import run_job
 

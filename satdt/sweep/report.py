@@ -58,7 +58,7 @@ def best_known(results: Iterable[dict[str, Any]]) -> dict[tuple[Any, ...], float
 
 def run_primal_integral(record: dict[str, Any], best: dict[tuple[Any, ...], float]) -> float:
     """The primal integral of a run's incumbents (horizon: its time limit, else its runtime)."""
-    from ..result import primal_integral
+    from ..task.result import primal_integral
 
     if record["status"] != "ok" or not record.get("history"):
         return math.nan

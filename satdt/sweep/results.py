@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from .spec import SweepJob
 
 # A job's fields left out of its record: where the files are on this machine, how to read them.

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import interrupt_handled
+from ..core.errors import interrupt_handled
 from .local import _run_local
 from .on_dask import _run_dask
 from .results import ResultsFile, _job_record, _now, read_results

@@ -17,7 +17,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 
 # Estimators by name; "module:Class" names any other classifier with fit/score. Imported only
 # in the worker that runs the task, so a module still being written costs nothing until used.

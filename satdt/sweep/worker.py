@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SatdtError
+from ..core.errors import SatdtError
 from .results import _job_record, _now
 from .spec import ESTIMATORS, SweepJob, _check_estimator_name
 
@@ -85,15 +85,15 @@ def _warm(model: Any) -> float:
     it, :mod:`satdt.dp.kernels`), every other process loads them from Numba's cache; returns
     the seconds it took (0 when already loaded).
     """
-    from .. import methods
     from ..estimators.base import SatdtEstimator
     from ..estimators.diagram import OptimalDiagramClassifier
+    from ..search import registry as methods
 
     if not isinstance(model, SatdtEstimator):
         return 0.0
     objective, method = model.objective, model.method
     if isinstance(model, OptimalDiagramClassifier):  # the routes' tree starts
-        from ..diagram_search import DIAGRAM_METHODS
+        from ..search.diagrams import DIAGRAM_METHODS
 
         routes = DIAGRAM_METHODS.values() if method == "auto" else [DIAGRAM_METHODS[method]]
         names = {name for route in routes for name in route.tree_methods}

@@ -10,11 +10,11 @@ from typing import Any
 import numpy as np
 from pysat.formula import IDPool
 
+from ...core.errors import DataError
 from ...data import Dataset
-from ...errors import DataError
 from ...models.diagram_checks import check_widths
-from ...prepare import group_rows, prepare
-from ...result import Recorder
+from ...prepare.prepared import group_rows, prepare
+from ...task.result import Recorder
 from ..counter import SequentialCounter
 from .formula import Clauses, DiagramFormula, Skeleton, _binary
 

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from pysat.formula import IDPool
 
-from ...errors import DataError
+from ...core.errors import DataError
 from ...models.diagram import Diagram
 from ...models.diagram_checks import check_widths
 

@@ -23,7 +23,7 @@ import numpy as np
 from pysat.examples.rc2 import RC2Stratified
 from pysat.formula import WCNF, IDPool
 
-from ...errors import DataError, InfeasibleError, TimeUp, TooLargeForSat
+from ...core.errors import DataError, InfeasibleError, TimeUp, TooLargeForSat
 from ...models.diagram import Diagram
 from ...models.diagram_checks import (
     ErrorObjective,
@@ -33,7 +33,7 @@ from ...models.diagram_checks import (
     violation,
 )
 from ...models.diagram_checks import objective as objective_18
-from ...prepare import group_rows
+from ...prepare.prepared import group_rows
 from ..counter import SequentialCounter, weighted_counter
 from .formula import (
     Clauses,

@@ -11,10 +11,10 @@ import numpy as np
 from pysat.formula import IDPool
 from pysat.solvers import Solver
 
-from ...errors import DataError, InfeasibleError, TimeUp
+from ...core.errors import DataError, InfeasibleError, TimeUp
 from ...models.diagram import Diagram, _reach
 from ...models.diagram_checks import check_widths, fits
-from ...prepare import group_rows
+from ...prepare.prepared import group_rows
 from ..counter import leaf_counter
 from ..heuristics import greedy_tree
 from ..solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, past, solve_until
@@ -229,7 +229,7 @@ class SizeRun:
     start : Diagram, optional
         A diagram over the binary features of ``B`` to start from (used when it classifies
         every row correctly and fits the skeleton), e.g. the fewest-errors tree of depth
-        ``len(widths)`` (:func:`satdt.diagram_search.tree_start`).
+        ``len(widths)`` (:func:`satdt.search.diagrams.tree_start`).
     """
 
     deadline: float | None = None

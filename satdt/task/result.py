@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from .costs import model_cost
-from .errors import REMOVED_IN, SatdtError
-from .models.tree import Tree
+from ..core.errors import REMOVED_IN, SatdtError
+from ..models.tree import Tree
+from ..prepare.costs import model_cost
 
 if TYPE_CHECKING:
     import numpy
 
-    from .models.model import Model
+    from ..models.model import Model
 
 
 def _deprecated_tree(owner: str) -> None:
@@ -278,7 +278,7 @@ class Proof:
 
 @dataclass
 class HybridStats(Stats):
-    """Counters of the consistency portfolio (:mod:`satdt.hybrid`): SAT over binary features
+    """Counters of the consistency portfolio (:mod:`satdt.search.hybrid`): SAT over binary features
     and ConTree's decision procedure over the numeric columns, in slices on one core.
 
     ``proofs`` lists every question settled, in order (:class:`Proof`); ``lower_bound_by`` and
@@ -510,7 +510,7 @@ class Recorder:
             leaf penalty, so the value reads errors / total + leaf_penalty * leaves).
         value_offset : float, default=0.0
             With a cost matrix the searches' errors are the cost plus this constant
-            (:mod:`satdt.costs`): snapshots subtract it (before scaling), so that values and
+            (:mod:`satdt.prepare.costs`): snapshots subtract it (before scaling), so that values and
             bounds are costs.
         cost_matrix : ndarray of shape (n_classes, n_classes), optional
             The cost matrix the search minimises, kept on every snapshot
@@ -559,6 +559,10 @@ class Recorder:
         self.events.append(event)
         if self._on_event is not None:
             self._on_event(event)
+
+    def progress(self, step: str, done: float = 0.0, total: float = 0.0) -> None:
+        """Record a :class:`Progress` event: ``done`` of ``total`` of a step (0 when unknown)."""
+        self.event(Progress(step, done, total))
 
     def snapshot(self, *, proven_optimal: bool, stop_reason: str = "") -> SearchResult:
         """The result as it stands: the last incumbent, the bound proven so far, and why the

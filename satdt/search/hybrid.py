@@ -45,7 +45,7 @@ the fewest leaves at that depth: SAT's leaf counter under assumptions
 ``2L - 1`` nodes. The Pareto front repeats this at each depth.
 
 Every tree is re-checked against every row by the estimator; the statistics
-(:class:`satdt.result.HybridStats`) say which search settled which question.
+(:class:`satdt.task.result.HybridStats`) say which search settled which question.
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .errors import TimeUp, no_consistent_tree
-from .models.tree import Tree, depth_lower_bound, leaf_lower_bound
-from .result import (
+from ..core.errors import TimeUp, no_consistent_tree
+from ..models.tree import Tree, depth_lower_bound, leaf_lower_bound
+from ..task.result import (
     Decision,
     HybridStats,
     ParetoPoint,
@@ -71,10 +71,10 @@ from .result import (
 )
 
 if TYPE_CHECKING:
-    from .dp.consistent import ConsistencyDP, QuantilePrimal
-    from .dp.kernels import Loading
-    from .methods import Task
-    from .sat.search import LoopSearch
+    from ..dp.consistent import ConsistencyDP, QuantilePrimal
+    from ..dp.kernels import Loading
+    from ..sat.search import LoopSearch
+    from .registry import Task
 
 # The first turn of an arm, in seconds; later turns last as long as the arm has run so far.
 FIRST_SLICE = 0.05
@@ -116,7 +116,7 @@ def _search_of(arm: str) -> str:
 def _kernel_groups() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The kernel groups the hybrid search loads (the table of searches says which): ConTree's
     to start, then its later ones and Blossom's (the primal arm)."""
-    from .methods import kernels_of
+    from ..dp.kernels import kernels_of
 
     mine = kernels_of("hybrid")
     return mine.start, (*mine.later, *_primal_groups())
@@ -124,7 +124,7 @@ def _kernel_groups() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _primal_groups() -> tuple[str, ...]:
     """The primal arm's kernel groups: Blossom's (from the table of searches)."""
-    from .methods import kernels_of
+    from ..dp.kernels import kernels_of
 
     return kernels_of("blossom").start
 
@@ -141,7 +141,7 @@ class _Kernels:
     def ready(self) -> bool:
         """Whether ConTree can run now; starts loading the kernels once they are compiled
         (or compiling them in this process, where no background process can or did)."""
-        from .dp import kernels  # not before: SAT settles the small problems alone
+        from ..dp import kernels  # not before: SAT settles the small problems alone
 
         # ConTree's groups from the table of searches; its depth-two kernel and Blossom's
         # (for the primal arm) are used once ready
@@ -159,8 +159,8 @@ class _Sat:
     """The SAT arm: the counterexample-guided loops over the binary features, one per depth."""
 
     def __init__(self, task: Task, max_leaves: int | None, sized: bool) -> None:
-        from .sat.problem import Problem
-        from .sat.search import LoopSearch
+        from ..sat.problem import Problem
+        from ..sat.search import LoopSearch
 
         data = task.data
         B = data.binary().B
@@ -202,7 +202,7 @@ class _Sat:
         """One slice of the fewest leaves at ``depth`` (``upper`` achieved, ``lower`` proven):
         the proven lower bound after it and whether it is the minimum; trees go to
         ``on_tree``."""
-        from .sat.search import minimise_leaves
+        from ..sat.search import minimise_leaves
 
         self.search.set_deadline(until)
         return minimise_leaves(
@@ -348,7 +348,7 @@ class ConsistencyPortfolio:
                 Progress(f"compiling ConTree's kernels {what} (first run only){meanwhile}")
             )
         if self.dp is None and ready:
-            from .dp.consistent import ConsistencyDP
+            from ..dp.consistent import ConsistencyDP
 
             started = time.perf_counter()
             data = self.data
@@ -404,7 +404,7 @@ class ConsistencyPortfolio:
             self.best, self.best_by = best.model, "greedy"
             self._prove(best.model.depth, "found", "greedy")
             return
-        from .dp.greedy import greedy_numeric_tree
+        from ..dp.greedy import greedy_numeric_tree
 
         data = self.data
         grown = greedy_numeric_tree(data.X, data.y, data.n_classes, deadline=self.deadline)
@@ -447,14 +447,14 @@ class ConsistencyPortfolio:
     def _primal_at(self, depth: int) -> QuantilePrimal | None:
         """The primal arm's search at ``depth`` (from :data:`PRIMAL_DEPTH` on, without a node
         cap, once Blossom's kernels are loaded; None once its grids are exhausted)."""
-        from .dp import kernels
+        from ..dp import kernels
 
         if depth < PRIMAL_DEPTH or self.max_leaves is not None:
             return None
         if not all(kernels.loaded(group) for group in _primal_groups()):
             return None
         if self.primal is None or self.primal.depth != depth:
-            from .dp.consistent import QuantilePrimal
+            from ..dp.consistent import QuantilePrimal
 
             data = self.data
             self.primal = QuantilePrimal(data.X, data.y, data.n_classes, depth)

@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError, SatdtError
-from .models.tree import LEAF, MISSING_LEFT, MISSING_RIGHT, Tree
+from ..core.errors import ParameterError, SatdtError
+from ..models.tree import LEAF, MISSING_LEFT, MISSING_RIGHT, Tree
 
 __all__ = ["Condition", "Contrast", "Explainer", "Explanation", "explain", "redundancy"]
 
@@ -300,7 +300,7 @@ class Explainer:
     Parameters
     ----------
     model
-        A :class:`~satdt.tree.Tree` or a univariate :class:`~satdt.diagram.Diagram`, over the
+        A :class:`~satdt.models.tree.Tree` or a univariate :class:`~satdt.models.diagram.Diagram`, over the
         design matrix (its ``feature_names`` name the columns; indicator columns named
         ``colour == red`` / ``colour is missing`` form the categorical column ``colour``).
     """

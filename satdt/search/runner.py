@@ -1,6 +1,6 @@
 """One tree search of the table, run on prepared data without an estimator.
 
-:func:`run_search` takes a method of :data:`satdt.methods.METHODS` and its :class:`Task` and
+:func:`run_search` takes a method of :data:`satdt.search.registry.METHODS` and its :class:`Task` and
 does what a fit does around the method: one class is one leaf; on a large table a greedy
 tree grown on the numeric data is the first incumbent; the method's Numba kernels are
 awaited (on a first run they compile in a background process while a greedy tree is the
@@ -8,7 +8,7 @@ incumbent, so that the time limit holds); a time limit that passes returns the b
 found, not proven. :func:`check_tree` re-checks a tree against the data. :func:`min_error_tree`
 is a whole minimum-error fit on arrays (validation, preparation, ``auto``'s choice of method,
 the search, the check) for a search that needs a tree of its own: the best tree of a diagram
-skeleton (:mod:`satdt.diagram_search`).
+skeleton (:mod:`satdt.search.diagrams`).
 
 These are the steps of :class:`~satdt.estimators.tree.OptimalTreeClassifier`'s fit, as functions of
 the task; this module imports no estimator.
@@ -22,13 +22,13 @@ from dataclasses import replace
 
 import numpy as np
 
-from . import methods
-from .costs import tree_cost
-from .errors import InfeasibleError, TimeUp
-from .methods import CONSISTENCY, OBJECTIVES, Method, Task
-from .models.tree import LEAF, Tree
-from .prepare import Prepared, prepare, validate
-from .result import Progress, Recorder, SearchResult
+from ..core.errors import InfeasibleError, TimeUp
+from ..models.tree import LEAF, Tree
+from ..prepare.costs import tree_cost
+from ..prepare.prepared import Prepared, prepare, validate
+from ..task.result import Progress, Recorder, SearchResult
+from . import registry as methods
+from .registry import CONSISTENCY, OBJECTIVES, Method, Task
 
 # From this many rows on, a greedy tree grown on the numeric data (every threshold, Numba)
 # is the first incumbent, so that a time limit or a memory budget never leaves the user
@@ -93,7 +93,7 @@ def finish(result: SearchResult, task: Task) -> SearchResult:
 
 
 def _with_costs(result: SearchResult, task: Task) -> SearchResult:
-    """A search on rows rewritten for a cost matrix (:mod:`satdt.costs`), its tree re-checked
+    """A search on rows rewritten for a cost matrix (:mod:`satdt.prepare.costs`), its tree re-checked
     on the user's rows: its true cost (the recorder's value less the reduction's offset), the
     minimum support the user asked for, and the class counts of the user's rows."""
     data, costs = task.data, task.data.costs
@@ -121,7 +121,7 @@ def run_search(method: Method, task: Task) -> SearchResult:
     """Run the method, after the shared first steps: one class, a greedy start, time-outs.
 
     A time limit that passes returns the best tree found, not proven; without one,
-    :class:`~satdt.errors.InfeasibleError`.
+    :class:`~satdt.core.errors.InfeasibleError`.
     """
     data, recorder = task.data, task.recorder
     costs = data.costs
@@ -176,7 +176,7 @@ def value_scale(task: Task) -> float:
 
 
 def run_pareto(method: Method, task: Task) -> tuple[list, str]:
-    """The depth/size Pareto front by the method (:func:`satdt.methods.run_pareto`): the
+    """The depth/size Pareto front by the method (:func:`satdt.search.registry.run_pareto`): the
     ``(points, stop reason)`` with every point's tree over the user's columns and re-checked
     against the data (its size)."""
     data = task.data
@@ -198,11 +198,11 @@ def await_kernels(method: Method, task: Task) -> str:
     first still returns a real tree, not proven, saying why. Once compiled they load
     from Numba's cache in a fraction of a second.
     """
-    options = method.kernels({**task.options, "min_support": task.min_support})
+    from ..dp import kernels
+
+    options = kernels.kernels_of(method.name)({**task.options, "min_support": task.min_support})
     if not options:
         return ""
-    from .dp import kernels
-
     background = kernels.request([group for option in options for group in option])
     recorder = task.recorder
     if not any(kernels.ready(option) for option in options):
@@ -248,7 +248,7 @@ def greedy_start(task: Task, hurry: bool = False) -> None:
     tree); for the error objective, to ``max_depth``. Its value becomes the bound the
     method must beat. ``hurry``: the deadline has passed, grow it at once anyway.
     """
-    from .dp.greedy import greedy_numeric_tree
+    from ..dp.greedy import greedy_numeric_tree
 
     data = task.data
     if data.has_missing:

@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ParameterError
-from .params import label_value
+from ..core.errors import ParameterError
+from ..core.params import label_value
 
 
 def is_cost_matrix_like(value: Any) -> bool:
@@ -127,7 +127,7 @@ def cost_matrix(value: Any, classes: np.ndarray) -> np.ndarray:
 
     ``value`` is an array-like (rows and columns in ``classes_`` order) or a dict
     ``{true label: {predicted label: cost}}`` (pairs not named cost 1, the plain error).
-    Raises :class:`~satdt.errors.ParameterError` naming the rule broken: not square, a class
+    Raises :class:`~satdt.core.errors.ParameterError` naming the rule broken: not square, a class
     count other than the data's, a label the data lack, a negative or non-finite cost, a
     nonzero diagonal, or no positive cost at all.
     """

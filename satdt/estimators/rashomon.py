@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InfeasibleError, ParameterError, SatdtError, TimeUp
-from .models.tree import Tree
+from ..core.errors import InfeasibleError, ParameterError, SatdtError, TimeUp
+from ..models.tree import Tree
 
 __all__ = [
     "ConsistentTrees",
@@ -500,7 +500,7 @@ def rashomon_set(
         The set: ``count``, ``optimum``, ``histogram()``, ``trees()``, ``sample()``,
         ``feature_importance()``.
     """
-    from .estimators.tree import OptimalTreeClassifier
+    from .tree import OptimalTreeClassifier
 
     if isinstance(epsilon, bool) or not isinstance(epsilon, int | float) or not epsilon >= 0:
         raise ParameterError(f"epsilon must be a number >= 0, got {epsilon!r}")
@@ -549,7 +549,7 @@ def minimum_size_trees(
     RashomonSet
         Every minimum-size tree, as for :func:`~satdt.rashomon_set`.
     """
-    from .estimators.tree import OptimalTreeClassifier
+    from .tree import OptimalTreeClassifier
 
     dataset = _dataset(X, y, feature_names)
     if max_depth is None:
@@ -779,7 +779,7 @@ def minimum_depth_trees(
     max_depth : int, optional
         The depth budget (default: the minimum depth, found first by the depth search).
     time_limit : float, optional
-        Seconds for the count; past it a :class:`~satdt.errors.SatdtError` says so.
+        Seconds for the count; past it a :class:`~satdt.core.errors.SatdtError` says so.
     feature_names : list of str, optional
         Column names.
     **params : dict
@@ -799,7 +799,7 @@ def minimum_depth_trees(
     SatdtError
         If the count takes longer than ``time_limit``.
     """
-    from .estimators.tree import OptimalTreeClassifier
+    from .tree import OptimalTreeClassifier
 
     if time_limit is not None and (
         isinstance(time_limit, bool) or not isinstance(time_limit, int | float) or time_limit <= 0
@@ -876,8 +876,8 @@ def _user_tree(data: Any, view: Any, nested: Any) -> Tree:
 
 def _dataset(X: Any, y: Any, feature_names: Any) -> Any:
     """The table to learn from: a Dataset as given, else validated as fit does."""
-    from .data import Dataset
-    from .prepare import validate
+    from ..data import Dataset
+    from ..prepare.prepared import validate
 
     if isinstance(X, Dataset):  # a table read by satdt.read_csv: its schema and labels
         return X

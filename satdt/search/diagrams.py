@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InfeasibleError, ParameterError, TooLargeForSat
-from .models.diagram import Diagram
-from .models.diagram_checks import ErrorObjective, Extensions, objective, violation
-from .prepare import Prepared
-from .result import Recorder, SearchResult, Stats
-from .tree_search import min_error_tree
+from ..core.errors import InfeasibleError, ParameterError, TooLargeForSat
+from ..models.diagram import Diagram
+from ..models.diagram_checks import ErrorObjective, Extensions, objective, violation
+from ..prepare.prepared import Prepared
+from ..task.result import Recorder, SearchResult, Stats
+from .runner import min_error_tree
 
 EXTENSIONS = ("max_splits", "min_flow", "fairness")
 # The starts' share of the time limit each, and their budget without one (seconds).
@@ -166,7 +166,7 @@ def fit_tree_diagram(
     simplify: bool = True,
 ) -> tuple[Diagram, SearchResult] | None:
     """The fewest-errors tree of depth ``depth`` (the tree search of ``method='auto'``, at most
-    ``seconds``: :func:`satdt.tree_search.min_error_tree`) on ``X`` and the class indices
+    ``seconds``: :func:`satdt.search.runner.min_error_tree`) on ``X`` and the class indices
     ``y``, as a diagram (classes ``0..n_classes-1``; ``simplify``: equal subtrees merged) with
     the tree's search result; None when no tree came before the time ran out."""
     if seconds <= 0.01:
@@ -213,7 +213,7 @@ def tree_start(task: DiagramTask) -> None:
 
 def step1_start(task: DiagramTask) -> None:
     """Record the paper's Step-1 construction heuristic (kept in scaled units for the MILP)."""
-    from .mip.heuristic import ConstructOptions, construct
+    from ..mip.heuristic import ConstructOptions, construct
 
     data, stats = task.data, task.stats
     clock = time.perf_counter()
@@ -258,7 +258,7 @@ def _run_tree(task: DiagramTask) -> None:
 
 def _run_maxsat(task: DiagramTask) -> None:
     """Objective (18) by MaxSAT over every threshold, incumbents from each oracle model."""
-    from .sat.diagram import MaxSatRun, estimated_clauses, in_design_units, minimum_error_diagram
+    from ..sat.diagram import MaxSatRun, estimated_clauses, in_design_units, minimum_error_diagram
 
     data = task.data
     size = estimated_clauses(len(data.y), task.widths, data.full_threshold_count(), data.n_classes)
@@ -295,7 +295,7 @@ def _run_maxsat(task: DiagramTask) -> None:
 
 def _run_milp(task: DiagramTask) -> None:
     """The paper's MILP from the best start (in scaled units), improving solutions recorded."""
-    from .mip.milp import MilpOptions, solve_diagram
+    from ..mip.milp import MilpOptions, solve_diagram
 
     data, stats = task.data, task.stats
     lo, scale = _scaling(data.X)
@@ -354,7 +354,7 @@ def _scaled(diagram: Diagram, lo: np.ndarray, scale: np.ndarray) -> Diagram:
 
 def _run_size(task: DiagramTask) -> None:
     """The fewest nodes of a consistent diagram by the counterexample-guided SAT loop."""
-    from .sat.diagram import SizeRun, in_design_units, minimum_size_diagram
+    from ..sat.diagram import SizeRun, in_design_units, minimum_size_diagram
 
     data = task.data
     view = data.binary()
@@ -458,7 +458,7 @@ def choose_route(
         return "tree"
     if data is None:
         return "maxsat"
-    from .sat.diagram import estimated_clauses
+    from ..sat.diagram import estimated_clauses
 
     size = estimated_clauses(len(data.y), widths, data.full_threshold_count(), data.n_classes)
     return "maxsat" if size <= AUTO_MAXSAT_CLAUSES else "milp"

@@ -2,11 +2,11 @@
 
 Each estimator declares its parameters in one table (``OptimalTreeClassifier._PARAMS``,
 ``OptimalDiagramClassifier._PARAMS``, and the method parameters of
-:data:`satdt.methods.METHODS`); the estimator's signature and docstring, its validation, the
+:data:`satdt.search.registry.METHODS`); the estimator's signature and docstring, its validation, the
 command line's flags (type, default, metavar, help) and the docs' parameter tables
 (:func:`parameters_table`) all come from that table, in the manner of scikit-learn's
 ``_parameter_constraints``. A value is accepted when one of its parameter's rules accepts it;
-otherwise :class:`~satdt.errors.ParameterError` (a ``ValueError``) names every rule, the value
+otherwise :class:`~satdt.core.errors.ParameterError` (a ``ValueError``) names every rule, the value
 seen and the default. Defaults are real values, never an ``"auto"`` that stands for one.
 """
 
@@ -29,7 +29,6 @@ __all__ = [
     "Param",
     "Real",
     "Rule",
-    "parameter_tables",
     "parameters_table",
 ]
 
@@ -287,34 +286,3 @@ def parameters_table(params: Iterable[Param], owners: dict[str, str] | None = No
         values = param.describe().replace("|", "\\|") or "any"
         lines.append(f"| `{param.name}` | `{param.default!r}` | {values} | {meaning} |")
     return "\n".join(lines)
-
-
-def parameter_tables() -> str:
-    """The docs' page of parameters (``docs/guide/parameters.md``, written when the site is
-    built): the tree estimator's, the tree methods' own, the diagram estimator's."""
-    from .estimators.diagram import OptimalDiagramClassifier
-    from .methods import METHODS, TREE_PARAMS, method_params
-
-    owners = {
-        name: "method " + ", ".join(m.name for m in METHODS.values() if param in m.params)
-        for name, param in method_params().items()
-    }
-    return (
-        "\n\n".join(
-            [
-                "# Parameters\n\nGenerated from satdt's table of parameters when the site is built: "
-                "the estimators' signatures, their checks and the command line's flags come from "
-                "the same declarations (`satdt.params.Param`). A value outside a parameter's "
-                "values raises `satdt.ParameterError` (a `ValueError`) naming the rule, the value "
-                "seen and the default; on the command line the parameter is the flag "
-                "`--name-with-dashes`.",
-                "## OptimalTreeClassifier\n\n" + parameters_table(TREE_PARAMS),
-                "## The tree methods' own options\n\nEach belongs to the methods named; another "
-                "method refuses it unless it keeps its default.\n\n"
-                + parameters_table(method_params().values(), owners),
-                "## OptimalDiagramClassifier\n\n"
-                + parameters_table(OptimalDiagramClassifier._PARAMS),
-            ]
-        )
-        + "\n"
-    )

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import REMOVED_IN, InfeasibleError, ParameterError, user_stacklevel
-from .params import NONE, Check, Choice, Integer, Param, Real, is_number
-from .prepare import Prepared
-from .result import Recorder, SatStats, SearchResult
+from ..core.errors import REMOVED_IN, InfeasibleError, ParameterError, user_stacklevel
+from ..core.params import NONE, Check, Choice, Integer, Param, Real, is_number
+from ..prepare.prepared import Prepared
+from ..task.result import Recorder, SatStats, SearchResult
 
 CONSISTENCY, ERROR = "consistency", "error"
 
@@ -70,13 +70,13 @@ def _n_jobs(value: Any) -> bool:
 
 
 def _cost_matrix_like(value: Any) -> bool:
-    from .costs import is_cost_matrix_like
+    from ..prepare.costs import is_cost_matrix_like
 
     return is_cost_matrix_like(value)
 
 
 def _read_cost_matrix(text: str) -> Any:
-    from .costs import read_cost_matrix
+    from ..prepare.costs import read_cost_matrix
 
     return read_cost_matrix(text)
 
@@ -94,7 +94,7 @@ TREE_PARAMS: tuple[Param, ...] = (
     Param(
         "method",
         "auto",
-        "The search, from the table of searches (satdt.methods.METHODS); 'auto' picks the "
+        "The search, from the table of searches (satdt.search.registry.METHODS); 'auto' picks the "
         "method for the objective and, for 'error', the data (ConTree on numeric columns "
         "with many thresholds, else the Blossom/DL8.5 portfolio); method_ says which ran.",
         (Choice(_method_names),),
@@ -246,7 +246,7 @@ def tree_params() -> dict[str, Param]:
     return {param.name: param for param in TREE_PARAMS} | method_params()
 
 
-# A method parameter is a satdt.params.Param too: the estimators take it under its own name,
+# A method parameter is a satdt.core.params.Param too: the estimators take it under its own name,
 # and the command line as --name-with-dashes, both from the table of searches.
 
 
@@ -281,73 +281,6 @@ class Task:
 
 
 @dataclass(frozen=True)
-class Kernels:
-    """The Numba kernel groups (:mod:`satdt.dp.kernels`) one search runs on, by what it uses
-    them for: with the registry of groups, the one place that names them (the searches ask
-    :func:`kernels_of`).
-
-    Called with a method's options (``None``: any options, as a warm-up asks), it gives the
-    alternatives the search can start on, fewest groups first: it can start once every group
-    of one of them is ready, and all are compiled, in order, when it first runs.
-    """
-
-    start: tuple[str, ...] = ()  # what it starts on
-    support: tuple[str, ...] = ()  # added to ``start`` when min_support > 1
-    later: tuple[str, ...] = ()  # what it takes in once compiled
-    helpers: tuple[str, ...] = ()  # the helper searches' groups it loads with ``later``
-    instead: tuple[str, ...] = ()  # another search's groups it can start on alone
-    waits: bool = True  # False: a fit waits for none (the search loads them itself)
-
-    def to_start(self, min_support: int) -> tuple[str, ...]:
-        """The groups it starts on under this minimum support."""
-        return (*self.start, *self.support) if min_support > 1 else self.start
-
-    def __call__(self, options: dict[str, Any] | None) -> tuple[tuple[str, ...], ...]:
-        if options is not None and not self.waits:
-            return ()
-        start = self.to_start(2 if options is None else options.get("min_support", 1))
-        if not start and not self.instead:
-            return ()
-        more = (*self.later, *self.helpers)
-        return (
-            start,
-            *(((*start, *more),) if more else ()),
-            *((self.instead,) if self.instead else ()),
-        )
-
-
-# The kernel groups of every search: the methods of the table (their `kernels`) and the
-# helper searches they run.
-_GREEDY_KERNELS = Kernels(start=("greedy",))
-_BLOSSOM_KERNELS = Kernels(start=("blossom",))
-# DL8.5 starts on the shared counting kernels (and the support rule's when min_support > 1),
-# then takes in its three-level nodes once compiled
-_DL85_KERNELS = Kernels(start=("counts",), support=("support",), later=("dl85",))
-# ConTree: its depth-two kernel once compiled; the greedy tree's kernels for its first bound
-_CONTREE_KERNELS = Kernels(start=("contree",), later=("contree_d2",), helpers=_GREEDY_KERNELS.start)
-# DL8.5 with Blossom, starting with whichever is ready
-_PORTFOLIO_KERNELS = Kernels(
-    start=_DL85_KERNELS.start,
-    support=_DL85_KERNELS.support,
-    later=_DL85_KERNELS.later,
-    instead=_BLOSSOM_KERNELS.start,
-)
-# ConTree's kernels (Blossom's too, for the primal arm, once loaded): a fit waits for none,
-# the hybrid search starts with SAT and loads them meanwhile; a warm-up compiles ConTree's
-_HYBRID_KERNELS = Kernels(start=_CONTREE_KERNELS.start, later=_CONTREE_KERNELS.later, waits=False)
-
-
-# the node budget search: the shared counting kernels and its depth-two kernel
-_BUDGET_KERNELS = Kernels(start=("counts", "budget"))
-
-
-def kernels_of(search: str) -> Kernels:
-    """The kernel groups of a search: a method of :data:`METHODS` or ``"greedy"`` (the greedy
-    tree on the numeric columns, which several searches grow)."""
-    return _GREEDY_KERNELS if search == "greedy" else METHODS[search].kernels
-
-
-@dataclass(frozen=True)
 class Method:
     """One search of the table."""
 
@@ -357,8 +290,6 @@ class Method:
     summary: str
     run: Callable[[Task], SearchResult]
     params: tuple[Param, ...] = ()
-    # The Numba kernel groups (satdt.dp.kernels) it runs on, per option (min_support)
-    kernels: Kernels = Kernels()
     report: Callable[[SearchResult], list[str]] = lambda result: []
     # the objectives under which it honours max_nodes (a node budget)
     node_budget: tuple[str, ...] = ()
@@ -369,25 +300,25 @@ class Method:
 
 # ---------------------------------------------------------------------- SAT
 def _sat_solvers() -> tuple[str, ...]:
-    from .sat.solving import SAT_SOLVERS
+    from ..sat.solving import SAT_SOLVERS
 
     return (*SAT_SOLVERS, "race")
 
 
 def _sat_policies() -> tuple[str, ...]:
-    from .sat.loop import TREE_COUNTEREXAMPLE_POLICIES
+    from ..sat.loop import TREE_COUNTEREXAMPLE_POLICIES
 
     return TREE_COUNTEREXAMPLE_POLICIES
 
 
 def _sat_counters() -> tuple[str, ...]:
-    from .sat.counter import COUNTERS
+    from ..sat.counter import COUNTERS
 
     return COUNTERS
 
 
 def _sat_strategies() -> tuple[str, ...]:
-    from .sat.search import SIZE_STRATEGIES
+    from ..sat.search import SIZE_STRATEGIES
 
     return SIZE_STRATEGIES
 
@@ -400,7 +331,7 @@ def _sat_options(task: Task) -> dict[str, Any]:
     inferdt files Glucose won nearly every call, and the race took 6-45 % longer than Glucose
     alone (benchmarks/race.py), for the second formula it feeds and the memory it shares.
     """
-    from .sat.solving import DEFAULT_SOLVER
+    from ..sat.solving import DEFAULT_SOLVER
 
     options = dict(task.options)
     if options.get("solver") == "race":
@@ -410,14 +341,14 @@ def _sat_options(task: Task) -> dict[str, Any]:
 
 
 def _sat_problem(task: Task):
-    from .sat.problem import Problem
+    from ..sat.problem import Problem
 
     data = task.data
     return Problem.from_data(data.binary().B, data.y, data.n_classes, data.classes)
 
 
 def _run_sat(task: Task) -> SearchResult:
-    from .sat.search import minimum_depth, minimum_size
+    from ..sat.search import minimum_depth, minimum_size
 
     search = minimum_size if task.objective == "size" else minimum_depth
     best = task.recorder.best
@@ -442,7 +373,7 @@ def run_pareto(task: Task, method: str = "sat"):
         from .hybrid import pareto_front as hybrid_front
 
         return hybrid_front(task, use_sat=method == "hybrid")
-    from .sat.search import pareto_front
+    from ..sat.search import pareto_front
 
     return pareto_front(
         _sat_problem(task),
@@ -474,7 +405,7 @@ def _report_sat(result: SearchResult) -> list[str]:
 def _boxes(task: Task, front: bool = False) -> Any:
     """The box DP's search for the task's objective, or (``front``) its Pareto front, once the
     tables are known to fit in ``max_memory_mb``."""
-    from .dp import boxes
+    from ..dp import boxes
 
     data = task.data
     values = data.column_values()
@@ -500,7 +431,7 @@ def _boxes(task: Task, front: bool = False) -> Any:
 
 
 def _report_boxes(result: SearchResult) -> list[str]:
-    from .result import BoxStats
+    from ..task.result import BoxStats
 
     stats = result.stats
     if not isinstance(stats, BoxStats):
@@ -544,7 +475,7 @@ def _run_dp(
     """Call a DP search's ``solve_min_error`` on ``X`` with the task's rows, bounds, clock,
     leaf penalty and minimum leaf support (:class:`satdt.dp.common.SearchSettings`), and the
     search's own ``options`` object if any; at ``depth`` (default: the task's max_depth)."""
-    from .dp.common import SearchSettings
+    from ..dp.common import SearchSettings
 
     data, best = task.data, task.recorder.best
     settings = SearchSettings(
@@ -562,26 +493,26 @@ def _run_dp(
 
 
 def _run_blossom(task: Task) -> SearchResult:
-    from .dp.blossom import solve_min_error
+    from ..dp.blossom import solve_min_error
 
     return _run_dp(solve_min_error, task, task.data.binary(_blossom_feature_cap(task.data)).B)
 
 
 # ---------------------------------------------------------------------- DL8.5, CA-DL8.5
 def _dl85_rules() -> tuple[str, ...]:
-    from .dp.rules import RULES
+    from ..dp.rules import RULES
 
     return RULES
 
 
 def _dl85_schedules() -> tuple[str, ...]:
-    from .dp.rules import SCHEDULES
+    from ..dp.rules import SCHEDULES
 
     return SCHEDULES
 
 
 def _run_dl85(task: Task, rule: str | None = None) -> SearchResult:
-    from .dp.dl85 import DL85Options, solve_min_error
+    from ..dp.dl85 import DL85Options, solve_min_error
 
     data = task.data
     options = dict(task.options)
@@ -606,14 +537,14 @@ def _run_cadl85(task: Task) -> SearchResult:
 
 
 def _run_portfolio(task: Task) -> SearchResult:
-    from .dp.portfolio import PortfolioOptions, solve_min_error
+    from ..dp.portfolio import PortfolioOptions, solve_min_error
 
     B = task.data.binary(_blossom_feature_cap(task.data)).B
     return _run_dp(solve_min_error, task, B, PortfolioOptions(n_jobs=task.n_jobs))
 
 
 def _report_portfolio(result: SearchResult) -> list[str]:
-    from .result import PortfolioStats
+    from ..task.result import PortfolioStats
 
     stats = result.stats
     if not isinstance(stats, PortfolioStats):
@@ -629,7 +560,7 @@ def _report_portfolio(result: SearchResult) -> list[str]:
 
 
 def _report_dl85(result: SearchResult) -> list[str]:
-    from .result import DL85Stats
+    from ..task.result import DL85Stats
 
     stats = result.stats
     if not isinstance(stats, DL85Stats):
@@ -658,7 +589,7 @@ _MAX_CACHE_MB = Param(
 def _run_contree(task: Task) -> SearchResult:
     if OBJECTIVES[task.objective].kind == CONSISTENCY:
         return _run_hybrid(task, use_sat=False)
-    from .dp.contree import ConTreeOptions, solve_min_error
+    from ..dp.contree import ConTreeOptions, solve_min_error
 
     data = task.data
     gap = task.options.get("max_gap", 0.0)
@@ -673,7 +604,7 @@ def _run_contree(task: Task) -> SearchResult:
     own = dict(task.options)
     if data.original is not None and 0 < gap < 1:
         # a fraction of the user's rows' weight, as leaf_penalty; the rows the cost reduction
-        # rewrote weigh more or less in all (satdt.costs): the same gap as a share of theirs,
+        # rewrote weigh more or less in all (satdt.prepare.costs): the same gap as a share of theirs,
         # or as a weight (ConTree reads a gap >= 1 as one)
         allowed = gap * float(data.original.weight.sum())
         share = allowed / float(data.weight.sum())
@@ -683,7 +614,7 @@ def _run_contree(task: Task) -> SearchResult:
 
 
 def _report_contree(result: SearchResult) -> list[str]:
-    from .result import ConTreeStats, HybridStats
+    from ..task.result import ConTreeStats, HybridStats
 
     stats = result.stats
     if isinstance(stats, HybridStats):
@@ -707,8 +638,8 @@ def _run_hybrid(task: Task, use_sat: bool = True) -> SearchResult:
 def _report_hybrid(result: SearchResult) -> list[str]:
     """What each search settled (depths, and leaves for the size), which one proved the
     bound and found the tree, and the time each ran."""
+    from ..task.result import HybridStats
     from .hybrid import NAMES
-    from .result import HybridStats
 
     stats = result.stats
     if not isinstance(stats, HybridStats):
@@ -754,7 +685,7 @@ def _run_budget(task: Task) -> SearchResult:
     """The error objective within ``max_nodes`` nodes (:mod:`satdt.dp.budget`; no cap when
     None); without ``max_depth`` the depth is free within the cap (a tree of k branching
     nodes has depth at most k)."""
-    from .dp.budget import BudgetOptions, branching_budget, solve_min_error
+    from ..dp.budget import BudgetOptions, branching_budget, solve_min_error
 
     if task.max_nodes is not None and task.max_nodes < 1:
         raise InfeasibleError("no tree has fewer than 1 node: raise max_nodes")
@@ -767,7 +698,7 @@ def _run_budget(task: Task) -> SearchResult:
 
 
 def _report_budget(result: SearchResult) -> list[str]:
-    from .result import BudgetStats
+    from ..task.result import BudgetStats
 
     stats = result.stats
     if not isinstance(stats, BudgetStats):
@@ -843,7 +774,6 @@ METHODS: dict[str, Method] = {
             "missing)",
             run=_run_hybrid,
             params=(_MAX_CACHE_MB,),
-            kernels=_HYBRID_KERNELS,
             report=_report_hybrid,
             node_budget=("depth", "size"),
         ),
@@ -853,7 +783,6 @@ METHODS: dict[str, Method] = {
             input="binary",
             summary="anytime depth-first DP with optimal depth-two subtrees (Demirovic et al.)",
             run=_run_blossom,
-            kernels=_BLOSSOM_KERNELS,
         ),
         Method(
             name="dl85",
@@ -863,7 +792,6 @@ METHODS: dict[str, Method] = {
             "Aglin et al.)",
             run=_run_dl85,
             params=(_MAX_CACHE_MB,),
-            kernels=_DL85_KERNELS,
             report=_report_dl85,
         ),
         Method(
@@ -897,7 +825,6 @@ METHODS: dict[str, Method] = {
                     metavar="STEP",
                 ),
             ),
-            kernels=_DL85_KERNELS,
             report=_report_dl85,
         ),
         Method(
@@ -926,7 +853,6 @@ METHODS: dict[str, Method] = {
                     metavar="GAP",
                 ),
             ),
-            kernels=_CONTREE_KERNELS,
             report=_report_contree,
             node_budget=("depth", "size"),
         ),
@@ -942,7 +868,6 @@ METHODS: dict[str, Method] = {
             "second process), Blossom beside them; on a first run it starts with whichever "
             "search's kernels are compiled",
             run=_run_portfolio,
-            kernels=_PORTFOLIO_KERNELS,
             report=_report_portfolio,
         ),
         Method(
@@ -954,7 +879,6 @@ METHODS: dict[str, Method] = {
             "table (what `auto` runs for `error` with max_nodes)",
             run=_run_budget,
             params=(_MAX_CACHE_MB,),
-            kernels=_BUDGET_KERNELS,
             report=_report_budget,
             node_budget=("error",),
         ),
@@ -999,7 +923,7 @@ def choose_method(
             return "hybrid"
         if data.max_thresholds is not None:
             return "sat"
-        from .dp.boxes import AUTO_BOXES, box_count, box_table_mb  # NumPy only: no numba
+        from ..dp.boxes import AUTO_BOXES, box_count, box_table_mb  # NumPy only: no numba
 
         values = data.column_values()
         if box_count(values) <= AUTO_BOXES and box_table_mb(values) <= data.max_memory_mb / 2:
@@ -1017,7 +941,7 @@ def choose_method(
 
 def _user_rows(data: Prepared) -> int:
     """The user's rows (with a cost matrix the searches read them rewritten as more rows of
-    the same features, :mod:`satdt.costs`; ConTree merges those again)."""
+    the same features, :mod:`satdt.prepare.costs`; ConTree merges those again)."""
     return len(data.y if data.original is None else data.original.y)
 
 
@@ -1178,11 +1102,11 @@ def _fewest_errors(data: Prepared) -> float:
 
 def kernel_groups(names: Iterable[str] | None = None) -> list[str]:
     """The Numba kernel groups that these methods (default: all) run, in compile order."""
-    from .dp.kernels import GROUPS, in_order
+    from ..dp.kernels import GROUPS, in_order, kernels_of
 
     if names is None:
         return list(GROUPS)
-    return in_order(g for name in names for option in METHODS[name].kernels(None) for g in option)
+    return in_order(g for name in names for option in kernels_of(name)(None) for g in option)
 
 
 def warmup(
@@ -1195,7 +1119,7 @@ def warmup(
     2); returns what was done per kernel group (:class:`satdt.dp.kernels.Compiled`)."""
     import os
 
-    from .dp.kernels import compile_groups
+    from ..dp.kernels import compile_groups
 
     jobs = min(os.cpu_count() or 1, 2) if jobs is None else jobs
     return compile_groups(kernel_groups(names), report, jobs=jobs)

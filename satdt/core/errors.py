@@ -71,7 +71,7 @@ def user_stacklevel() -> int:
     """The ``stacklevel`` for ``warnings.warn`` that names the caller's first frame outside
     satdt: the user's line, whether they called ``fit`` or ``fit_dataset`` (a fixed level
     would point into the library from one of them)."""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep  # satdt/
     frame, level = sys._getframe(1), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame, level = frame.f_back, level + 1
@@ -130,19 +130,6 @@ def renamed(old: str, new: str, owner: str) -> None:
         f"{REMOVED_IN}: use {new}=...",
         FutureWarning,
         stacklevel=user_stacklevel(),
-    )
-
-
-def moved_module(old: str, new: str) -> None:
-    """Warn that module ``old`` is now ``new`` (a FutureWarning, shown at the user's import;
-    called by the thin module left at the old path)."""
-    import warnings
-
-    warnings.warn(
-        f"{old} moved to {new} (same contents) and the old path stops working in satdt "
-        f"{REMOVED_IN}: import from {new}",
-        FutureWarning,
-        stacklevel=3,  # the user's import (import machinery frames are skipped)
     )
 
 

@@ -14,14 +14,11 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .binarize import Binarizer
-from .costs import CostReduction, reduce_costs
-from .data import Dataset, Schema, check_missing, from_arrays
-from .errors import (
+from ..core.errors import (
     ContradictionError,
     DataError,
     ParameterError,
@@ -29,9 +26,14 @@ from .errors import (
     TimeUp,
     data_conversion_warning,
 )
-from .models.tree import Tree
-from .params import is_number
-from .result import Progress, Recorder
+from ..core.params import is_number
+from ..data import Dataset, Schema, check_missing, from_arrays
+from ..models.tree import Tree
+from .binarize import Binarizer
+from .costs import CostReduction, reduce_costs
+
+if TYPE_CHECKING:
+    from ..task.result import Recorder
 
 _ROWS_SHOWN = 10  # rows listed per group of contradictory rows in an error message
 
@@ -539,7 +541,7 @@ class Prepared:
         return len(self.classes)
 
     def with_costs(self, C: np.ndarray, min_support: int = 1) -> Prepared:
-        """The rows rewritten for the cost matrix ``C`` (:func:`satdt.costs.reduce_costs`),
+        """The rows rewritten for the cost matrix ``C`` (:func:`satdt.prepare.costs.reduce_costs`),
         as the searches read them: same features, classes and clock, so that every tree's
         weighted error on them is its cost on these rows plus ``costs.offset``.
 
@@ -585,7 +587,7 @@ class Prepared:
             raise TimeUp(step)
         if now - self._last_report >= _PROGRESS_EVERY:
             self._last_report = now
-            self.recorder.event(Progress(step, done, total))
+            self.recorder.progress(step, done, total)
 
     # ------------------------------------------------------------------ views
     def numeric(self) -> np.ndarray:
@@ -825,16 +827,17 @@ def prepare(
 
 
 def prepare_consistent(
-    dataset: Dataset, objective: str = "depth", max_memory_mb: float = 1024
+    dataset: Dataset, recorder: Recorder, max_memory_mb: float = 1024
 ) -> Prepared:
     """Every row and every threshold, contradictions an error, no clock: the preparation of a
-    consistency objective outside a fit (CNF export, benchmarks, tests)."""
+    consistency objective outside a fit (CNF export, benchmarks, tests), reporting to
+    ``recorder``."""
     return prepare(
         dataset,
         None,
         consistency=True,
         resolve=None,
-        recorder=Recorder(objective),
+        recorder=recorder,
         deadline=None,
         max_thresholds=None,
         max_memory_mb=max_memory_mb,

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import REMOVED_IN, DataError, ParameterError, SatdtError
-from .models.tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
+from ..core.errors import REMOVED_IN, DataError, ParameterError, SatdtError
+from ..models.tree import DEFAULT_LEFT, MISSING_LEFT, MISSING_RIGHT
 
 
 def readable_threshold(threshold: float, below: float, above: float) -> str:
@@ -287,7 +287,7 @@ class Binarizer:
         """The binary features of the rows of ``X`` as column bitsets ``(k, ceil(n / 64))`` uint64.
 
         Bit ``i`` of bitset ``j`` is feature ``j`` of row ``i`` (see
-        ``satdt.prepare.column_bitsets``): ``n / 8`` bytes per feature, an eighth of the
+        ``satdt.prepare.prepared.column_bitsets``): ``n / 8`` bytes per feature, an eighth of the
         dense matrix, computed a block of thresholds at a time.
 
         Parameters

@@ -327,7 +327,7 @@ def main() -> None:
 
     # ``auto`` runs one of the methods of the table: its row is that method's runs when those
     # are in this benchmark anyway
-    from satdt.search.registry import choose_method
+    from satdt.search.auto import choose_method
 
     alias = choose_method("error")
     same = "auto" in methods and alias in methods

@@ -17,7 +17,8 @@ from satdt.dp import common
 from satdt.dp.blossom import solve_min_error
 from satdt.dp.common import SearchSettings
 from satdt.prepare import prepared as prepare
-from satdt.task.result import DPStats, Recorder
+from satdt.task.result import Recorder
+from satdt.task.stats import DPStats
 
 # Depth-4 and depth-5 optima that this implementation proves in about a second or less.
 QUICK = {

@@ -17,7 +17,7 @@ from satdt.core.errors import DataError, InfeasibleError, NotProvenWarning, Time
 from satdt.dp.boxes import BoxGrid, box_count, solve_consistent
 from satdt.dp.boxes import pareto_front as box_front
 from satdt.prepare.prepared import prepare_consistent
-from satdt.search.registry import choose_method
+from satdt.search.auto import choose_method
 from satdt.task.result import Recorder
 
 

@@ -20,9 +20,13 @@ from satdt.core.errors import InfeasibleError
 from satdt.dp.budget import BudgetOptions, branching_budget, solve_min_error
 from satdt.dp.common import SearchSettings
 from satdt.prepare.prepared import class_weights, prepare, validate
-from satdt.search.registry import METHODS, Task, choose_method, resolve_method
-from satdt.search.runner import check_tree, greedy_start
-from satdt.task.result import BudgetStats, Recorder
+from satdt.search.auto import choose_method
+from satdt.search.checks import check_tree
+from satdt.search.registry import METHODS, resolve_method
+from satdt.search.runner import TreeSearch
+from satdt.task.result import Recorder
+from satdt.task.spec import Task
+from satdt.task.stats import BudgetStats
 
 
 def _solve(B, y, w, n_classes, depth, max_nodes, *, support=1, penalty=0.0, **options):
@@ -275,9 +279,9 @@ def test_greedy_start_outside_the_budget_is_not_an_incumbent():
         max_thresholds=None,
         max_memory_mb=64.0,
     )
-    greedy_start(Task(data, "error", 2, 1))
+    TreeSearch(METHODS["budget"], Task(data, "error", 2, 1)).start_greedy()
     assert recorder.best is None
-    greedy_start(Task(data, "error", 2, None))
+    TreeSearch(METHODS["budget"], Task(data, "error", 2, None)).start_greedy()
     tree = recorder.best.model
     assert tree.n_nodes > 1
     with pytest.raises(RuntimeError, match="over max_nodes=1"):

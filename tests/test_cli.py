@@ -14,7 +14,7 @@ from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
 from satdt.cli.status import Status
 from satdt.core.errors import InfeasibleError
-from satdt.task.result import Progress
+from satdt.task.events import Progress
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
 MOUSE = EXAMPLES / "mouse.csv"

@@ -11,7 +11,7 @@ import pytest
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import main
 from satdt.core.errors import NotProvenWarning, SatdtError
-from satdt.task.result import ConTreeStats
+from satdt.task.stats import ConTreeStats
 
 IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"
 

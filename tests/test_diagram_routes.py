@@ -319,23 +319,23 @@ def test_the_tree_start_is_the_tree_estimators_tree():
 
 
 def test_the_tree_start_is_none_only_when_no_tree_came(monkeypatch):
-    import satdt.search.runner as tree_search
     from satdt.core.errors import InfeasibleError, ParameterError
+    from satdt.search.runner import TreeSearch
 
     X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0, 1, 1])
     assert ds.fit_tree_diagram(X, y, None, 2, 1, 0.005) is None  # no time at all
     with pytest.raises(ValueError, match="infinity"):  # a mistake is not "no tree"
         ds.fit_tree_diagram(np.array([[np.inf], [0.0]]), np.array([0, 1]), None, 2, 1, 5.0)
 
-    def stopped(method, task):
+    def stopped(self):
         raise InfeasibleError("the time limit passed before any model")
 
-    monkeypatch.setattr(tree_search, "run_search", stopped)
+    monkeypatch.setattr(TreeSearch, "compute", stopped)
     assert ds.fit_tree_diagram(X, y, None, 2, 1, 5.0) is None
 
-    def broken(method, task):
+    def broken(self):
         raise ParameterError("a bug, not a time-out")
 
-    monkeypatch.setattr(tree_search, "run_search", broken)
+    monkeypatch.setattr(TreeSearch, "compute", broken)
     with pytest.raises(ParameterError, match="a bug"):
         ds.fit_tree_diagram(X, y, None, 2, 1, 5.0)

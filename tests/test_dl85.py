@@ -21,7 +21,9 @@ from satdt.dp import blossom, dl85
 from satdt.dp.common import SearchSettings
 from satdt.dp.dl85 import DL85Options
 from satdt.dp.rules import luby, relaxation
-from satdt.task.result import DL85Stats, Recorder, Restart
+from satdt.task.events import Restart
+from satdt.task.result import Recorder
+from satdt.task.stats import DL85Stats
 
 DEPTH3 = sorted({name for name, depth in OPTIMA if depth == 3}) or ["missing"]
 METHODS = ["dl85", *dl85.RULES]

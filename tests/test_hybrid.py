@@ -17,7 +17,7 @@ import satdt.search.hybrid as hybrid
 from satdt import OptimalTreeClassifier, read_csv
 from satdt.core.errors import ContradictionError, InfeasibleError, NotProvenWarning, SatdtError
 from satdt.dp import kernels
-from satdt.task.result import HybridStats
+from satdt.task.stats import HybridStats
 
 kernels.load(["contree", "contree_d2"])
 from satdt.dp.consistent import ConsistencyDP  # noqa: E402 (after the kernels are loaded)

@@ -128,14 +128,14 @@ def _ctrl_c_in_disguise() -> None:
 def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypatch, greedy_first):
     from satdt import NotProvenWarning, OptimalTreeClassifier
     from satdt.core.errors import interrupt_handled, interrupt_pending
-    from satdt.search import runner as tree_search
+    from satdt.search.runner import TreeSearch
 
-    def search(self, method, task):
+    def compute(self):
         if greedy_first:
-            tree_search.greedy_start(task)
+            self.start_greedy()
         _ctrl_c_in_disguise()
 
-    monkeypatch.setattr(OptimalTreeClassifier, "_search", search)
+    monkeypatch.setattr(TreeSearch, "compute", compute)
     X = [[0, 0], [0, 1], [1, 0], [1, 1]]
     y = [0, 1, 1, 0]
     try:
@@ -155,12 +155,12 @@ def test_a_ctrl_c_turned_into_another_error_still_returns_the_best_tree(monkeypa
 
 def test_an_error_without_a_ctrl_c_is_not_taken_for_one(monkeypatch):
     from satdt import OptimalTreeClassifier
-    from satdt.search import runner as tree_search
+    from satdt.search.runner import TreeSearch
 
-    def search(self, method, task):
-        tree_search.greedy_start(task)
+    def compute(self):
+        self.start_greedy()
         raise TypeError("a bug of ours")
 
-    monkeypatch.setattr(OptimalTreeClassifier, "_search", search)
+    monkeypatch.setattr(TreeSearch, "compute", compute)
     with pytest.raises(TypeError, match="a bug of ours"):
         OptimalTreeClassifier().fit([[0], [1]], [0, 1])

@@ -46,25 +46,25 @@ def test_groups_come_after_what_they_need():
 
 
 def test_the_kernel_registry_names_each_searchs_groups():
-    from satdt.search import registry as methods
+    from satdt.search.registry import METHODS, kernel_groups
 
     # DL8.5, the portfolio's lead, starts on the counting kernels; its three-level kernel
     # comes next, then Blossom's (the slowest group to compile)
-    assert methods.kernel_groups(["portfolio"]) == ["counts", "support", "dl85", "blossom"]
-    assert methods.kernel_groups(["sat", "boxes"]) == []
+    assert kernel_groups(["portfolio"]) == ["counts", "support", "dl85", "blossom"]
+    assert kernel_groups(["sat", "boxes"]) == []
     no_support = (("counts",), ("counts", "dl85"))  # no support rule: not compiled
     assert kernels.kernels_of("dl85")({}) == no_support
     with_support = (("counts", "support"), ("counts", "support", "dl85"))
     assert kernels.kernels_of("dl85")({"min_support": 2}) == with_support
     assert kernels.kernels_of("portfolio")({}) == (*no_support, ("blossom",))
-    assert set(methods.kernel_groups()) == set(kernels.GROUPS)
+    assert set(kernel_groups()) == set(kernels.GROUPS)
     # every method of the table has its groups (or none) in the kernels' registry
-    assert set(kernels.SEARCH_KERNELS) - {"greedy"} <= set(methods.METHODS)
+    assert set(kernels.SEARCH_KERNELS) - {"greedy"} <= set(METHODS)
     # the searches ask the registry for the groups they load themselves
     assert kernels.kernels_of("dl85").later == ("dl85",)
     assert kernels.kernels_of("greedy").start == ("greedy",)
     assert kernels.kernels_of("hybrid")({}) == ()  # a fit waits for none
-    assert methods.kernel_groups(["hybrid"]) == ["contree", "contree_d2"]
+    assert kernel_groups(["hybrid"]) == ["contree", "contree_d2"]
     assert kernels.kernels_of("contree")({}) == (
         ("contree",),
         ("contree", "contree_d2", "greedy"),

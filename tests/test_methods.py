@@ -15,16 +15,9 @@ from satdt.cli import build_parser, cli_message, main
 from satdt.core.errors import SatdtError
 from satdt.core.params import Choice, Integer, Param, Real
 from satdt.prepare.prepared import Prepared, prepare, validate
-from satdt.search.registry import (
-    CONSISTENCY,
-    METHODS,
-    OBJECTIVES,
-    candidates,
-    choose_method,
-    method_params,
-    methods_table,
-    resolve_method,
-)
+from satdt.search.auto import candidates, choose_method
+from satdt.search.registry import METHODS, method_params, methods_table, resolve_method
+from satdt.task.objectives import CONSISTENCY, OBJECTIVES
 from satdt.task.result import Recorder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -186,3 +179,46 @@ def test_importing_satdt_loads_no_search_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _incomplete(methods, records: dict) -> list[str]:
+    """What each method of the table lacks: its statistics classes, a report of each on the
+    command line (satdt.cli.reports), an effort record (tests/data/effort.json)."""
+    from satdt.cli.reports import report_of
+
+    missing = []
+    for method in methods:
+        if not method.stats:
+            missing.append(f"{method.name}: no statistics class")
+        missing += [
+            f"{method.name}: no report of {stats.__name__} in satdt.cli.reports"
+            for stats in method.stats
+            if report_of(stats) is None
+        ]
+        if not any(key.startswith(f"{method.name}-") for key in records):
+            missing.append(f"{method.name}: no effort record in tests/test_effort.py")
+    return missing
+
+
+def test_every_method_has_its_statistics_report_and_effort_record() -> None:
+    # a method added to the table needs all three (docs/contributing.md, "Adding a search")
+    import json
+    from pathlib import Path
+
+    records = json.loads((Path(__file__).parent / "data" / "effort.json").read_text())
+    assert _incomplete(METHODS.values(), records) == []
+
+
+def test_a_method_without_its_report_or_record_is_seen() -> None:
+    from dataclasses import replace
+
+    from satdt.task.stats import Stats
+
+    bare = replace(METHODS["blossom"], name="newcomer", stats=(Stats,))
+    assert _incomplete([bare], {}) == [
+        "newcomer: no report of Stats in satdt.cli.reports",
+        "newcomer: no effort record in tests/test_effort.py",
+    ]
+    assert _incomplete([replace(bare, stats=())], {"newcomer-x": {}}) == [
+        "newcomer: no statistics class"
+    ]

@@ -13,7 +13,8 @@ from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, ParameterErro
 from satdt.cli import build_parser
 from satdt.core.params import NONE, Choice, Integer, Param, Real
 from satdt.estimators.parameters import parameter_tables
-from satdt.search.registry import TREE_PARAMS, method_params, tree_params
+from satdt.search.params import TREE_PARAMS, tree_params
+from satdt.search.registry import method_params
 
 ROOT = Path(__file__).resolve().parents[1]
 ESTIMATORS = (OptimalTreeClassifier, OptimalDiagramClassifier)

@@ -21,7 +21,9 @@ from satdt import OptimalTreeClassifier
 from satdt.dp import blossom, dl85, parallel, portfolio
 from satdt.dp.common import SearchSettings
 from satdt.dp.portfolio import PortfolioOptions
-from satdt.task.result import PortfolioStats, Recorder, Restart
+from satdt.task.events import Restart
+from satdt.task.result import Recorder
+from satdt.task.stats import PortfolioStats
 
 
 def _optimum(B, y, n_classes, depth, w=None) -> float:

@@ -13,7 +13,7 @@ import satdt
 from satdt import OptimalTreeClassifier
 from satdt.core.errors import ContradictionError, NotProvenWarning
 from satdt.search.runner import LARGE_ROWS
-from satdt.task.result import Progress
+from satdt.task.events import Progress
 
 
 def _noisy_numeric(rows: int, columns: int = 20, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -21,7 +21,8 @@ from satdt import OptimalTreeClassifier
 from satdt.dp import _dl85_search, blossom, portfolio, root_split
 from satdt.dp.common import SearchSettings
 from satdt.dp.portfolio import PortfolioOptions
-from satdt.task.result import PortfolioStats, Recorder
+from satdt.task.result import Recorder
+from satdt.task.stats import PortfolioStats
 
 
 @pytest.fixture

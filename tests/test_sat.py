@@ -20,7 +20,8 @@ from satdt.sat.perfect import decode, example_clauses, perfect_leaf_of, structur
 from satdt.sat.problem import Problem
 from satdt.sat.search import minimum_depth
 from satdt.sat.solving import SAT_SOLVERS
-from satdt.task.result import Recorder, SatStats
+from satdt.task.result import Recorder
+from satdt.task.stats import SatStats
 
 
 def solve_min_depth(B, y, n_classes, **options):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..estimators.tree import ParetoFront
+from ..task.objectives import OBJECTIVES
 
 
 def check_drawings(args: argparse.Namespace) -> None:
@@ -51,7 +52,7 @@ def draw_title(model: Any, result: Any) -> str:
     shape = f"depth {model.depth}, {model.n_nodes} nodes"
     if result is None:
         return shape
-    if result.objective in ("depth", "size"):
+    if OBJECTIVES[result.objective].consistency:
         proof = ("proven minimum " if result.proven_optimal else "not proven minimal: ") + (
             result.objective
         )

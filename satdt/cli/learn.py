@@ -14,7 +14,7 @@ from ..core.errors import NotProvenWarning, SatdtError
 from ..data import read_with_schema
 from ..estimators.tree import OptimalTreeClassifier
 from ..models.model import load_model
-from ..search import registry as methods
+from ..search.registry import method_params
 from .draw import check_drawings, draw, draw_title
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK
@@ -43,7 +43,7 @@ def tree_estimator(args: argparse.Namespace) -> OptimalTreeClassifier:
             class_weight=args.class_weight,
             cost_matrix=getattr(args, "cost_matrix", None),
         )
-    options = {name: getattr(args, name) for name in methods.method_params() if hasattr(args, name)}
+    options = {name: getattr(args, name) for name in method_params() if hasattr(args, name)}
     method = args.method
     if (getattr(args, "trace", False) or getattr(args, "draw_loop", None)) and method == "auto":
         method = "sat"  # the trace shows the SAT calls: auto's box DP would make none

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from ..search import registry as methods
+from ..search.params import tree_params
 
 EXIT_OK, EXIT_INFEASIBLE, EXIT_USAGE = 0, 1, 2
 # Library messages name parameters; these are the command-line flags that set them.
@@ -18,7 +18,7 @@ _FLAGS = {
     "drop": "--drop",
     **{
         name: param.flag
-        for name, param in methods.tree_params().items()
+        for name, param in tree_params().items()
         if name not in ("objective", "missing")  # the objective is the command; see below
     },
 }

@@ -9,7 +9,8 @@ from typing import Any
 from .. import __version__
 from ..core.params import label_value
 from ..dp.kernels import kernels_of
-from ..search import registry as methods
+from ..search.params import tree_params
+from ..search.registry import METHODS, methods_for
 
 # The objectives of each learning command.
 COMMAND_OBJECTIVES = {"infer": ("depth", "size"), "fit": ("error",)}
@@ -37,7 +38,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
 def _add_method_options(parser: argparse.ArgumentParser, command: str) -> None:
     """--method and the options of the methods this command can run, from the table of searches."""
     objectives = COMMAND_OBJECTIVES[command]
-    available = methods.methods_for(objectives)
+    available = methods_for(objectives)
     lines = [f"{m.name}: {m.summary}" for m in available]
     parser.add_argument(
         "--method",
@@ -61,7 +62,7 @@ def _add_method_options(parser: argparse.ArgumentParser, command: str) -> None:
 def _add_param(parser: argparse.ArgumentParser, name: str, **overrides: Any) -> None:
     """The flag of a parameter of the tree searches (``satdt.search.registry.TREE_PARAMS``): its type,
     default, metavar and help come from the table; ``overrides`` adapt it to a command."""
-    param = methods.tree_params()[name]
+    param = tree_params()[name]
     options = param.argparse_options()
     if "help" in overrides and not overrides.get("required"):
         overrides["help"] += options["help"][options["help"].rindex(" (default: ") :]
@@ -406,7 +407,7 @@ def _add_warmup_command(commands: Any) -> None:
     warmup.add_argument(
         "--method",
         action="append",
-        choices=[m.name for m in methods.METHODS.values() if kernels_of(m.name)(None)]
+        choices=[m.name for m in METHODS.values() if kernels_of(m.name)(None)]
         + [f"diagram-{name}" for name in _diagram_routes()],
         help="only the kernels of this method (repeatable; diagram-ROUTE: a diagram route's "
         "tree starts); default: every method's",

@@ -15,8 +15,10 @@ from ..core.errors import NotProvenWarning
 from ..data import Dataset, read_with_schema
 from ..estimators.tree import OptimalTreeClassifier, ParetoFront
 from ..models.model import Model
-from ..search import registry as methods
+from ..search.registry import METHODS
+from ..task.objectives import OBJECTIVES
 from .messages import cli_message
+from .reports import diagram_lines, search_lines
 
 _INDENTED_NODES = 2000  # JSON output of larger models is not indented
 
@@ -51,7 +53,7 @@ def tree_summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     tree = result.model
     preparation = result.preparation
     lines = []
-    if result.objective == "error":
+    if not OBJECTIVES[result.objective].consistency:
         n = len(dataset.y)
         proof = proof_phrase(result, "; ")
         if result.proven_optimal and "quantile" in preparation.binarization:
@@ -101,9 +103,9 @@ def tree_summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
         else:
             lines.append(f"depth: {tree.depth} ({proof})")
             lines.append(f"nodes: {tree.n_nodes} ({leaves_phrase(tree)})")
-    method = methods.METHODS[model.method_]
+    method = METHODS[model.method_]
     lines.append(f"method: {method.name}{' (auto)' if model.method == 'auto' else ''}")
-    lines += method.report(result)
+    lines += search_lines(result)
     if preparation.relabelled_rows:
         lines.append(
             f"relabelled rows (majority): {preparation.relabelled_rows} "
@@ -154,7 +156,7 @@ def render_tree(model: OptimalTreeClassifier, fmt: str) -> str:
             "stop_reason": result.stop_reason,
             **(
                 {"errors": fitted.count_error(), "leaf_penalty": model.leaf_penalty}
-                if result.objective == "error"
+                if not OBJECTIVES[result.objective].consistency
                 else {}
             ),
             **({"cost": result.training_error} if result.cost_matrix is not None else {}),
@@ -238,9 +240,7 @@ def diagram_summary(model: Any, dataset: Dataset) -> list[str]:
 
 def _diagram_report(method: str, stats: Any) -> list[str]:
     """The route's own summary lines, and the starts every error route began from."""
-    from ..search.diagrams import DIAGRAM_METHODS
-
-    lines = list(DIAGRAM_METHODS[method].report(stats))
+    lines = diagram_lines(method, stats)
     starts = [
         f"{what} {value:.6g}"
         for what, value in (

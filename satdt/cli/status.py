@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from ..task.result import Event, Progress, SatCall, SearchResult
+from ..task.events import Event, Progress, SatCall
+from ..task.result import SearchResult
 
 _TRACE_HEADER = "depth round examples variables   clauses answer                   time s  counterexamples added"
 

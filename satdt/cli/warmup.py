@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from ..search import registry as methods
+from ..search.registry import warmup
 from .messages import EXIT_OK
 
 
@@ -40,7 +40,7 @@ def warmup_command(args: argparse.Namespace) -> int:
                 else (name,)
             )
         ]
-    records = methods.warmup(names, report, args.jobs)
+    records = warmup(names, report, args.jobs)
     total = time.perf_counter() - tic
     compiled = sum(r.action.startswith("compiled") for r in records)
     print(f"total: {total:.2f} s ({compiled} of {len(records)} groups compiled)")

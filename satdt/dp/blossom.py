@@ -28,7 +28,8 @@ import time
 import numpy as np
 
 from ..models.tree import Tree
-from ..task.result import DPStats, SearchResult
+from ..task.result import SearchResult
+from ..task.stats import DPStats
 from . import _blossom_kernels as k
 from .common import (
     Data,

@@ -41,7 +41,10 @@ import numpy as np
 from ..core.errors import DataError, InfeasibleError, TimeUp
 from ..models.tree import Tree
 from ..prepare.binarize import threshold_between
-from ..task.result import BoxStats, ParetoPoint, Progress, Recorder, SearchResult, front_ends_after
+from ..task.events import Progress
+from ..task.objectives import OBJECTIVES
+from ..task.result import ParetoPoint, Recorder, SearchResult, front_ends_after
+from ..task.stats import BoxStats
 
 #: ``label`` of a box holding no row.
 EMPTY = -2
@@ -262,7 +265,7 @@ def solve_consistent(
             raise _infeasible(max_depth, max_nodes, grid)
         if deadline is not None and time.perf_counter() >= deadline:
             # no tree of depth <= depth: at least depth + 1, so at least depth + 2 leaves
-            recorder.lower_bound = depth + 1 if objective == "depth" else 2 * depth + 3
+            recorder.lower_bound = OBJECTIVES[objective].at_least(depth + 1)
             raise TimeUp("box DP")
         if not grid.extend():  # no box changed: deeper trees do no better
             raise _infeasible(max_depth, max_nodes, grid)
@@ -271,7 +274,7 @@ def solve_consistent(
         recorder.event(Progress(f"box DP: depth {depth} tabulated"))
     proven = True
     # every consistent tree has depth >= depth, so at least depth + 1 leaves
-    recorder.lower_bound = depth if objective == "depth" else 2 * depth + 1
+    recorder.lower_bound = OBJECTIVES[objective].at_least(depth)
     if objective == "size" and max_depth is not None:
         while grid.depth < max_depth:
             if deadline is not None and time.perf_counter() >= deadline:
@@ -283,7 +286,7 @@ def solve_consistent(
         depth = min(max_depth, grid.depth)
     stats.seconds = time.perf_counter() - started
     tree = grid.tree(depth, n_classes)
-    value = tree.depth if objective == "depth" else tree.n_nodes
+    value = OBJECTIVES[objective].value_of(tree, 0.0)
     recorder.improve(tree, value)
     return recorder.snapshot(proven_optimal=proven)
 

@@ -62,7 +62,8 @@ import numpy as np
 
 from ..core.errors import ParameterError, TimeUp
 from ..models.tree import Tree
-from ..task.result import BudgetStats, SearchResult
+from ..task.result import SearchResult
+from ..task.stats import BudgetStats
 from ._budget_kernels import child_target, convolve, depth_two_budget, node_three
 from ._counts import make_space
 from .common import (

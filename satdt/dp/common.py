@@ -27,7 +27,8 @@ import numpy as np
 
 from ..core.errors import DataError, ParameterError
 from ..prepare.prepared import distinct_features, group_rows
-from ..task.result import DPStats, Recorder
+from ..task.result import Recorder
+from ..task.stats import DPStats
 
 # Relative tolerance on errors (sums of float weights in different orders), times the total
 # weight: a tree's recomputed error must match the search's within it, and a tree must beat

@@ -49,7 +49,8 @@ import numpy as np
 from ..core.errors import TimeUp
 from ..models.tree import Tree
 from ..prepare.binarize import Binarizer
-from ..task.result import ConTreeStats, Decision, DPStats, Recorder, SearchResult
+from ..task.result import Recorder, SearchResult
+from ..task.stats import ConTreeStats, Decision, DPStats
 from .common import prepare_binary
 from .contree import PRUNING, _checked_tree, _flags, _root_order, _Search, prepare_numeric
 

@@ -69,7 +69,8 @@ from ..core.errors import DataError, ParameterError, TimeUp
 from ..models.tree import Tree
 from ..prepare.binarize import threshold_between
 from ..prepare.prepared import group_rows
-from ..task.result import ConTreeStats, Recorder, SearchResult
+from ..task.result import Recorder, SearchResult
+from ..task.stats import ConTreeStats
 from . import _contree_kernels as k
 from . import kernels
 from .common import SearchSettings, check_inputs, check_leaf_options

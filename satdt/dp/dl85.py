@@ -63,7 +63,9 @@ import numpy as np
 
 from ..core.errors import ParameterError, TimeUp
 from ..models.tree import Tree
-from ..task.result import DL85Stats, Recorder, Restart, SearchResult
+from ..task.events import Restart
+from ..task.result import Recorder, SearchResult
+from ..task.stats import DL85Stats
 from ._dl85_anytime import LEAF, Companion, CompanionProved
 from ._dl85_search import Search, depth_room
 from .common import (

@@ -33,15 +33,9 @@ from typing import Any
 import numpy as np
 
 from ..models.tree import Tree
-from ..task.result import (
-    DL85Stats,
-    DPStats,
-    Event,
-    Incumbent,
-    PortfolioStats,
-    Recorder,
-    SearchResult,
-)
+from ..task.events import Event
+from ..task.result import Incumbent, Recorder, SearchResult
+from ..task.stats import DL85Stats, DPStats, PortfolioStats
 from .common import PreparedBinary, SearchSettings
 
 # Seconds of Blossom alone first (its first trees): what it proves by then costs no second

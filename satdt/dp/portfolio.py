@@ -26,7 +26,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..task.result import DPStats, PortfolioStats, Recorder, SearchResult
+from ..task.result import Recorder, SearchResult
+from ..task.stats import DPStats, PortfolioStats
 from . import kernels, parallel, root_split
 from .common import (
     SearchSettings,

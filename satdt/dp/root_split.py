@@ -43,7 +43,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import TimeUp
-from ..task.result import DL85Stats, DPStats, PortfolioStats, SearchResult
+from ..task.result import SearchResult
+from ..task.stats import DL85Stats, DPStats, PortfolioStats
 from ._dl85_anytime import LEAF
 from .common import PreparedBinary, SearchSettings
 

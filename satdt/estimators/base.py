@@ -34,9 +34,10 @@ from ..prepare.prepared import (
     prepare,
     sample_weights,
 )
-from ..search import registry as methods
-from ..search.registry import CONSISTENCY, OBJECTIVES
-from ..task.result import Event, Recorder
+from ..search.registry import METHODS, method_params
+from ..task.events import Event
+from ..task.objectives import OBJECTIVES
+from ..task.result import Recorder
 
 
 def resolve_n_jobs(n_jobs: Any) -> int:
@@ -91,7 +92,7 @@ class SatdtEstimator:
     @classmethod
     def _method_params(cls) -> dict[str, Param]:
         """The parameters of the searches this estimator runs (the table's, for trees)."""
-        return methods.method_params()
+        return method_params()
 
     @classmethod
     def _table(cls) -> dict[str, Param]:
@@ -146,7 +147,7 @@ class SatdtEstimator:
             for param in cls._PARAMS
         ]
         for name, param in cls._method_params().items():
-            users = [m.name for m in methods.METHODS.values() if param in m.params]
+            users = [m.name for m in METHODS.values() if param in m.params]
             documented.append(
                 (
                     name,
@@ -272,7 +273,7 @@ class SatdtEstimator:
         data = prepare(
             dataset,
             sample_weight,
-            consistency=OBJECTIVES[self.objective].kind == CONSISTENCY,
+            consistency=OBJECTIVES[self.objective].consistency,
             resolve=self.resolve,
             recorder=recorder,
             deadline=deadline,

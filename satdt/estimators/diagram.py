@@ -41,7 +41,6 @@ from ..models.diagram_checks import (
 )
 from ..prepare.costs import tree_cost
 from ..prepare.prepared import Prepared, check_class_weight, validate
-from ..search import registry as methods
 from ..search.diagrams import (
     DIAGRAM_METHODS,
     ROUTES,
@@ -51,7 +50,8 @@ from ..search.diagrams import (
     step1_start,
     tree_start,
 )
-from ..task.result import Event
+from ..search.params import TREE_PARAMS
+from ..task.events import Event
 from .base import SatdtEstimator
 
 SOLVER_CHOICES = ("auto", "scip", "highs")
@@ -75,7 +75,7 @@ def _default_solver() -> str:
 
 
 # the tree estimator's declaration of cost_matrix: the same rules, the same reading of a flag
-_COST_MATRIX = next(param for param in methods.TREE_PARAMS if param.name == "cost_matrix")
+_COST_MATRIX = next(param for param in TREE_PARAMS if param.name == "cost_matrix")
 
 
 class OptimalDiagramClassifier(SatdtEstimator):
@@ -185,7 +185,7 @@ class OptimalDiagramClassifier(SatdtEstimator):
             None,
             "None, 'balanced' (n_rows / (n_classes * rows of the class)) or {label: weight}: "
             "multiplies sample_weight, as in scikit-learn.",
-            methods.TREE_PARAMS[-2].rules,
+            TREE_PARAMS[-2].rules,
         ),
         Param(
             "cost_matrix",

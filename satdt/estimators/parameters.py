@@ -9,7 +9,8 @@ this module writes them as the site's Parameters page when the site is built.
 from __future__ import annotations
 
 from ..core.params import parameters_table
-from ..search.registry import METHODS, TREE_PARAMS, method_params
+from ..search.params import TREE_PARAMS
+from ..search.registry import METHODS, method_params
 from .diagram import OptimalDiagramClassifier
 
 

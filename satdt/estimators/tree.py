@@ -22,9 +22,6 @@ from ..core.errors import (
     NotProvenWarning,
     ParameterError,
     TimeUp,
-    honour_interrupt,
-    interrupt_handled,
-    interrupt_pending,
     user_stacklevel,
 )
 from ..core.params import Param
@@ -35,10 +32,13 @@ from ..prepare.prepared import (
     check_class_weight,
     validate,
 )
-from ..search import registry as methods
-from ..search import runner as tree_search
-from ..search.registry import CONSISTENCY, OBJECTIVES, Method, Task
-from ..task.result import Event, SearchResult
+from ..search.auto import choose_method
+from ..search.params import TREE_PARAMS
+from ..search.registry import METHODS, Method, method_params, resolve_method
+from ..search.runner import TreeSearch
+from ..task.events import Event
+from ..task.objectives import OBJECTIVES
+from ..task.spec import Task
 from .base import SatdtEstimator, resolve_n_jobs
 
 
@@ -59,19 +59,18 @@ class OptimalTreeClassifier(SatdtEstimator):
     ``method_`` the name of the method that ran (what ``method="auto"`` chose).
     """
 
-    _PARAMS: ClassVar[tuple[Param, ...]] = methods.TREE_PARAMS
+    _PARAMS: ClassVar[tuple[Param, ...]] = TREE_PARAMS
     _fitted_attribute: ClassVar[str] = "tree_"
 
     def _resolve(self) -> tuple[Method, dict[str, Any]]:
         """Check every parameter; return the method to run and its options."""
         self._check_params()
         check_class_weight(self.class_weight)
-        options = {name: getattr(self, name) for name in methods.method_params()}
-        method, own = methods.resolve_method(self.objective, self.method, options, self.max_nodes)
+        options = {name: getattr(self, name) for name in method_params()}
+        method, own = resolve_method(self.objective, self.method, options, self.max_nodes)
         self._check_error_options()
-        kind = OBJECTIVES[self.objective].kind
         if (
-            kind != CONSISTENCY
+            not OBJECTIVES[self.objective].consistency
             and self.max_depth is None
             and self.max_nodes is None
             and not self.leaf_penalty > 0
@@ -87,7 +86,7 @@ class OptimalTreeClassifier(SatdtEstimator):
         """The error objective's options (leaf_penalty, min_support, cost_matrix) keep their
         defaults under the consistency objectives."""
         cost_matrix = getattr(self, "cost_matrix", None)
-        if OBJECTIVES[self.objective].kind == CONSISTENCY and (
+        if OBJECTIVES[self.objective].consistency and (
             self.leaf_penalty > 0 or self.min_support > 1 or cost_matrix is not None
         ):
             name = "leaf_penalty" if self.leaf_penalty > 0 else "min_support"
@@ -137,9 +136,9 @@ class OptimalTreeClassifier(SatdtEstimator):
         given (they name the method they belong to, the one :meth:`_resolve` chose)."""
         max_nodes = self.max_nodes
         if self.method == "auto" and not options:
-            return methods.METHODS[methods.choose_method(self.objective, data, max_nodes)]
+            return METHODS[choose_method(self.objective, data, max_nodes)]
         if method.input == "numeric" and data.has_missing:
-            other = methods.choose_method(self.objective, data, max_nodes)
+            other = choose_method(self.objective, data, max_nodes)
             raise ParameterError(
                 f"method={method.name!r} searches the numeric columns and cannot take missing "
                 f"values; use method={other!r} (what method='auto' runs on these data), or "
@@ -184,25 +183,8 @@ class OptimalTreeClassifier(SatdtEstimator):
             method = self._method_for(data, method, options)
         task = Task(data, self.objective, self.max_depth, self.max_nodes, options)
         task.n_jobs = resolve_n_jobs(getattr(self, "n_jobs", 1))
-        recorder = data.recorder
         self._set_error_options(task)
-        try:
-            honour_interrupt()  # a Ctrl-C dropped while the data was read and prepared
-            result = self._search(method, task)
-        except (KeyboardInterrupt, Exception) as stopped:
-            if not isinstance(stopped, KeyboardInterrupt):
-                if not interrupt_pending():
-                    raise
-                # a Ctrl-C that a library turned into an error of its own: NumPy reports a
-                # KeyboardInterrupt raised while it compares structured arrays as a TypeError
-                if recorder.best is None:
-                    raise KeyboardInterrupt from stopped
-            elif recorder.best is None:
-                raise
-            interrupt_handled()
-            recorder.stats.interrupted = True
-            result = recorder.snapshot(proven_optimal=False, stop_reason="interrupted")
-        result = tree_search.finish(result, task)
+        result = self._search(method, task).run()
         self.result_ = result
         self.method_ = method.name
         setattr(self, self._fitted_attribute, result.model)
@@ -234,7 +216,7 @@ class OptimalTreeClassifier(SatdtEstimator):
         user's, and the searches' minimum support counts each user row as the ``factor`` rows
         the reduction made of it.
         """
-        if OBJECTIVES[self.objective].kind == CONSISTENCY:
+        if OBJECTIVES[self.objective].consistency:
             return
         # with a cost matrix the user's rows (the searches read them rewritten, each row as
         # `factor` rows of the same features: satdt.prepare.costs), and costs in units of the weights
@@ -252,10 +234,10 @@ class OptimalTreeClassifier(SatdtEstimator):
         costs = task.data.costs
         task.min_support = min_support * (1 if costs is None else max(costs.factor, 1))
 
-    def _search(self, method: Method, task: Task) -> SearchResult:
-        """Run the method through :func:`satdt.search.runner.run_search` (one class, a greedy
-        start, kernels awaited, time-outs; no depth limit: :func:`satdt.search.registry.run_without_depth`)."""
-        return tree_search.run_search(method, task)
+    def _search(self, method: Method, task: Task) -> TreeSearch:
+        """The search of the fit (:class:`satdt.search.runner.TreeSearch`: one class, a greedy
+        start, kernels awaited, time-outs and Ctrl-C into the best tree, the tree re-checked)."""
+        return TreeSearch(method, task)
 
     def to_sklearn(self) -> Any:
         """The fitted tree as a fitted ``sklearn.tree.DecisionTreeClassifier``.
@@ -323,12 +305,8 @@ class OptimalTreeClassifier(SatdtEstimator):
         method, options = self._resolve()
         data = self._prepare(dataset, None, on_event, None)
         method = self._method_for(data, method, options)
-        if data.n_classes == 1:
-            points = [(0, 1, data.finish(Tree.single_leaf(0, data.classes)), True)]
-            reason = "a single class: one leaf"
-        else:
-            task = Task(data, self.objective, self.max_depth, None, options)
-            points, reason = tree_search.run_pareto(method, task)
+        task = Task(data, self.objective, self.max_depth, None, options)
+        points, reason = self._search(method, task).pareto()
         self.tree_ = points[-1][2]
         self.method_ = method.name
         self.result_ = data.recorder.snapshot(proven_optimal=all(p[3] for p in points))

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import SatdtError
+from ..task.objectives import OBJECTIVES
 from ._mpl import check_plot_target
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def plot_history(
     else:
         axes.set_xlim(0, end * 1.02 if end > 0 else 1)
     axes.set_xlabel("time (s, log scale)" if log_time else "time (s)")
-    axes.set_ylabel("training error" if result.objective == "error" else result.objective)
+    axes.set_ylabel(OBJECTIVES[result.objective].unit)
     axes.grid(True, alpha=0.3)
     if title is None:
         proof = "proven optimal" if result.proven_optimal else "not proven"

@@ -21,7 +21,8 @@ from pysat.formula import IDPool
 
 from ..core.errors import TimeUp
 from ..models.tree import Tree
-from ..task.result import Recorder, SatCall
+from ..task.events import SatCall
+from ..task.result import Recorder
 from .counter import DEFAULT_COUNTER, labelled_leaf_vars, leaf_counter
 from .heuristics import repair_bottom
 from .perfect import (

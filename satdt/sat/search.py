@@ -17,7 +17,8 @@ import numpy as np
 
 from ..core.errors import TimeUp, no_consistent_tree
 from ..models.tree import Tree, depth_lower_bound
-from ..task.result import ParetoPoint, Recorder, SatStats, SearchResult, front_ends_after
+from ..task.result import ParetoPoint, Recorder, SearchResult, front_ends_after
+from ..task.stats import SatStats
 from .chains import ChainLoop, chain_budget, threshold_chains
 from .counter import DEFAULT_COUNTER
 from .heuristics import greedy_tree, lookahead_tree, root_candidates

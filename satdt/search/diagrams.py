@@ -25,7 +25,8 @@ from ..core.errors import InfeasibleError, ParameterError, TooLargeForSat
 from ..models.diagram import Diagram
 from ..models.diagram_checks import ErrorObjective, Extensions, objective, violation
 from ..prepare.prepared import Prepared
-from ..task.result import Recorder, SearchResult, Stats
+from ..task.result import Recorder, SearchResult
+from ..task.stats import Stats
 from .runner import min_error_tree
 
 EXTENSIONS = ("max_splits", "min_flow", "fairness")
@@ -137,7 +138,6 @@ class DiagramMethod:
     run: Callable[[DiagramTask], None]
     params: tuple[str, ...] = ()  # estimator options that only this route reads
     tree_methods: tuple[str, ...] = ("portfolio", "contree")  # their kernels: satdt warmup
-    report: Callable[[DiagramStats], list[str]] = lambda stats: []
 
 
 # ---------------------------------------------------------------------- skeleton and trees
@@ -375,18 +375,6 @@ def _run_size(task: DiagramTask) -> None:
     task.stats.sat_calls, task.stats.examples = found.sat_calls, found.examples
 
 
-def _report_milp(stats: DiagramStats) -> list[str]:
-    if not stats.solver:
-        return []
-    return [
-        f"MILP ({stats.solver}): {stats.status}, gap {stats.mip_gap:.3g}, {stats.mip_nodes} nodes"
-    ]
-
-
-def _report_sat(stats: DiagramStats) -> list[str]:
-    return [f"SAT calls: {stats.sat_calls}, distinct rows encoded: {stats.examples}"]
-
-
 DIAGRAM_METHODS: dict[str, DiagramMethod] = {
     m.name: m
     for m in (
@@ -399,7 +387,6 @@ DIAGRAM_METHODS: dict[str, DiagramMethod] = {
             "the only route for multivariate splits",
             run=_run_milp,
             params=("milp_solver",),
-            report=_report_milp,
         ),
         DiagramMethod(
             name="maxsat",
@@ -409,7 +396,6 @@ DIAGRAM_METHODS: dict[str, DiagramMethod] = {
             summary="objective (18) by MaxSAT (RC2) over every threshold, exact for univariate "
             "splits; each oracle model is an incumbent",
             run=_run_maxsat,
-            report=_report_sat,
         ),
         DiagramMethod(
             name="tree",
@@ -429,7 +415,6 @@ DIAGRAM_METHODS: dict[str, DiagramMethod] = {
             "counterexample-guided loop",
             run=_run_size,
             tree_methods=("portfolio",),
-            report=_report_sat,
         ),
     )
 }

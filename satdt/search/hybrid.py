@@ -60,21 +60,16 @@ import numpy as np
 
 from ..core.errors import TimeUp, no_consistent_tree
 from ..models.tree import Tree, depth_lower_bound, leaf_lower_bound
-from ..task.result import (
-    Decision,
-    HybridStats,
-    ParetoPoint,
-    Progress,
-    Proof,
-    SearchResult,
-    front_ends_after,
-)
+from ..task.events import Progress
+from ..task.objectives import OBJECTIVES
+from ..task.result import ParetoPoint, SearchResult, front_ends_after
+from ..task.stats import SEARCH_NAMES, Decision, HybridStats, Proof
 
 if TYPE_CHECKING:
     from ..dp.consistent import ConsistencyDP, QuantilePrimal
     from ..dp.kernels import Loading
     from ..sat.search import LoopSearch
-    from .registry import Task
+    from ..task.spec import Task
 
 # The first turn of an arm, in seconds; later turns last as long as the arm has run so far.
 FIRST_SLICE = 0.05
@@ -98,13 +93,6 @@ SAT_CELLS = 300_000
 # A search's share of the core halves (down to this) each time the other settles a question
 # while it settled none, and doubles (up to 1) each time it settles one.
 MIN_SHARE = 1 / 16
-NAMES = {
-    "sat": "SAT",
-    "contree": "ConTree",
-    "blossom": "Blossom on quantile thresholds",
-    "greedy": "the greedy tree",
-    "classes": "classes",
-}
 
 
 def _search_of(arm: str) -> str:
@@ -291,12 +279,12 @@ class ConsistencyPortfolio:
         self.stats.proofs.append(Proof(depth, answer, by, self.recorder.elapsed(), leaves))
         what = f"depth {depth}" if leaves is None else f"depth {depth}, under {leaves} leaves"
         verdict = "a consistent tree" if answer == "found" else "no consistent tree"
-        self.recorder.event(Progress(f"{what}: {verdict} ({NAMES[by]})"))
+        self.recorder.event(Progress(f"{what}: {verdict} ({SEARCH_NAMES[by]})"))
 
     def _record(self, tree: Tree, by: str) -> None:
         """A consistent, admissible tree over the user's columns: the incumbent when it is
         better (its depth, or its number of nodes for the size objectives)."""
-        value = tree.depth if self.objective == "depth" else tree.n_nodes
+        value = OBJECTIVES[self.objective].value_of(tree, 0.0)
         if self.recorder.improve(tree, value, mapped=True) is not None:
             self.stats.found_by = by
 

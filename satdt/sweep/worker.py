@@ -87,7 +87,8 @@ def _warm(model: Any) -> float:
     """
     from ..estimators.base import SatdtEstimator
     from ..estimators.diagram import OptimalDiagramClassifier
-    from ..search import registry as methods
+    from ..search.auto import candidates
+    from ..search.registry import METHODS, warmup
 
     if not isinstance(model, SatdtEstimator):
         return 0.0
@@ -98,11 +99,11 @@ def _warm(model: Any) -> float:
         routes = DIAGRAM_METHODS.values() if method == "auto" else [DIAGRAM_METHODS[method]]
         names = {name for route in routes for name in route.tree_methods}
     else:
-        names = set(methods.candidates(objective, method))
+        names = set(candidates(objective, method))
     started = time.perf_counter()
-    todo = sorted(name for name in names - _WARMED if name in methods.METHODS)
+    todo = sorted(name for name in names - _WARMED if name in METHODS)
     if todo:
-        methods.warmup(todo, jobs=1)  # the sweep's workers are the parallelism
+        warmup(todo, jobs=1)  # the sweep's workers are the parallelism
     _WARMED.update(names)
     return time.perf_counter() - started
 

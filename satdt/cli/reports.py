@@ -1,0 +1,178 @@
+"""What the command line prints about each search's work: one function per statistics class.
+
+A search returns its counters as a typed :class:`~satdt.task.stats.Stats` (each method of the
+table of searches says which, :attr:`satdt.search.registry.Method.stats`); this module turns
+each into the summary's lines, as scikit-learn's ``export_text`` turns a tree into text: the
+library computes, the command line words. :func:`search_lines` finds the lines of a result's
+statistics by their class (its closest ancestor with a report), :func:`diagram_lines` those of
+a diagram route's. A new search adds its statistics class and one function here (the test of
+the table of searches fails otherwise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..task.result import SearchResult
+from ..task.stats import (
+    SEARCH_NAMES,
+    BoxStats,
+    BudgetStats,
+    ConTreeStats,
+    DL85Stats,
+    DPStats,
+    HybridStats,
+    PortfolioStats,
+    SatStats,
+    Stats,
+)
+
+
+def _sat(result: SearchResult, stats: SatStats) -> list[str]:
+    lines = [
+        f"examples used: {stats.examples_used} of {stats.rows} distinct rows",
+        f"SAT calls: {len(result.trace)}",
+    ]
+    if stats.settled_without_sat_call:
+        depths = ", ".join(map(str, stats.settled_without_sat_call))
+        lines.append(
+            f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent "
+            "(no SAT call)"
+        )
+    return lines
+
+
+def _boxes(result: SearchResult, stats: BoxStats) -> list[str]:
+    return [
+        f"boxes: {stats.boxes:,}, depths tabulated: 0-{stats.depths - 1}, {stats.seconds:.2f} s"
+    ]
+
+
+def _dp(result: SearchResult, stats: DPStats) -> list[str]:
+    return [
+        f"splits evaluated: {stats.expansions}, depth-two solves: {stats.bottom_solves}, "
+        f"features used: {stats.features_used} of {stats.features}"
+    ]
+
+
+def _dl85(result: SearchResult, stats: DL85Stats) -> list[str]:
+    lines = [
+        f"search nodes: {stats.nodes}, cache: {stats.cache_entries} branches "
+        f"({stats.cache_mb:.1f} MB{', full' if stats.cache_full else ''}), "
+        f"{stats.cache_hits} hits"
+    ]
+    if stats.restarts:
+        lines.append(f"restarts: {stats.restarts}")
+    return lines
+
+
+def _portfolio(result: SearchResult, stats: PortfolioStats) -> list[str]:
+    names = {"blossom": "Blossom", "dl85": "DL8.5"}
+    other = "CA-DL8.5" if stats.proven_by == "cadl85" else "DL8.5"
+    lines = [f"time: Blossom {stats.blossom_seconds:.2f} s, {other} {stats.dl85_seconds:.2f} s"]
+    if stats.proven_by:
+        lines.append(f"optimality proven by {names.get(stats.proven_by, 'CA-DL8.5')}")
+    if stats.dl85_seconds > 0:
+        lines += _dl85(result, stats)
+    return lines
+
+
+def _contree(result: SearchResult, stats: ConTreeStats) -> list[str]:
+    return [
+        f"splits evaluated: {stats.expansions}, depth-two solves: {stats.bottom_solves}, "
+        f"cache: {stats.cache_entries} subproblems ({stats.cache_mb:.1f} MB"
+        f"{', full' if stats.cache_full else ''}), {stats.cache_hits} hits"
+    ]
+
+
+def _hybrid(result: SearchResult, stats: HybridStats) -> list[str]:
+    """What each search settled (depths, and leaves for the size), which one proved the
+    bound and found the tree, and the time each ran."""
+    settled = []
+    for proof in stats.proofs:
+        if proof.by == "greedy":
+            continue
+        what = f"depth {proof.depth}" + (
+            "" if proof.leaves is None else f" under {proof.leaves} leaves"
+        )
+        verdict = "found" if proof.answer == "found" else "none"
+        settled.append(f"{what}: {verdict} ({SEARCH_NAMES[proof.by]}, {proof.seconds:.2f} s)")
+    lines = []
+    if settled:
+        lines.append("settled: " + "; ".join(settled))
+    who = []
+    if stats.found_by:
+        who.append(f"tree found by {SEARCH_NAMES[stats.found_by]}")
+    if result.proven_optimal and stats.lower_bound_by:
+        who.append(f"lower bound proven by {SEARCH_NAMES[stats.lower_bound_by]}")
+    if who:
+        lines.append(", ".join(who))
+    if stats.sat is not None:
+        sat = stats.sat
+        lines.append(
+            f"SAT: {stats.sat_seconds:.2f} s; SAT calls: {sat.sat_calls}; examples used: "
+            f"{sat.examples_used} of {sat.rows} distinct rows; {stats.binary_features} binary "
+            "features"
+        )
+    if stats.contree is not None:
+        tree = stats.contree
+        lines.append(
+            f"ConTree: {stats.contree_seconds:.2f} s; splits evaluated: {tree.expansions}, "
+            f"depth-two solves: {tree.bottom_solves}, cache: {tree.cache_entries} subproblems "
+            f"({tree.cache_mb:.1f} MB{', full' if tree.cache_full else ''})"
+        )
+    return lines
+
+
+def _budget(result: SearchResult, stats: BudgetStats) -> list[str]:
+    return [
+        f"branching nodes allowed: {stats.branching_budget}, depths solved: 0-"
+        f"{stats.depths_done}; splits evaluated: {stats.expansions}, pair tables: "
+        f"{stats.bottom_solves}, cache: {stats.cache_entries} subproblems"
+        f"{' (emptied when full)' if stats.cache_full else ''}, {stats.cache_hits} hits"
+    ]
+
+
+# Each statistics class's lines (a subclass without its own takes its closest ancestor's).
+REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
+    SatStats: _sat,
+    BoxStats: _boxes,
+    DPStats: _dp,
+    DL85Stats: _dl85,
+    PortfolioStats: _portfolio,
+    ConTreeStats: _contree,
+    HybridStats: _hybrid,
+    BudgetStats: _budget,
+}
+
+
+def report_of(stats_class: type[Stats]) -> Callable[[SearchResult, Any], list[str]] | None:
+    """The report function of a statistics class: its own, else its closest ancestor's
+    (``None`` for the plain :class:`~satdt.task.stats.Stats` of a search that did not run)."""
+    for cls in stats_class.__mro__:
+        if cls in REPORTS:
+            return REPORTS[cls]
+    return None
+
+
+def search_lines(result: SearchResult) -> list[str]:
+    """The summary's lines about the search's work, from its statistics (none when the tree
+    came before any search: one class, a greedy tree that the time limit kept)."""
+    report = report_of(type(result.stats))
+    return [] if report is None else report(result, result.stats)
+
+
+def diagram_lines(method: str, stats: Any) -> list[str]:
+    """A diagram route's own lines: the MILP's solver, status, gap and nodes; the SAT and MaxSAT
+    routes' calls and rows encoded."""
+    if method == "milp":
+        if not stats.solver:
+            return []
+        return [
+            f"MILP ({stats.solver}): {stats.status}, gap {stats.mip_gap:.3g}, "
+            f"{stats.mip_nodes} nodes"
+        ]
+    if method in ("maxsat", "sat"):
+        return [f"SAT calls: {stats.sat_calls}, distinct rows encoded: {stats.examples}"]
+    return []

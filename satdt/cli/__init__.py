@@ -54,6 +54,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("satdt: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        if not (interrupt_pending() or _from_a_ctrl_c(error)):
+            raise
+        # a Ctrl-C that other code turned into an error of its own (a dataclass being
+        # created while a module loads reports it as a RuntimeError, an extension module
+        # being imported as an ImportError)
+        print("satdt: interrupted", file=sys.stderr)
+        return 130
+
+
+def _from_a_ctrl_c(error: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is among the causes of ``error``."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _run(argv: Sequence[str] | None) -> int:

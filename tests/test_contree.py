@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from naive import min_error, threshold_features
 
 from satdt.core.errors import DataError, ParameterError
-from satdt.dp import blossom, contree
+from satdt.dp import blossom, contree, contree_starts
 from satdt.dp.common import SearchSettings
 from satdt.dp.greedy import greedy_numeric_tree
 from satdt.prepare.binarize import Binarizer
@@ -307,10 +307,10 @@ def test_blossom_trees_carry_the_penalty_and_the_support():
     found = []
     until = time.perf_counter() + 1.0
     rows = contree._Rows(X, y, w, 2, prep, pen=2.0, s=5)
-    contree._primal(rows, lambda *tree: found.append(tree), 4, until)
+    contree_starts.primal(rows, lambda *tree: found.append(tree), 4, until)
     assert found
     for value, node in found:
-        tree = contree._to_tree(node, prep, X, y, w, 2)
+        tree = contree_starts.to_tree(node, prep, X, y, w, 2)
         assert tree_error(tree, X, y) + 2.0 * tree.n_leaves == pytest.approx(value)
         assert leaf_supports(tree, X, w).min() >= 5
 

@@ -52,7 +52,8 @@ from ..prepare.binarize import Binarizer
 from ..task.result import Recorder, SearchResult
 from ..task.stats import ConTreeStats, Decision, DPStats
 from .common import prepare_binary
-from .contree import PRUNING, _checked_tree, _flags, _root_order, _Search, prepare_numeric
+from .contree import PRUNING, _flags, _root_order, _Search, prepare_numeric
+from .contree_starts import checked_tree
 
 # The decision's upper bound on the (unit-weight) error: any misclassified row costs 1.
 _DECIDE_BOUND = 0.5
@@ -179,7 +180,7 @@ class ConsistencyDP:
 
     def _tree(self, value: float, node: object, pen: float) -> Tree:
         """The rank-space tree as a :class:`Tree` on ``X``, checked: no error, the cost claimed."""
-        tree = _checked_tree(value, node, self.prep, self.X, self.y, self.w, self.n_classes, pen)
+        tree = checked_tree(value, node, self.prep, self.X, self.y, self.w, self.n_classes, pen)
         if tree.count_error() != 0:
             raise RuntimeError("internal error: the decision returned an inconsistent tree")
         return tree
@@ -211,7 +212,7 @@ class ConsistencyDP:
         return Decision("UNSAT" if complete else "UNKNOWN")
 
 
-# Quantile thresholds per column of the primal's grids, coarse first (as ConTree's _primal).
+# Quantile thresholds per column of the primal's grids, coarse first (as ConTree's primal).
 PRIMAL_THRESHOLDS = (6, 32)
 # Blossom keeps a domain of every feature at each of its 2^(depth - 1) positions: a grid whose
 # domains would take more megabytes than this is skipped (deep targets on wide tables).

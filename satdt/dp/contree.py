@@ -67,14 +67,21 @@ import numpy as np
 
 from ..core.errors import DataError, ParameterError, TimeUp
 from ..models.tree import Tree
-from ..prepare.binarize import threshold_between
 from ..prepare.prepared import group_rows
 from ..task.result import Recorder, SearchResult
 from ..task.stats import ConTreeStats
 from . import _contree_kernels as k
 from . import kernels
 from .common import SearchSettings, check_inputs, check_leaf_options
-from .greedy import greedy_numeric_tree
+from .contree_starts import (
+    PRIMAL_DEPTH,
+    REL_TOL,
+    checked_tree,
+    greedy_first,
+    penalised_cost,
+    primal,
+    solve_with_primal,
+)
 
 #: The pruning switches (all on by default): ``neighbourhood`` (Eq. (9)), ``shrinking``
 #: (interval shrinking, Theorem 2 and Eq. (10)), ``subinterval`` (Theorem 3), ``similarity``
@@ -87,22 +94,8 @@ _FLAGS = {
     "subinterval": k.SUBINTERVAL,
     "similarity": k.SIMILARITY,
 }
-# Relative tolerance on errors (float weights summed in different orders), times the total
-# weight: as in Blossom, trees must beat an incumbent by more than it.
-_REL_TOL = 1e-9
 # Estimated bytes of one cache entry besides its key (tuple, floats, nested tree).
 _ENTRY_BYTES = 200
-# With a time limit at depth >= PRIMAL_DEPTH, when the exact search has not finished within
-# PRIMAL_FIRST of the time left (at most 1 s), Blossom on PRIMAL_THRESHOLDS quantile
-# thresholds per column (a coarse grid for PRIMAL_COARSE_SHARE of that time, then a finer
-# one) runs for PRIMAL_SHARE of it (at most PRIMAL_SECONDS) to find good trees early
-# (:func:`_primal`); then the exact search resumes with their bound.
-PRIMAL_DEPTH = 4
-PRIMAL_FIRST = 0.1
-PRIMAL_THRESHOLDS = (6, 32)
-PRIMAL_COARSE_SHARE = 0.7
-PRIMAL_SHARE = 0.3
-PRIMAL_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -446,122 +439,6 @@ class _Search:
         return best_value, best_node
 
 
-def _to_tree(
-    node: Any, prep: PreparedNumeric, X: np.ndarray, y: np.ndarray, w: np.ndarray, n_classes: int
-) -> Tree:
-    """A rank-space tree as a :class:`Tree` on ``X``; each leaf predicts its heaviest class."""
-
-    def nested(t: Any) -> Any:
-        if not isinstance(t, tuple):
-            return 0
-        f, r, lo, hi = t
-        return (f, threshold_between(prep.values[f], r), nested(lo), nested(hi))
-
-    tree = Tree.from_nested(nested(node), classes=np.arange(n_classes)).with_counts(X, y, w)
-    leaves = np.flatnonzero(tree.left < 0)
-    tree.value[leaves] = np.argmax(tree.counts[leaves], axis=1)
-    return tree
-
-
-def _cost(tree: Tree, pen: float) -> float:
-    """The cost of a tree with counts: its error plus ``pen`` per leaf."""
-    return tree.count_error() + pen * tree.n_leaves
-
-
-def _supported(tree: Tree, X: np.ndarray, w: np.ndarray, s: int) -> bool:
-    """Whether every leaf of a tree (with counts) with a split holds ``s`` training rows of
-    positive weight (then each side of every split does)."""
-    if tree.n_leaves == 1:
-        return True
-    leaves = tree.left < 0
-    if s <= 1:  # a leaf with positive weight
-        return bool((tree.counts[leaves].sum(axis=1) > 0).all())
-    reached = np.bincount(tree.apply(X[w > 0]), minlength=tree.n_nodes)
-    return bool(reached[leaves].min() >= s)
-
-
-def _checked_tree(
-    value: float, node: Any, prep, X, y, w, n_classes, pen: float = 0.0, s: int = 1
-) -> Tree:
-    """Build the tree and check that it really has the cost the search claims (its error
-    plus ``pen`` per leaf) and the support ``s`` on each side of every split."""
-    tree = _to_tree(node, prep, X, y, w, n_classes)
-    cost = _cost(tree, pen)
-    if abs(cost - value) > _REL_TOL * max(1.0, float(w.sum())):
-        raise RuntimeError(
-            f"internal error: the search reports cost {value} but its tree has cost {cost}"
-        )
-    if not _supported(tree, X, w, s):
-        raise RuntimeError(f"internal error: the search's tree has a leaf of fewer than {s} rows")
-    return tree
-
-
-def _greedy_node(tree: Tree, prep: PreparedNumeric) -> Any:
-    """A greedy tree in rank space (None if a split does not fall between two data values)."""
-
-    def walk(node: int) -> Any:
-        if tree.left[node] < 0:
-            return -1
-        f = int(tree.feature[node])
-        values = prep.values[f]
-        r = int(np.searchsorted(values, tree.threshold[node], side="right")) - 1
-        lo, hi = walk(int(tree.left[node])), walk(int(tree.right[node]))
-        if not 0 <= r < len(values) - 1 or lo is None or hi is None:
-            return None
-        return (f, r, lo, hi)
-
-    return walk(0)
-
-
-def _primal(
-    rows: _Rows, report: Callable[[float, Any], None], max_depth: int, until: float
-) -> None:
-    """Good trees early: Blossom on ``PRIMAL_THRESHOLDS`` quantile thresholds per column
-    until ``until`` (with the rows' leaf penalty ``pen`` and minimum support ``s``), each of
-    its better trees reported (``report(cost, node)``) as a ConTree incumbent; first on the
-    coarse grid for up to ``PRIMAL_COARSE_SHARE`` of the time (a small problem, often solved
-    in seconds), then on the finer one.
-
-    At depth four or more ConTree improves on its greedy tree only once a whole depth-three
-    subproblem is solved, which can take minutes; Blossom on few thresholds finds good trees
-    within seconds. Its trees are trees over the numeric columns (each quantile threshold
-    lies between two data values), so they become ConTree incumbents and bounds.
-    """
-    from ..prepare.binarize import Binarizer
-    from .blossom import solve_min_error as blossom  # its kernels are ready (see the caller)
-
-    X, y, w, n_classes, prep, pen, s = (
-        rows.X, rows.y, rows.w, rows.n_classes, rows.prep, rows.pen, rows.s
-    )  # fmt: skip
-
-    def forward(result: SearchResult) -> None:
-        node = _greedy_node(result.model, prep)
-        if node is not None:
-            tree = _to_tree(node, prep, X, y, w, n_classes)
-            if _supported(tree, X, w, s):
-                report(_cost(tree, pen), node)
-
-    coarse, fine = PRIMAL_THRESHOLDS
-    coarse_until = time.perf_counter() + PRIMAL_COARSE_SHARE * (until - time.perf_counter())
-    for thresholds, stop in ((coarse, coarse_until), (fine, until)):
-        binarizer = Binarizer(max_thresholds=thresholds).fit(X)
-        B = binarizer.transform(X)
-        sub = Recorder(
-            "error",
-            to_user_tree=lambda tree, b=binarizer: tree.map_features(b.column_, b.threshold_),
-            on_improve=forward,
-        )
-        blossom(
-            B,
-            y,
-            n_classes,
-            max_depth,
-            SearchSettings(sub, sample_weight=w, deadline=stop, leaf_penalty=pen, min_support=s),
-        )
-        if time.perf_counter() >= until:
-            return
-
-
 def _flags(prune: Iterable[str]) -> tuple[int, bool]:
     """The kernels' bit flags of the switches, and whether D2Split is on."""
     switches = frozenset(prune)
@@ -651,7 +528,7 @@ def solve_min_error(
     if d2 and not kernels.request(_d2_groups()):  # no background compilation: here, now
         kernels.load(_d2_groups())
     total = float(w.sum())
-    tol = _REL_TOL * max(1.0, total)
+    tol = REL_TOL * max(1.0, total)
     gap = float(max_gap) * total if 0 < max_gap < 1 else float(max_gap)
     slack = max(gap, tol)
     _check_upper_bound(upper_bound, recorder, tol)
@@ -669,7 +546,7 @@ def solve_min_error(
         totals = np.bincount(y, weights=w, minlength=n_classes)
         leaf = Tree.single_leaf(int(totals.argmax()), np.arange(n_classes)).with_counts(X, y, w)
         if recorder.best is None:
-            recorder.improve(leaf, _cost(leaf, pen))
+            recorder.improve(leaf, penalised_cost(leaf, pen))
         return recorder.snapshot(proven_optimal=False)
     m, N = prep.Rt.shape
     stats = ConTreeStats(
@@ -684,7 +561,7 @@ def solve_min_error(
     ub = math.inf if upper_bound is None else float(upper_bound) - slack
 
     def report(value: float, node: Any) -> None:
-        tree = _checked_tree(value, node, prep, X, y, w, n_classes, pen, s)
+        tree = checked_tree(value, node, prep, X, y, w, n_classes, pen, s)
         if recorder.best is None or value < recorder.best.value:
             recorder.improve(tree, value)
 
@@ -695,14 +572,14 @@ def solve_min_error(
     # a greedy first tree: an incumbent at once, a bound to prune (unless the caller's
     # incumbent, such as the estimator's greedy tree on large tables, already gives one)
     if max_depth >= 3 and N > 1 and upper_bound is None:
-        ub = _greedy_first(rows, report, max_depth, deadline, ub, slack)
+        ub = greedy_first(rows, report, max_depth, deadline, ub, slack)
     try:
         if N == 0 or m == 0:  # nothing to split: a leaf
             value, node = _root_leaf(prep) + pen, -1
         elif deadline is not None and max_depth >= PRIMAL_DEPTH:
-            value, node = _solve_with_primal(
+            value, node = solve_with_primal(
                 search, order, int(max_depth), ub, slack, deadline, recorder,
-                lambda until: _primal(rows, report, max_depth, until),
+                lambda until: primal(rows, report, max_depth, until),
             )  # fmt: skip
         else:
             value, node = search.solve(order, int(max_depth), ub, slack=slack, root=True)
@@ -744,62 +621,8 @@ def _check_upper_bound(upper_bound: float | None, recorder: Recorder, tol: float
         )
 
 
-def _greedy_first(
-    rows: _Rows,
-    report: Callable[[float, Any], None],
-    max_depth: int,
-    deadline: float | None,
-    ub: float,
-    slack: float,
-) -> float:
-    """Report a greedy tree grown on the training rows (those of positive weight: no leaf of
-    rows of weight 0 alone) when it beats ``ub`` and keeps the support; the bound after it."""
-    X, y, w, n_classes, prep, pen, s = (
-        rows.X, rows.y, rows.w, rows.n_classes, rows.prep, rows.pen, rows.s
-    )  # fmt: skip
-    used = w > 0
-    Xg, yg, wg = (X, y, w) if used.all() else (X[used], y[used], w[used])
-    greedy = greedy_numeric_tree(
-        Xg, yg, n_classes, sample_weight=wg, max_depth=max_depth, deadline=deadline
-    )
-    node = _greedy_node(greedy, prep)
-    if node is not None:
-        tree = _to_tree(node, prep, X, y, w, n_classes)
-        value = _cost(tree, pen)
-        if value < ub and _supported(tree, X, w, s):
-            report(value, node)
-            ub = value - slack
-    return ub
-
-
-def _solve_with_primal(search, order, depth, ub, slack, deadline, recorder, primal):
-    """The exact search briefly (easy problems end here), then Blossom's good trees early
-    (``primal(until)``), then the exact search again with their bound and its cache."""
-    blossom = _primal_groups()
-    kernels.request(blossom)
-    left = max(deadline - time.perf_counter(), 0.0)
-    search.deadline = time.perf_counter() + min(PRIMAL_FIRST * left, 1.0)
-    try:
-        return search.solve(order, depth, ub, slack=slack, root=True)
-    except TimeUp:
-        if kernels.ready(blossom):  # on a first run they may be compiling still
-            until = time.perf_counter() + min(PRIMAL_SHARE * left, PRIMAL_SECONDS)
-            primal(min(until, deadline))
-        if recorder.best is not None:
-            ub = min(ub, recorder.best.value - slack)
-        search.deadline = deadline
-        return search.solve(order, depth, ub, slack=slack, root=True)
-
-
 def _d2_groups() -> tuple[str, ...]:
     """The depth-two kernel's groups (from the table of searches)."""
     from .kernels import kernels_of
 
     return kernels_of("contree").later
-
-
-def _primal_groups() -> tuple[str, ...]:
-    """The primal's groups: Blossom's (from the table of searches)."""
-    from .kernels import kernels_of
-
-    return kernels_of("blossom").start

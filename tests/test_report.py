@@ -15,11 +15,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, ParameterError, read_csv
+from satdt import (
+    OptimalDiagramClassifier,
+    OptimalTreeClassifier,
+    ParameterError,
+    Tree,
+    read_csv,
+)
 from satdt.cli import main
 from satdt.core.errors import NotFittedError, SatdtError
 from satdt.report import SECTIONS, report_html, visible_text
 from satdt.report import loop as loop_module
+from satdt.task.result import SearchResult
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
 MOUSE = EXAMPLES / "mouse.csv"
@@ -205,6 +212,27 @@ def test_a_diagram_fit_is_drawn_node_by_node(mouse):
         if "data-marks" in button:
             gids = [pair.split(":")[0] for pair in button["data-marks"].split()]
             assert gids and set(gids) <= drawn
+
+
+def _full(level: int, depth: int) -> object:
+    """A complete tree of ``depth`` levels, in nested form."""
+    if level == depth:
+        return level % 2
+    return (level % 3, 0.5 + level, _full(level + 1, depth), _full(level + 1, depth))
+
+
+def test_a_deep_tree_keeps_its_own_size_in_a_scrolling_frame():
+    tree = Tree.from_nested(_full(0, 8), classes=["a", "b"])
+    result = SearchResult("depth", tree, 8, 8, True, 0.5)  # made by hand: no history, no call
+    page = report_html(tree, result)
+    parsed = check_page(page)
+    assert len(parsed.boxes["model-figure"]) == tree.n_nodes == 511
+    picture = parsed.tagged("svg", "picture")[0]
+    assert picture["width"] == picture["viewbox"].split()[2]  # not shrunk: 12 px text
+    assert picture["font-size"] == "12"
+    assert "The result holds no history" in parsed.section_text(page, "bounds")
+    assert "No SAT call: this search is not a SAT loop" in parsed.section_text(page, "loop")
+    assert "No rows were given" in parsed.section_text(page, "explanations")
 
 
 def test_user_strings_show_as_text():

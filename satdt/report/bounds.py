@@ -85,11 +85,17 @@ def bounds_section(fit: Fit) -> Html:
     shown, left_out = capped(history, MAX_INCUMBENTS)
     body.append("<h3>Incumbents</h3>")
     if shown:
+        value = [] if integers else [y_name]  # a depth or a node count is in the table already
         body.append(
             table(
-                ("time", y_name, "depth", "nodes"),
+                ("time", *value, "depth", "nodes"),
                 (
-                    (seconds(i.elapsed), number(i.value), i.model.depth, i.model.n_nodes)
+                    (
+                        seconds(i.elapsed),
+                        *([] if integers else [number(i.value)]),
+                        i.model.depth,
+                        i.model.n_nodes,
+                    )
                     for i in shown
                 ),
             )

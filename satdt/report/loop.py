@@ -119,9 +119,10 @@ def loop_section(fit: Fit) -> Html:
                 "fit a tree with method='sat' or 'hybrid' (satdt infer) to see the loop."
             )
         else:
+            which = f"the {fit.method} search" if fit.method else "this search"
             line = (
-                f"No SAT call: the {fit.method or 'search'} search is not a SAT loop. Fit a tree "
-                "of minimum depth or size with method='sat' or 'hybrid' (satdt infer) to see it."
+                f"No SAT call: {which} is not a SAT loop. Fit a tree of minimum depth or size "
+                "with method='sat' or 'hybrid' (satdt infer) to see it."
             )
         return section("loop", "The counterexample loop", intro, [not_applicable(line)])
     sat_stats = getattr(result.stats, "sat", None) or result.stats

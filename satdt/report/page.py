@@ -92,7 +92,8 @@ document.addEventListener("click", function (event) {
       var box = figure.querySelector('g.box[data-gid="' + parts[0] + '"]');
       if (box) box.setAttribute("data-mark", parts[1]);
     });
-    figure.scrollIntoView({block: "start"});
+    var leaf = figure.querySelector('g.box[data-mark="leaf"]');
+    (leaf || figure).scrollIntoView({block: "center", inline: "center"});
   }
 });
 """

@@ -166,7 +166,7 @@ def chart_svg(
     end = max(end, *times, 1e-3)
     # from 0, unless everything happened in the last quarter (after reading the data, say)
     start = min(times, default=0.0)
-    start = 0.0 if start <= 0.75 * end else start - 0.05 * (end - start)
+    start = 0.0 if not 0.75 * end < start < end else start - 0.05 * (end - start)
     width, height = _CHART
     left, right, top, bottom = _PAD
 

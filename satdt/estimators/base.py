@@ -13,7 +13,7 @@ import inspect
 import os
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -396,8 +396,10 @@ class SatdtEstimator:
             self, X, rows, enumerate_axps=enumerate_axps, limit=limit, time_limit=time_limit
         )
 
-    def report(self, path: str | os.PathLike[str], *, X: Any = None, rows: Any = 3) -> Path:
-        """Write the fit as one self-contained HTML page (:func:`satdt.report.report_html`).
+    def report(
+        self, path: str | os.PathLike[str], *, X: Any = None, rows: int | Sequence[int] = 3
+    ) -> Path:
+        """Write the fit as one self-contained HTML page (``satdt.report.report_html``).
 
         The page, opened by double-click with no network, shows the data, the model drawn,
         the search's outcome and statistics, the bounds over time, the counterexample-guided
@@ -408,9 +410,10 @@ class SatdtEstimator:
         path : str or path-like
             The ``.html`` file to write.
         X : array-like, DataFrame or Dataset, optional
-            Rows with the columns given to ``fit`` (a table read by :func:`satdt.read_csv`:
-            its rows are named by their lines): counted in the data section, and the rows
-            explained. Without it, no row is explained.
+            Rows with the columns given to ``fit``, some of which are explained: the training
+            table, say (read by :func:`satdt.read_csv`, its rows and the loop's
+            counterexamples are named by their lines in the file). Without it, no row is
+            explained.
         rows : int or sequence of int, default=3
             The rows of ``X`` to explain: their indices, or how many (chosen to cover the
             classes predicted).

@@ -2,8 +2,10 @@
 drawing, a diagram by Sugiyama's layered drawing.
 
 A picture is laid out in inches first (boxes sized from their text at :data:`BASE_FONT`
-points), then drawn in those units (:mod:`satdt.plot.draw`), so the text fits its box at any
-scale: an Axes of another size scales the font with it. Every node's text artist has a gid
+points), then drawn in those units (:mod:`satdt.plot.draw` with matplotlib, :mod:`satdt.report.svg`
+as SVG text, both from the boxes' looks of :func:`box_look` and the arcs' paths of
+:func:`arc_shape`), so the text fits its box at any scale: an Axes of another size scales the
+font with it. Every node's text artist has a gid
 ``satdt-node-<kind>-<id>`` (an SVG group of that id), so a drawing can be checked node by node.
 """
 

@@ -230,7 +230,9 @@ def save_report(path: str | Path, model: Any, result: SearchResult, **options: A
     ----------
     path : str or Path
         The file to write.
-    model, result
+    model : Tree, Diagram or fitted estimator
+        As for :func:`report_html`.
+    result : SearchResult
         As for :func:`report_html`.
     **options
         The keyword arguments of :func:`report_html` (``method``, ``X``, ``rows``,

@@ -13,21 +13,23 @@ _BLOCKS = {
 
 
 class _Text(HTMLParser):
-    """Collects the text outside ``script``, ``style`` and ``head``, a line break at each block."""
+    """Collects the text outside ``script``, ``style`` and ``head`` (and ``svg``, unless
+    ``drawings``), a line break at each block."""
 
-    def __init__(self) -> None:
+    def __init__(self, drawings: bool) -> None:
         super().__init__(convert_charrefs=True)
+        self.hiding = _HIDDEN if drawings else _HIDDEN | {"svg"}
         self.hidden = 0
         self.parts: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _HIDDEN:
+        if tag in self.hiding:
             self.hidden += 1
         elif tag in _BLOCKS:
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in _HIDDEN:
+        if tag in self.hiding:
             self.hidden = max(0, self.hidden - 1)
         elif tag in _BLOCKS or tag in ("td", "th"):
             self.parts.append("\n" if tag in _BLOCKS else " ")
@@ -37,26 +39,29 @@ class _Text(HTMLParser):
             self.parts.append(data)
 
 
-def visible_text(page: str) -> str:
+def visible_text(page: str, *, drawings: bool = True) -> str:
     """The text of a report as a reader sees it with every step opened.
 
-    Text inside ``<script>``, ``<style>`` and ``<head>`` is left out; SVG text is kept (a
-    browser shows it); each block (a paragraph, a table row, a line of a drawing) is one
-    line, spaces inside a line collapsed, blank lines dropped. A browser test compares it
-    with the page's ``document.body.innerText`` after opening every ``<details>`` element,
-    normalised the same way (:func:`normalised`).
+    Text inside ``<script>``, ``<style>`` and ``<head>`` (a tooltip's ``<title>`` too) is
+    left out; each block (a paragraph, a table row, a line of a drawing) is one line, spaces
+    inside a line collapsed, blank lines dropped. A browser test can compare it with the
+    page's rendered text once every ``<details>`` element is open (``innerText``), normalised
+    the same way (:func:`normalised`); browsers differ on the text of inline SVG, so such a
+    test compares the text outside the drawings (``drawings=False``).
 
     Parameters
     ----------
     page : str
         The HTML of a report (:func:`satdt.report.report_html`).
+    drawings : bool, default=True
+        Keep the text of the SVG drawings (the boxes' tests, the chart's ticks).
 
     Returns
     -------
     str
         The lines of visible text, joined by newlines.
     """
-    parser = _Text()
+    parser = _Text(drawings)
     parser.feed(page)
     parser.close()
     return normalised("".join(parser.parts))

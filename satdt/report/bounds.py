@@ -111,13 +111,20 @@ def bounds_section(fit: Fit) -> Html:
                 "first search to answer settles it, and every answer is shared."
             )
         )
+        leaves = any(p.leaves is not None for p in proofs)  # a size search's questions
         body.append(
             table(
-                ("depth", "leaves below", "answer", "settled by", "time"),
+                (
+                    "depth",
+                    *(["fewer leaves than"] if leaves else []),
+                    "answer",
+                    "settled by",
+                    "time",
+                ),
                 (
                     (
                         p.depth,
-                        "" if p.leaves is None else p.leaves,
+                        *([p.leaves if p.leaves is not None else ""] if leaves else []),
                         "no consistent tree" if p.answer == "none" else "a consistent tree",
                         SETTLED_BY.get(p.by, p.by),
                         seconds(p.seconds),

@@ -84,17 +84,24 @@ def _depths(calls: Sequence[Any]) -> Html:
     bounds: dict[tuple[int, Any], list[Any]] = {}
     for call in calls:
         bounds.setdefault((call.depth, call.max_leaves), []).append(call)
+    leaves = any(call.max_leaves is not None for call in calls)  # a size search's bounds
     return table(
-        ("depth", "leaves at most", "SAT calls", "rows encoded at the last", "last answer"),
+        (
+            "depth",
+            *(["leaves at most"] if leaves else []),
+            "SAT calls",
+            "rows encoded at the last",
+            "last answer",
+        ),
         (
             (
                 depth,
-                "" if leaves is None else leaves,
+                *([bound if bound is not None else ""] if leaves else []),
                 len(group),
                 group[-1].n_examples,
                 group[-1].status,
             )
-            for (depth, leaves), group in bounds.items()
+            for (depth, bound), group in bounds.items()
         ),
     )
 

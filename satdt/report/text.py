@@ -8,28 +8,26 @@ from html.parser import HTMLParser
 _HIDDEN = {"script", "style", "head", "title"}
 _BLOCKS = {
     "p", "div", "section", "header", "footer", "main", "nav", "h1", "h2", "h3", "h4", "li",
-    "tr", "table", "details", "summary", "pre", "svg", "text", "tspan", "br",
+    "tr", "table", "details", "summary", "pre", "svg", "text", "br",
 }  # fmt: skip
 
 
 class _Text(HTMLParser):
-    """Collects the text outside ``script``, ``style`` and ``head`` (and ``svg``, unless
-    ``drawings``), a line break at each block."""
+    """Collects the text outside ``script``, ``style`` and ``head``, a line break at each block."""
 
-    def __init__(self, drawings: bool) -> None:
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
-        self.hiding = _HIDDEN if drawings else _HIDDEN | {"svg"}
         self.hidden = 0
         self.parts: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.hiding:
+        if tag in _HIDDEN:
             self.hidden += 1
         elif tag in _BLOCKS:
             self.parts.append("\n")
 
     def handle_endtag(self, tag: str) -> None:
-        if tag in self.hiding:
+        if tag in _HIDDEN:
             self.hidden = max(0, self.hidden - 1)
         elif tag in _BLOCKS or tag in ("td", "th"):
             self.parts.append("\n" if tag in _BLOCKS else " ")
@@ -39,29 +37,27 @@ class _Text(HTMLParser):
             self.parts.append(data)
 
 
-def visible_text(page: str, *, drawings: bool = True) -> str:
+def visible_text(page: str) -> str:
     """The text of a report as a reader sees it with every step opened.
 
-    Text inside ``<script>``, ``<style>`` and ``<head>`` (a tooltip's ``<title>`` too) is
-    left out; each block (a paragraph, a table row, a line of a drawing) is one line, spaces
-    inside a line collapsed, blank lines dropped. A browser test can compare it with the
-    page's rendered text once every ``<details>`` element is open (``innerText``), normalised
-    the same way (:func:`normalised`); browsers differ on the text of inline SVG, so such a
-    test compares the text outside the drawings (``drawings=False``).
+    Text inside ``<script>``, ``<style>`` and ``<head>`` (and a tooltip's ``<title>``) is
+    left out; each block (a paragraph, a table row, a box of a drawing) is one line, a box's
+    lines run together as a browser's text of them does, spaces inside a line collapsed,
+    blank lines dropped. It is Chromium's ``document.body.innerText`` of the page once every
+    ``<details>`` element is open, normalised by :func:`normalised`: what a browser test
+    compares.
 
     Parameters
     ----------
     page : str
         The HTML of a report (:func:`satdt.report.report_html`).
-    drawings : bool, default=True
-        Keep the text of the SVG drawings (the boxes' tests, the chart's ticks).
 
     Returns
     -------
     str
         The lines of visible text, joined by newlines.
     """
-    parser = _Text(drawings)
+    parser = _Text()
     parser.feed(page)
     parser.close()
     return normalised("".join(parser.parts))

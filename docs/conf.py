@@ -68,6 +68,7 @@ nitpick_ignore = [
         "collections.abc.Sequence",
         "collections.abc.Iterator",
         "os.PathLike",
+        "pathlib.Path",
         "Model",
         "Preparation",
         "Stats",

@@ -27,8 +27,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("satdt.models",),  # Tree, Diagram, model files, export
     ("satdt.prepare",),  # validation, weights, binarization, costs: table -> Prepared
     ("satdt.task",),  # objectives, Task, results, the recorder, statistics
-    # the engines, and what reads a model without searching (explanations, pictures)
-    ("satdt.sat", "satdt.dp", "satdt.mip", "satdt.explanations", "satdt.plot"),
+    # the engines, and what reads a model without searching (explanations, pictures, the
+    # report of a fit)
+    ("satdt.sat", "satdt.dp", "satdt.mip", "satdt.explanations", "satdt.plot", "satdt.report"),
     ("satdt.search",),  # the registry of searches, auto's rules, the runner, hybrid, diagrams
     ("satdt.estimators",),  # scikit-learn estimators, the Rashomon set
     ("satdt.sweep",),  # grids of fits
@@ -51,7 +52,12 @@ RULES = [
         "the DP side uses numpy and numba only",
     ),
     (("satdt.models",), PLOTTING, "models import no plotting code"),
-    (("satdt.explanations", "satdt.plot"), ENGINES, "explanations and pictures run no search"),
+    (
+        ("satdt.explanations", "satdt.plot", "satdt.report"),
+        ENGINES,
+        "explanations, pictures and reports run no search",
+    ),
+    (("satdt.report",), ("matplotlib",), "a report is drawn without matplotlib"),
 ]
 
 

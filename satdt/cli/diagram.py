@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import NotProvenWarning, SatdtError
-from .draw import check_drawings, draw
+from .draw import check_drawings, draw, write_report
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK
 from .render import diagram_summary, print_summary, print_test_accuracy, render_diagram
@@ -68,4 +68,5 @@ def diagram_command(args: argparse.Namespace, started: float) -> int:
         y_index = np.searchsorted(fitted.classes, np.asarray(dataset.y))
         fitted = fitted.with_counts(dataset.X, y_index)
     draw(args, fitted, result, dataset, "diagram")
+    write_report(args, model, dataset)
     return EXIT_OK

@@ -1,5 +1,6 @@
 """The drawing options: ``--draw`` (a model or a Pareto front) and ``--draw-loop`` (the SAT
-calls), checked before any work; matplotlib is imported only when one is given."""
+calls), checked before any work; matplotlib is imported only when one is given. ``--report``
+(the fit as an HTML page, no matplotlib needed) too."""
 
 from __future__ import annotations
 
@@ -13,13 +14,26 @@ from ..task.objectives import OBJECTIVES
 
 
 def check_drawings(args: argparse.Namespace) -> None:
-    """Before any work: ``--draw`` and ``--draw-loop`` need matplotlib and a known format."""
+    """Before any work: ``--draw`` and ``--draw-loop`` need matplotlib and a known format,
+    ``--report`` an ``.html`` file."""
     from ..plot import check_plot_target
 
     for name, flag in (("draw", "--draw"), ("draw_loop", "--draw-loop")):
         path = getattr(args, name, None)
         if path:
             check_plot_target(path, what=flag)
+    if getattr(args, "report", None):
+        from ..report import check_report_target
+
+        check_report_target(args.report, what="--report")
+
+
+def write_report(args: argparse.Namespace, estimator: Any, dataset: Any) -> None:
+    """Write ``--report``: the fit as an HTML page, its rows named by their lines."""
+    if getattr(args, "report", None):
+        estimator.report(args.report, X=dataset)
+        if not args.quiet:
+            print(f"report written to {args.report}", file=sys.stderr)
 
 
 def draw(args: argparse.Namespace, model: Any, result: Any, dataset: Any, what: str) -> None:

@@ -22,6 +22,7 @@ _OUTPUTS = {
     "plot": "--plot",
     "draw": "--draw",
     "draw_loop": "--draw-loop",
+    "report": "--report",
 }
 
 

@@ -15,7 +15,7 @@ from ..data import read_with_schema
 from ..estimators.tree import OptimalTreeClassifier
 from ..models.model import load_model
 from ..search.registry import method_params
-from .draw import check_drawings, draw, draw_title
+from .draw import check_drawings, draw, draw_title, write_report
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK
 from .render import (
@@ -94,6 +94,7 @@ def learn_command(args: argparse.Namespace, model: OptimalTreeClassifier, starte
         if args.save:
             save_model_file(args.save, model.tree_, model.schema_, model.result_)
         draw(args, front, model.result_, dataset, "Pareto front")
+        write_report(args, model, dataset)
         return EXIT_OK
     write_output(render_tree(model, args.format), args.output)
     if not args.quiet:
@@ -116,6 +117,7 @@ def learn_command(args: argparse.Namespace, model: OptimalTreeClassifier, starte
         if not args.quiet:
             print(f"anytime curve saved to {plot_path}", file=sys.stderr)
     draw(args, model.tree_, model.result_, dataset, "tree")
+    write_report(args, model, dataset)
     return EXIT_OK
 
 

@@ -119,6 +119,12 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="draw the model to FILE (.png, .svg, .pdf; needs matplotlib, not Graphviz)",
     )
+    parser.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="write the fit as one self-contained HTML page: the data, the model drawn, the "
+        "search, its statistics, the bounds over time, the SAT loop step by step, explanations",
+    )
     parser.add_argument("--test", metavar="FILE", help="also report accuracy on this labelled file")
     parser.add_argument("--quiet", action="store_true", help="no live status line and no summary")
 

@@ -13,7 +13,8 @@ import inspect
 import os
 import re
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -394,6 +395,61 @@ class SatdtEstimator:
 
         return explain(
             self, X, rows, enumerate_axps=enumerate_axps, limit=limit, time_limit=time_limit
+        )
+
+    def report(
+        self, path: str | os.PathLike[str], *, X: Any = None, rows: int | Sequence[int] = 3
+    ) -> Path:
+        """Write the fit as one self-contained HTML page (``satdt.report.report_html``).
+
+        The page, opened by double-click with no network, shows the data, the model drawn,
+        the search's outcome and statistics, the bounds over time, the counterexample-guided
+        loop step by step (SAT searches) and the explanations of a few rows.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The ``.html`` file to write.
+        X : array-like, DataFrame or Dataset, optional
+            Rows with the columns given to ``fit``, some of which are explained: the training
+            table, say (read by :func:`satdt.read_csv`, its rows and the loop's
+            counterexamples are named by their lines in the file). Without it, no row is
+            explained.
+        rows : int or sequence of int, default=3
+            The rows of ``X`` to explain: their indices, or how many (chosen to cover the
+            classes predicted).
+
+        Returns
+        -------
+        pathlib.Path
+            The file written.
+
+        Raises
+        ------
+        NotFittedError
+            If the estimator is not fitted.
+        SatdtError
+            If ``path`` is not an ``.html`` file or cannot be written, or ``rows`` does not
+            name rows of ``X``.
+        """
+        from ..report import save_report
+
+        model = self._fitted_model()
+        row_names, title = None, type(self).__name__
+        if isinstance(X, Dataset):  # already the design matrix
+            design, row_names = X.X, [f"line {n}" for n in X.line_numbers]
+            title = Path(X.source).name if X.source else title
+        else:
+            design = None if X is None else self._design(X)
+        return save_report(
+            path,
+            model,
+            self.result_,
+            method=self.method_,
+            X=design,
+            rows=rows,
+            row_names=row_names,
+            title=title,
         )
 
     def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:

@@ -10,14 +10,19 @@ from typing import Any
 
 from ..core.errors import SatdtError
 from ._mpl import check_plot_target, mpl_svg_text, save_figure
-from .layout import BASE_FONT, CHAR, NODE_GID, Picture, fitted_model, model_picture
+from .layout import (
+    BASE_FONT,
+    CHAR,
+    NODE_GID,
+    Picture,
+    arc_shape,
+    box_look,
+    fitted_model,
+    model_picture,
+)
 
 #: the depth at which a notebook's picture of a model (:func:`model_svg`) is cut by default
 REPR_MAX_DEPTH = 6
-
-
-def _blend(colour: tuple[float, ...], share: float) -> tuple[float, float, float]:
-    return tuple(1.0 - share * (1.0 - c) for c in colour[:3])  # type: ignore[return-value]
 
 
 #: how a marked box or arc is drawn: role -> (edge colour, line width in points)
@@ -43,7 +48,6 @@ def draw_picture(
     picture keeps its size, top-centred, unless ``grow``). ``marks`` (item gid -> role of
     :data:`MARK_STYLE`) frames boxes in the role's colour; ``marked_arcs`` ((source gid,
     target gid, yes) -> role) draws those arcs so."""
-    import matplotlib as mpl
     from matplotlib.patches import FancyBboxPatch, PathPatch
     from matplotlib.path import Path as MplPath
 
@@ -63,30 +67,15 @@ def draw_picture(
     ax.set_aspect("equal")
     ax.set_axis_off()
     font = BASE_FONT * scale
-    palette = mpl.colormaps["tab10"].colors
-    row_half = picture.row_height / 2
-
     marks = marks or {}
     marked_arcs = marked_arcs or {}
     for chain, yes in picture.arcs:
-        items = [picture.items[i] for i in chain]
-        start = items[0]
-        arc_role = marked_arcs.get((start.gid, items[-1].gid, yes))
-        # the yes arc leaves from the left of the box's bottom edge, the no arc from the right
-        side = -1.0 if yes else 1.0
-        x_start = start.x + side * min(start.width / 5, 0.25)
-        vertices = [(x_start, picture.y(start.row) - start.height / 2)]
-        codes = [MplPath.MOVETO]
-        for item in items[1:]:
-            y = picture.y(item.row)
-            top_y = y + (row_half if item.kind == "dummy" else item.height / 2)
-            x0, y0 = vertices[-1]
-            middle = (y0 + top_y) / 2
-            vertices += [(x0, middle), (item.x, middle), (item.x, top_y)]
-            codes += [MplPath.CURVE4] * 3
-            if item.kind == "dummy":  # straight down through the row's reserved passage
-                vertices.append((item.x, y - row_half))
-                codes.append(MplPath.LINETO)
+        arc = arc_shape(picture, chain, yes)
+        arc_role = marked_arcs.get((picture.items[chain[0]].gid, picture.items[chain[-1]].gid, yes))
+        vertices, codes = [arc.start], [MplPath.MOVETO]
+        for step in arc.steps:
+            vertices += step
+            codes += [MplPath.CURVE4] * 3 if len(step) == 3 else [MplPath.LINETO]
         ax.add_patch(
             PathPatch(
                 MplPath(vertices, codes),
@@ -97,8 +86,7 @@ def draw_picture(
             )
         )
         ax.text(
-            x_start + side * 0.04,
-            vertices[0][1] - 0.1,
+            *arc.label,
             "yes" if yes else "no",
             ha="right" if yes else "left",
             va="center",
@@ -110,30 +98,19 @@ def draw_picture(
         if item.kind == "dummy":
             continue
         y = picture.y(item.row)
-        colour = palette[item.klass % len(palette)] if item.klass >= 0 else (1.0, 1.0, 1.0)
-        purity = 0.0
-        if item.counts is not None and item.counts.sum() > 0:
-            purity = float(item.counts.max() / item.counts.sum())
-        share = 0.18 + 0.42 * purity if item.kind in ("leaf", "terminal") else 0.08 + 0.3 * purity
-        wrong = (
-            item.kind == "leaf"
-            and item.counts is not None
-            and item.counts.sum() > item.counts[item.klass]
-        )
+        look = box_look(item)
         role = marks.get(item.gid)
-        edge, width = ("#c0392b", 1.8) if wrong else ("0.25", 0.9)
-        if role is not None:
-            edge, width = MARK_STYLE[role]
+        edge, width = MARK_STYLE[role] if role is not None else (look.edge, look.width)
         ax.add_patch(
             FancyBboxPatch(
                 (item.x - item.width / 2, y - item.height / 2),
                 item.width,
                 item.height,
-                boxstyle=f"round,pad=0,rounding_size={0.12 if item.kind == 'terminal' else 0.04}",
-                facecolor=_blend(colour, share) if item.klass >= 0 else "white",
+                boxstyle=f"round,pad=0,rounding_size={look.rounding}",
+                facecolor=look.fill,
                 edgecolor=edge,
                 linewidth=width * scale,
-                linestyle=(0, (2, 1.5)) if item.kind == "more" else "-",
+                linestyle=(0, (2, 1.5)) if look.dashed else "-",
                 gid=f"{MARK_GID}{role}-{item.gid}" if role is not None else None,
             )
         )

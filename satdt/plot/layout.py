@@ -2,8 +2,10 @@
 drawing, a diagram by Sugiyama's layered drawing.
 
 A picture is laid out in inches first (boxes sized from their text at :data:`BASE_FONT`
-points), then drawn in those units (:mod:`satdt.plot.draw`), so the text fits its box at any
-scale: an Axes of another size scales the font with it. Every node's text artist has a gid
+points), then drawn in those units (:mod:`satdt.plot.draw` with matplotlib, :mod:`satdt.report.svg`
+as SVG text, both from the boxes' looks of :func:`box_look` and the arcs' paths of
+:func:`arc_shape`), so the text fits its box at any scale: an Axes of another size scales the
+font with it. Every node's text artist has a gid
 ``satdt-node-<kind>-<id>`` (an SVG group of that id), so a drawing can be checked node by node.
 """
 
@@ -14,7 +16,7 @@ import itertools
 import math
 import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,13 +26,18 @@ from ..models.tree import LEAF, Tree
 
 BASE_FONT = 9.0  # points: the font of a picture drawn at its own size
 CHAR = 0.6 / 72  # average glyph width of DejaVu Sans, in inches per point of font size
-_LINE = 1.3 / 72  # line height, in inches per point
+LINE = 1.3 / 72  # line height, in inches per point of font size
 _PAD = 0.09  # inches of margin inside a box
 _GAP_X = 0.22  # inches between neighbouring boxes of a row
 _GAP_Y = 0.55  # inches between the bottom of a row and the top of the next
 _DUMMY = 0.12  # inches a long arc reserves where it crosses a row
 _WRAP = 34  # characters per line of a node's text
 NODE_GID = "satdt-node-"  # the gid prefix of every box's text
+#: the fill colour of each class index, in turn (matplotlib's ``tab10``)
+PALETTE = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+)  # fmt: skip
 
 
 class Item:
@@ -59,7 +66,7 @@ class Item:
         else:
             chars = max(len(line) for line in lines)
             self.width = chars * CHAR * BASE_FONT + 2 * _PAD
-            self.height = len(lines) * _LINE * BASE_FONT + 2 * _PAD
+            self.height = len(lines) * LINE * BASE_FONT + 2 * _PAD
         self.x = 0.0
 
 
@@ -381,3 +388,78 @@ def fitted_model(model: Any) -> Any:
     if fitted is None:
         raise SatdtError(f"this {type(model).__name__} is not fitted yet: call fit first")
     return fitted
+
+
+class Look(NamedTuple):
+    """How a box is drawn: its fill and edge colours (``#rrggbb``), the edge's width in
+    points, whether the edge is dashed (a truncation marker) and the corners' radius in inches."""
+
+    fill: str
+    edge: str
+    width: float
+    dashed: bool
+    rounding: float
+
+
+def _blend(colour: str, share: float) -> str:
+    """``colour`` mixed with white: ``share`` of the colour, the rest white."""
+    rgb = (int(colour[i : i + 2], 16) for i in (1, 3, 5))
+    return "#" + "".join(f"{round(255 - share * (255 - c)):02x}" for c in rgb)
+
+
+def box_look(item: Item) -> Look:
+    """The look of a box: filled in its majority class's colour, deeper for purer counts
+    (leaves and terminals deeper than tests), white without a class; a leaf holding training
+    rows of another class framed in red."""
+    purity = 0.0
+    if item.counts is not None and item.counts.sum() > 0:
+        purity = float(item.counts.max() / item.counts.sum())
+    end = item.kind in ("leaf", "terminal")
+    share = 0.18 + 0.42 * purity if end else 0.08 + 0.3 * purity
+    fill = _blend(PALETTE[item.klass % len(PALETTE)], share) if item.klass >= 0 else "#ffffff"
+    wrong = (
+        item.kind == "leaf"
+        and item.counts is not None
+        and item.counts.sum() > item.counts[item.klass]
+    )
+    edge, width = ("#c0392b", 1.8) if wrong else ("#404040", 0.9)
+    rounding = 0.12 if item.kind == "terminal" else 0.04
+    return Look(fill, edge, width, item.kind == "more", rounding)
+
+
+Point = tuple[float, float]
+
+
+class Arc(NamedTuple):
+    """An arc as drawn, in the picture's inches (y up): from ``start``, ``steps`` of three
+    points (a cubic Bézier curve: two control points and its end) or one point (a straight
+    line); ``label`` is where its word (``yes`` ending there, ``no`` starting there) goes."""
+
+    start: Point
+    steps: list[tuple[Point, ...]]
+    yes: bool
+    label: Point
+
+
+def arc_shape(picture: Picture, chain: list[int], yes: bool) -> Arc:
+    """The path of an arc (a chain of items, the first a box): it leaves the box's bottom edge
+    on the left (``yes``) or the right (``no``), curves to the top of each next item, and runs
+    straight down through the passage a long arc reserves in each row it crosses."""
+    items = [picture.items[i] for i in chain]
+    start = items[0]
+    side = -1.0 if yes else 1.0
+    x_start = start.x + side * min(start.width / 5, 0.25)
+    origin = (x_start, picture.y(start.row) - start.height / 2)
+    row_half = picture.row_height / 2
+    steps: list[tuple[Point, ...]] = []
+    x0, y0 = origin
+    for item in items[1:]:
+        y = picture.y(item.row)
+        top_y = y + (row_half if item.kind == "dummy" else item.height / 2)
+        middle = (y0 + top_y) / 2
+        steps.append(((x0, middle), (item.x, middle), (item.x, top_y)))
+        x0, y0 = item.x, top_y
+        if item.kind == "dummy":
+            y0 = y - row_half
+            steps.append(((item.x, y0),))
+    return Arc(origin, steps, yes, (x_start + side * 0.04, origin[1] - 0.1))

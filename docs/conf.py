@@ -74,7 +74,7 @@ nitpick_ignore = [
         "Stats",
         "satdt.data.schema.Schema",
         "satdt.estimators.tree.ParetoFront",
-        "satdt.estimators.rashomon._Canonical",  # the private solver behind minimum_depth_trees' result
+        "satdt.estimators.canonical._Canonical",  # the private solver behind minimum_depth_trees' result
         "satdt.estimators.base.SatdtEstimator",
         "satdt.task.result.Event",
         "satdt.task.result.SatCall",

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     )
     from .data import Dataset, read_csv
     from .estimators import OptimalDiagramClassifier, OptimalTreeClassifier, pareto_front
-    from .estimators.rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
+    from .estimators.canonical import minimum_depth_trees
+    from .estimators.rashomon import minimum_size_trees, rashomon_set
     from .explanations.explainer import explain
     from .models import Diagram, Tree
     from .prepare.binarize import Binarizer
@@ -54,7 +55,7 @@ _PUBLIC = {
     "SearchResult": "task.result",
     "rashomon_set": "estimators.rashomon",
     "minimum_size_trees": "estimators.rashomon",
-    "minimum_depth_trees": "estimators.rashomon",
+    "minimum_depth_trees": "estimators.canonical",
     "Tree": "models",
 }
 

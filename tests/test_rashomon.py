@@ -257,7 +257,7 @@ def grids(draw):
 def test_minimum_depth_trees_are_the_brute_force_canonical_trees(case):
     from naive import consistent_canonical_trees, min_consistent_depth
 
-    from satdt.estimators.rashomon import minimum_depth_trees
+    from satdt.estimators.canonical import minimum_depth_trees
 
     X, y, extra = case
     minimum = min_consistent_depth(X, y)
@@ -292,7 +292,7 @@ def _features(tree) -> set[int]:
 def test_a_depth_budget_above_the_minimum_counts_deeper_canonical_trees_too():
     from naive import consistent_canonical_trees
 
-    from satdt.estimators.rashomon import minimum_depth_trees
+    from satdt.estimators.canonical import minimum_depth_trees
 
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
     y = np.array([0, 1, 1, 0])  # exclusive or: depth 2, both orders of the tests
@@ -316,7 +316,7 @@ def test_a_depth_budget_above_the_minimum_counts_deeper_canonical_trees_too():
 def test_equal_subtrees_are_one_tree_and_the_count_says_so():
     from naive import consistent_canonical_trees, consistent_trees
 
-    from satdt.estimators.rashomon import minimum_depth_trees
+    from satdt.estimators.canonical import minimum_depth_trees
 
     X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
     y = np.array([0, 1, 0, 1])  # x1 alone: (x0, T, T) and (x1, 0, (x0, 1, 1)) are T

@@ -68,7 +68,8 @@ def _draw(fitted: object, explanations: list, path: str, show: str) -> None:
 
 def rashomon_command(args: argparse.Namespace) -> int:
     """Count the Rashomon set of a table; its values, the columns' shares, the best trees."""
-    from ..estimators.rashomon import minimum_depth_trees, minimum_size_trees, rashomon_set
+    from ..estimators.canonical import minimum_depth_trees
+    from ..estimators.rashomon import minimum_size_trees, rashomon_set
     from .files import read_training
 
     if args.reliance and args.depth:

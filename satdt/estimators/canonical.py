@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.errors import InfeasibleError, ParameterError, SatdtError, TimeUp
 from ..models.tree import Tree
-from .rashomon import columns_by_name, dataset_of, row_mask, prepared_without_search, user_tree
+from .rashomon import columns_by_name, dataset_of, prepared_without_search, row_mask, user_tree
 
 __all__ = ["ConsistentTrees", "minimum_depth_trees"]
 

@@ -360,7 +360,7 @@ def test_cli_draws_an_explanation(tmp_path, capsys):
 def test_berge_and_hitman_enumerate_the_same_axps(monkeypatch):
     from sklearn.datasets import load_iris
 
-    import satdt.explanations.explainer as explanations
+    import satdt.explanations.hitting as explanations
 
     X, y = load_iris(return_X_y=True)
     tree = OptimalTreeClassifier(objective="error", max_depth=4).fit(X, y).tree_

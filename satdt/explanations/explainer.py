@@ -49,234 +49,10 @@ import numpy as np
 
 from ..core.errors import ParameterError, SatdtError
 from ..models.tree import LEAF, MISSING_LEFT, MISSING_RIGHT, Tree
+from .explanation import Condition, Contrast, Explanation
+from .hitting import every_hitting_set, minimal_hitting_sets, minimal_sets
 
-__all__ = ["Condition", "Contrast", "Explainer", "Explanation", "explain", "redundancy"]
-
-
-@dataclass(frozen=True)
-class Condition:
-    """A condition on one column of the user's table, as people read it.
-
-    Parameters
-    ----------
-    column : str
-        The column's name.
-    text : str
-        The condition (``2.45 < petal length <= 4.75``, ``colour = red``).
-    """
-
-    column: str
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-@dataclass(frozen=True)
-class Contrast:
-    """A CXp: columns that, changed, can give another prediction.
-
-    Parameters
-    ----------
-    columns : tuple of str
-        The columns to change (a subset-minimal set).
-    conditions : tuple of Condition
-        What they must become: the tests on them of one path of the model that ends in
-        ``prediction``.
-    prediction : object
-        The label that path gives.
-    nodes : tuple of int, default=()
-        That path through the model: node indices from the root, then its leaf (a diagram's
-        class terminal ``k`` as ``-1 - k``).
-    """
-
-    columns: tuple[str, ...]
-    conditions: tuple[Condition, ...]
-    prediction: Any
-    nodes: tuple[int, ...] = ()
-
-    def __str__(self) -> str:
-        changes = " and ".join(map(str, self.conditions))
-        return f"{changes} -> {self.prediction}"
-
-
-@dataclass(frozen=True)
-class Explanation:
-    """Why a model predicts what it does for one row (each parameter is an attribute).
-
-    Parameters
-    ----------
-    row : int
-        The row's index in the data explained.
-    prediction : object
-        The label the model predicts.
-    path : tuple of Condition
-        The tests the row passes on its way through the model, merged per column.
-    axp : tuple of Condition
-        One AXp (subset-minimal), as the row's conditions on its columns.
-    smallest_axp : tuple of Condition
-        An AXp with the fewest columns.
-    cxps : tuple of Contrast
-        Every CXp, fewest columns first (for a tree or a diagram they come from its paths).
-    axps : tuple of tuple of Condition, default=()
-        Every AXp, smallest first, when enumeration was asked for (else empty).
-    complete : bool, default=True
-        Whether the enumeration ended (not stopped by its limit or time limit).
-    path_axp : tuple of Condition, default=()
-        The smallest AXp among the path's own columns (the path is an AXp once its needless
-        tests are dropped; Izza et al.'s measure of a path's redundancy).
-    nodes : tuple of int, default=()
-        The row's path through the model: node indices from the root, then its leaf (a
-        diagram's class terminal ``k`` as ``-1 - k``).
-    node_columns : tuple of str, default=()
-        The column each node of the path but the last tests.
-    """
-
-    row: int
-    prediction: Any
-    path: tuple[Condition, ...]
-    axp: tuple[Condition, ...]
-    smallest_axp: tuple[Condition, ...]
-    cxps: tuple[Contrast, ...]
-    axps: tuple[tuple[Condition, ...], ...] = ()
-    complete: bool = True
-    path_axp: tuple[Condition, ...] = ()
-    nodes: tuple[int, ...] = ()
-    node_columns: tuple[str, ...] = ()
-
-    @property
-    def cxp(self) -> Contrast | None:
-        """One CXp (None when no change of any column gives another class)."""
-        return self.cxps[0] if self.cxps else None
-
-    @property
-    def smallest_cxp(self) -> Contrast | None:
-        """A CXp with the fewest columns (the first of ``cxps``)."""
-        return self.cxp
-
-    @property
-    def redundancy(self) -> float:
-        """The share of the path's columns that the prediction does not need: those left out
-        of the smallest AXp among the path's own columns (0 for a path that is itself an AXp,
-        as Izza et al. measure a path's redundancy)."""
-        used = {c.column for c in self.path}
-        return 1.0 - len(self.path_axp) / len(used) if used else 0.0
-
-    def marks(self, show: str = "smallest_axp", contrast: int = 0) -> dict[int, str]:
-        """The role of each node that a drawing of the explanation marks.
-
-        Parameters
-        ----------
-        show : {"smallest_axp", "axp", "path_axp", "cxp"}, default="smallest_axp"
-            Which explanation: an AXp (its columns' tests on the row's path are the ones the
-            prediction needs) or a CXp (its columns' tests on the path are the ones to change).
-        contrast : int, default=0
-            With ``show="cxp"``: which CXp of ``cxps``.
-
-        Returns
-        -------
-        dict
-            Node index (a diagram's terminal ``k`` as ``-1 - k``) -> role: ``"explanation"``
-            (a test of the path on a column of the explanation), ``"path"`` (a test of the path
-            on another column: for an AXp, one the prediction does not need), ``"leaf"`` (the
-            row's leaf), ``"contrast"`` (a node of the CXp's other-class path off the row's
-            path) and ``"contrast-leaf"`` (where that path ends).
-        """
-        shown = _MARKED.get(show)
-        if shown is None:
-            raise ParameterError(
-                f"show must be one of {', '.join(sorted(_MARKED))}, got {show!r}: pick which "
-                "explanation to draw"
-            )
-        if shown == "cxps":
-            if not self.cxps:
-                raise ParameterError(
-                    f"row {self.row} has no CXp (no change of any column gives another class): "
-                    'draw an AXp (show="smallest_axp")'
-                )
-            if isinstance(contrast, bool) or not isinstance(contrast, int):
-                raise ParameterError(f"contrast must be an integer, got {contrast!r}")
-            if not 0 <= contrast < len(self.cxps):
-                raise ParameterError(
-                    f"contrast must index one of the row's {len(self.cxps)} CXps (0 to "
-                    f"{len(self.cxps) - 1}), got {contrast}"
-                )
-            chosen = self.cxps[contrast]
-            columns = set(chosen.columns)
-        else:
-            chosen = None
-            columns = {c.column for c in getattr(self, shown)}
-        marks = {}
-        if chosen is not None:
-            for node in chosen.nodes[:-1]:
-                marks[node] = "contrast"
-            marks[chosen.nodes[-1]] = "contrast-leaf"
-        for node, column in zip(self.nodes, self.node_columns, strict=False):
-            marks[node] = "explanation" if column in columns else "path"
-        if self.nodes:
-            marks[self.nodes[-1]] = "leaf"
-        return marks
-
-    def __str__(self) -> str:
-        def joined(conditions: Sequence[Condition]) -> str:
-            return " and ".join(map(str, conditions)) or "(always)"
-
-        lines = [
-            f"row {self.row}: predicted {self.prediction}",
-            f"  path:          {joined(self.path)}",
-            f"  AXp:           {joined(self.axp)}",
-            f"  smallest AXp:  {joined(self.smallest_axp)}",
-        ]
-        lines += [f"  CXp:           {contrast}" for contrast in self.cxps]
-        if not self.cxps:
-            lines.append("  CXp:           none (every row gets this prediction)")
-        for axp in self.axps:
-            lines.append(f"  an AXp:        {joined(axp)}")
-        if self.axps and not self.complete:
-            lines.append("  (AXp enumeration stopped by its limit)")
-        return "\n".join(lines)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The explanation as JSON-ready values.
-
-        Returns
-        -------
-        dict
-            The fields above as strings, lists and numbers, with ``redundancy``.
-        """
-
-        def texts(conditions: Sequence[Condition]) -> list[str]:
-            return [c.text for c in conditions]
-
-        return {
-            "row": self.row,
-            "prediction": _plain(self.prediction),
-            "path": texts(self.path),
-            "axp": texts(self.axp),
-            "smallest_axp": texts(self.smallest_axp),
-            "cxps": [
-                {
-                    "columns": list(c.columns),
-                    "conditions": texts(c.conditions),
-                    "prediction": _plain(c.prediction),
-                    "nodes": list(c.nodes),
-                }
-                for c in self.cxps
-            ],
-            "axps": [texts(axp) for axp in self.axps],
-            "complete": self.complete,
-            "path_axp": texts(self.path_axp),
-            "redundancy": self.redundancy,
-            "nodes": list(self.nodes),
-        }
-
-
-# The explanations a drawing can show (Explanation.marks' ``show``) and the field each reads.
-_MARKED = {"axp": "axp", "smallest_axp": "smallest_axp", "path_axp": "path_axp", "cxp": "cxps"}
-
-
-def _plain(value: Any) -> Any:
-    return value.item() if isinstance(value, np.generic) else value
+__all__ = ["Explainer", "explain", "redundancy"]
 
 
 # A test on a path: (design column, threshold, goes low (x <= t holds), whether a missing
@@ -343,20 +119,20 @@ class Explainer:
         x = np.asarray(x, dtype=np.float64)
         predicted = int(self.model.predict_index(x[None, :])[0])
         blocking = self.blocking_sets(x, predicted)
-        cxps = _minimal_sets(blocking)
+        cxps = minimal_sets(blocking)
         axp = self._deletion_axp(blocking)
         sets = [sorted(s) for s, _ in cxps]
-        smallest = next(_minimal_hitting_sets(sets, None))  # one MaxSAT call: as enumerated or not
+        smallest = next(minimal_hitting_sets(sets, None))  # one MaxSAT call: as enumerated or not
         axps, complete = [], True
         if enumerate_axps:
             deadline = time.perf_counter() + time_limit if time_limit else None
-            axps, complete = _every_hitting_set(sets, smallest, limit, deadline)
+            axps, complete = every_hitting_set(sets, smallest, limit, deadline)
         own = self._row_path(x, predicted)
         on_path = set(own.tests)
         restricted = [s & on_path for s, _ in cxps]
         droppable = [f for f in on_path if all(s - {f} for s in restricted)]
         if droppable:  # the path is not itself an AXp: its smallest AXp, by MaxSAT
-            within_path = next(_minimal_hitting_sets(sorted(map(sorted, restricted)), None))
+            within_path = next(minimal_hitting_sets(sorted(map(sorted, restricted)), None))
         else:  # no test of the path can go: the path is its only AXp
             within_path = sorted(on_path)
         opened = self._ways_to_other_classes(x, predicted)
@@ -730,103 +506,6 @@ def _paths(model: Any, group: list[int]) -> Iterator[_Path]:
         for goes_low, child, missing_ok in children:
             test = (column, threshold, goes_low, missing_ok)
             stack.append((int(child), (*tests, test), (*nodes, node)))
-
-
-def _minimal_sets(
-    blocking: list[tuple[frozenset[int], _Path]],
-) -> list[tuple[frozenset[int], _Path]]:
-    """The inclusion-minimal blocking sets (the CXps), fewest features first; one path each."""
-    ordered = sorted(blocking, key=lambda item: (len(item[0]), sorted(item[0])))
-    minimal: list[tuple[frozenset[int], _Path]] = []
-    for features, path in ordered:
-        if not any(kept <= features for kept, _ in minimal):
-            minimal.append((features, path))
-    return minimal
-
-
-def _minimal_hitting_sets(
-    sets: list[list[int]], deadline: float | None
-) -> Iterator[list[int] | None]:
-    """Every minimal hitting set of ``sets``, smallest first (PySAT's Hitman, by MaxSAT);
-    ``None`` once ``deadline`` passes (checked after the first). No set to hit: the empty set
-    is the only one."""
-    if not sets:
-        yield []
-        return
-    from pysat.examples.hitman import Hitman
-
-    with Hitman(bootstrap_with=sets, htype="sorted") as hitman:
-        first = True
-        while True:
-            if not first and deadline is not None and time.perf_counter() > deadline:
-                yield None
-                return
-            first = False
-            found = hitman.get()
-            if found is None:
-                return
-            hitman.block(found)
-            yield sorted(found)
-
-
-#: the most sets Berge's algorithm keeps at a step before the enumeration turns to Hitman
-BERGE_MAX_SETS = 20_000
-
-
-def _berge(sets: list[list[int]], deadline: float | None) -> list[int] | None:
-    """Every minimal hitting set of ``sets`` as bit masks, by Berge's algorithm (Berge,
-    *Hypergraphs*, 1989): the minimal hitting sets of the sets so far, extended by one set at a
-    time; None when a step holds more than :data:`BERGE_MAX_SETS` or ``deadline`` passes.
-
-    At a step with set ``s``, a hitting set ``h`` that meets ``s`` stays; one that misses it
-    becomes ``h + {b}`` for each ``b`` of ``s``, kept unless a staying set is inside it. Those
-    are all the new minimal ones: the grown sets cannot hold one another (``h' + {b'}`` inside
-    ``h + {b}`` would put ``b'``, of ``s``, in ``h``), nor can a staying set hold a grown one.
-    """
-    family = [0]
-    for mask in sorted({sum(1 << f for f in s) for s in sets}, key=int.bit_count):
-        if deadline is not None and time.perf_counter() > deadline:
-            return None
-        bits = [1 << f for f in range(mask.bit_length()) if mask >> f & 1]
-        staying = [h for h in family if h & mask]
-        # a staying set inside h + {b} meets the new set in b alone: only those holding b
-        holding = {b: [k for k in staying if k & b] for b in bits}
-        grown = [
-            h | b
-            for h in family
-            if not h & mask
-            for b in bits
-            if not any(k & (h | b) == k for k in holding[b])
-        ]
-        family = staying + grown
-        if len(family) > BERGE_MAX_SETS:
-            return None
-    return family
-
-
-def _every_hitting_set(
-    sets: list[list[int]], smallest: list[int], limit: int, deadline: float | None
-) -> tuple[list[list[int]], bool]:
-    """The minimal hitting sets of ``sets`` (every AXp, from the CXps), ``smallest`` (one of the
-    fewest features) first, then by size and in the order of their features, at most ``limit``,
-    and whether that is all of them.
-
-    Berge's algorithm finds them all at once, without a solver call per set; past its limits
-    (a family too large, the deadline) PySAT's Hitman enumerates them by MaxSAT, one call each.
-    """
-    masks = _berge(sets, deadline)
-    if masks is not None:
-        found = sorted(
-            ([f for f in range(m.bit_length()) if m >> f & 1] for m in masks),
-            key=lambda h: (h != smallest, len(h), h),
-        )
-        return found[:limit], len(found) <= limit
-    enumerated: list[list[int]] = []
-    for hitting in _minimal_hitting_sets(sets, deadline):
-        if hitting is None or len(enumerated) >= limit:  # the time limit, or the limit
-            return enumerated, False
-        enumerated.append(hitting)
-    return enumerated, True
 
 
 # ---------------------------------------------------------------------- the public entry point

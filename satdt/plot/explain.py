@@ -75,7 +75,7 @@ def explanation_marks(
     Returns
     -------
     tuple of dict
-        Box gid -> role (:meth:`satdt.explanations.explainer.Explanation.marks`) and (source gid, target
+        Box gid -> role (:meth:`satdt.explanations.explanation.Explanation.marks`) and (source gid, target
         gid, yes branch) -> role for the arcs of the row's path (``"path"``) and of the CXp's
         path (``"contrast"``).
     """
@@ -136,7 +136,7 @@ def plot_explanation(
     ax : matplotlib.axes.Axes, optional
         The Axes to draw into; default: a new pyplot figure sized to the model.
     show : {"smallest_axp", "axp", "path_axp", "cxp"}, default="smallest_axp"
-        Which explanation to mark (:meth:`~satdt.explanations.explainer.Explanation.marks`).
+        Which explanation to mark (:meth:`~satdt.explanations.explanation.Explanation.marks`).
     contrast : int, default=0
         With ``show="cxp"``: which of the row's CXps.
     feature_names : list of str, optional

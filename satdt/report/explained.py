@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from ..core.errors import ParameterError
-from ..explanations.explainer import Explanation, explain
+from ..explanations.explainer import explain
+from ..explanations.explanation import Explanation
 from ..models.diagram import Diagram
 from ..models.tree import LEAF
 from ._fit import Fit

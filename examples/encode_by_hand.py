@@ -19,7 +19,7 @@ from pysat.formula import IDPool
 from pysat.solvers import Solver
 
 from satdt import Binarizer, Tree, read_csv
-from satdt.prepare.prepared import distinct_features
+from satdt.prepare.rows import distinct_features
 from satdt.sat.perfect import (
     decode,
     example_clauses,

@@ -503,7 +503,7 @@ def test_assigning_a_recorder_setting_is_seen() -> None:
 # (flat arrays, one explicit signature each) and the data classes' constructors (a model's or
 # a prepared table's arrays).
 MAX_PARAMETERS = 10
-KERNEL_FILES = ("_contree_d2.py", "_dl85_three.py", "_greedy_kernels.py")
+KERNEL_FILES = ("_contree_d2.py", "_contree_scan.py", "_dl85_three.py", "_greedy_kernels.py")
 DATA_CLASSES = {
     "satdt.models.tree": "Tree",
     "satdt.models.diagram": "Diagram",

@@ -14,7 +14,7 @@ from naive import distinct_feature_columns
 from satdt.core.errors import DataError, SatdtError
 from satdt.data import from_arrays, read_csv
 from satdt.prepare.binarize import Binarizer
-from satdt.prepare.prepared import column_bitsets, distinct_features, group_rows, unpack_columns
+from satdt.prepare.rows import column_bitsets, distinct_features, group_rows, unpack_columns
 
 
 @pytest.mark.parametrize(

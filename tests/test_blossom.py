@@ -16,7 +16,7 @@ from satdt.core.errors import DataError, ParameterError
 from satdt.dp import common
 from satdt.dp.blossom import solve_min_error
 from satdt.dp.common import SearchSettings
-from satdt.prepare import prepared as prepare
+from satdt.prepare import rows as prepare
 from satdt.task.result import Recorder
 from satdt.task.stats import DPStats
 

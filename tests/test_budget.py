@@ -19,7 +19,8 @@ from satdt.cli import main
 from satdt.core.errors import InfeasibleError
 from satdt.dp.budget import BudgetOptions, branching_budget, solve_min_error
 from satdt.dp.common import SearchSettings
-from satdt.prepare.prepared import class_weights, prepare, validate
+from satdt.prepare.prepared import prepare
+from satdt.prepare.validate import class_weights, validate
 from satdt.search.auto import choose_method
 from satdt.search.checks import check_tree
 from satdt.search.registry import METHODS, resolve_method

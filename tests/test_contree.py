@@ -207,8 +207,8 @@ def test_many_classes_match_brute_force(problem, depth, penalty, support, off):
 def test_class_weight_bounds_are_lower_bounds(problem, depth, penalty, support):
     """The class-weight bounds never exceed the brute-force optima: Branch's bound on the two
     sides of a split at depth 1 or 2 (``_Search._bounds``), the depth-two kernel's bound on a
-    side at depth one (``_side_bound``) and its least cost of a split (``_least_split``)."""
-    from satdt.dp import _contree_d2 as d2
+    side at depth one (``side_bound``) and its least cost of a split (``least_split``)."""
+    from satdt.dp import _contree_scan as d2
     from satdt.dp import kernels
 
     kernels.load(["contree_d2"])
@@ -231,7 +231,7 @@ def test_class_weight_bounds_are_lower_bounds(problem, depth, penalty, support):
         return prep.W[rows].sum(axis=0), float(prep.rw[rows].sum()), float(prep.rirr[rows].sum())
 
     FQ, tot, floor = sums(order[0])
-    least = d2._least_split(FQ, tot, floor, penalty)
+    least = d2.least_split(FQ, tot, floor, penalty)
     assert min(tot - FQ.max() + penalty, least) <= optimum(np.arange(len(y)), 2) + 1e-9
     rank0 = prep.Rt[0][order[0]]
     for r in np.unique(rank0)[:-1]:  # every split of the first column
@@ -239,7 +239,7 @@ def test_class_weight_bounds_are_lower_bounds(problem, depth, penalty, support):
         for part, bound in zip((rank0 <= r, rank0 > r), bounds, strict=True):
             rows = np.flatnonzero(np.isin(np.searchsorted(prep.values[0], X[:, 0]), rank0[part]))
             assert bound <= optimum(rows, depth) + 1e-9
-            assert d2._side_bound(*sums(order[0][part]), penalty) <= optimum(rows, 1) + 1e-9
+            assert d2.side_bound(*sums(order[0][part]), penalty) <= optimum(rows, 1) + 1e-9
 
 
 def test_support_bounds_without_monotonicity():

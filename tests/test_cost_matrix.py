@@ -16,7 +16,7 @@ from naive import min_cost, threshold_features
 from satdt import OptimalTreeClassifier, ParameterError
 from satdt.cli import main
 from satdt.prepare.costs import cost_matrix, reduce_costs
-from satdt.prepare.prepared import class_weights
+from satdt.prepare.validate import class_weights
 
 ERROR_METHODS = ("blossom", "dl85", "cadl85", "portfolio", "contree", "auto")
 

@@ -63,7 +63,7 @@ def test_every_route_agrees_on_samples_of_the_continuous_files(data_dir, name):
     """200-row samples of ConTree's files (contradictions relabelled by majority)."""
     import numpy as np
 
-    from satdt.prepare.prepared import validate
+    from satdt.prepare.validate import validate
 
     table = np.loadtxt(data_dir / "continuous" / f"{name}.txt", ndmin=2)
     rows = np.random.default_rng(0).choice(len(table), 200, replace=False)

@@ -30,7 +30,7 @@ import pytest
 from helpers import load_cp4im
 
 from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, read_csv
-from satdt.prepare.prepared import validate
+from satdt.prepare.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDS = Path(__file__).resolve().parent / "data" / "effort.json"

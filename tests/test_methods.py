@@ -14,7 +14,8 @@ from satdt import OptimalTreeClassifier, read_csv
 from satdt.cli import build_parser, cli_message, main
 from satdt.core.errors import SatdtError
 from satdt.core.params import Choice, Integer, Param, Real
-from satdt.prepare.prepared import Prepared, prepare, validate
+from satdt.prepare.prepared import Prepared, prepare
+from satdt.prepare.validate import validate
 from satdt.search.auto import candidates, choose_method
 from satdt.search.registry import METHODS, method_params, methods_table, resolve_method
 from satdt.task.objectives import CONSISTENCY, OBJECTIVES

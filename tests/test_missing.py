@@ -19,7 +19,7 @@ from satdt.data.fast import _read_csv_fast
 from satdt.data.sniff import _open
 from satdt.models.model import load_model
 from satdt.models.tree import DEFAULT_LEFT, DEFAULT_RIGHT, MISSING_LEFT, MISSING_RIGHT, Tree
-from satdt.prepare.prepared import find_contradictions
+from satdt.prepare.rows import find_contradictions
 
 TOKENS = ["", "NA", "n/a", "N/A", "NaN", "nan", "?", "null", "None", "NONE"]
 

@@ -16,7 +16,7 @@ from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, ParameterErro
 from satdt.cli import main
 from satdt.core.errors import InfeasibleError
 from satdt.models.tree import Tree
-from satdt.prepare.prepared import class_weights
+from satdt.prepare.validate import class_weights
 
 ERROR_METHODS = ("blossom", "dl85", "cadl85", "portfolio", "contree")
 

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
-import satdt
+import satdt.prepare.validate
 from satdt import OptimalTreeClassifier
 from satdt.core.errors import ContradictionError, NotProvenWarning
 from satdt.search.runner import LARGE_ROWS
@@ -63,7 +63,7 @@ def test_preparation_reports_progress() -> None:
     events = []
     model = OptimalTreeClassifier(objective="error", max_depth=1)
     model.fit_dataset(
-        satdt.prepare.prepared.validate(X, y), on_event=events.append
+        satdt.prepare.validate.validate(X, y), on_event=events.append
     )  # the CLI's live status line reads these
     assert any(isinstance(event, Progress) for event in events)
 

@@ -11,7 +11,7 @@ from naive import contradiction_groups
 
 from satdt.core.errors import ContradictionError, DataError
 from satdt.data import read_csv
-from satdt.prepare.prepared import contradiction_error, find_contradictions, resolve_majority
+from satdt.prepare.rows import contradiction_error, find_contradictions, resolve_majority
 
 
 def write(tmp_path: Path, name: str, content: str) -> Path:
@@ -86,7 +86,8 @@ def test_resolve_majority_string_labels() -> None:
 
 
 def _prepared(X: np.ndarray, y: np.ndarray):
-    from satdt.prepare.prepared import prepare, validate
+    from satdt.prepare.prepared import prepare
+    from satdt.prepare.validate import validate
     from satdt.task.result import Recorder
 
     return prepare(

@@ -34,7 +34,7 @@ def test_time_limit_warning_points_at_the_callers_line(entry: str) -> None:
     if entry == "fit":
         caught = _warnings_of(lambda: model.fit(X, y))
     else:
-        from satdt.prepare.prepared import validate
+        from satdt.prepare.validate import validate
 
         caught = _warnings_of(lambda: model.fit_dataset(validate(X, y)))
     _check_points_here(caught, "stopped early")

@@ -2,7 +2,7 @@
 
 :func:`solve_d2` solves a depth-two subproblem in one kernel: Branch (Algorithm 1, the
 kernels of :mod:`satdt.dp._contree_kernels`) over the root's splits, each split's two
-depth-one children by D2Split (:func:`d2split`) in one pass over the sorted data. Its own
+depth-one children by D2Split (:func:`satdt.dp._contree_scan.d2split`) in one pass over the sorted data. Its own
 module and kernel group, the largest of ConTree's: on a first run the search starts with the
 other kernels (depth-two subproblems then recurse in Python) and takes this one in when it
 is compiled (:mod:`satdt.dp.contree`).
@@ -20,7 +20,6 @@ from ._contree_kernels import (
     F64_2D_T,
     F64_T,
     I32_2D_T,
-    I64_2D_T,
     I64_T,
     N_CTL,
     O_CUTS,
@@ -46,6 +45,18 @@ from ._contree_kernels import (
     class_totals,
     depth_one_all,
 )
+from ._contree_scan import (
+    S_CAP,
+    S_COUNT,
+    S_FLOOR,
+    S_TOT,
+    d2split,
+    d2split_binary,
+    d2split_support,
+    least_split,
+    side_bound,
+    top2,
+)
 
 # solve_d2 looks at the clock after this much work (rows x columns passed over), about a
 # millisecond: one depth-two subproblem on 10^5 rows with many thresholds can take minutes.
@@ -58,502 +69,6 @@ def _clock():
     with objmode(now="float64"):
         now = time.perf_counter()
     return now
-
-
-@njit(cache=True, inline="always")
-def _argmax2(F, A):
-    """Largest of F - A over the classes, which class, and the largest of the others."""
-    best = -1.0
-    second = -1.0
-    arg = 0
-    for q in range(F.shape[0]):
-        x = F[q] - A[q]
-        if x > best:
-            second = best
-            best = x
-            arg = q
-        elif x > second:
-            second = x
-    return best, arg, second
-
-
-@njit(cache=True, inline="always")
-def _top2(F):
-    """Sum of the two largest entries of F (the most weight two leaves can classify right)."""
-    a = 0.0
-    b = 0.0
-    for q in range(F.shape[0]):
-        x = F[q]
-        if x > a:
-            b = a
-            a = x
-        elif x > b:
-            b = x
-    return a + b
-
-
-@njit(cache=True, inline="always")
-def _side_bound(F, tot, floor, pen):
-    """A lower bound on a side's cost at depth one, from its class weights ``F``: a leaf, or
-    a split, whose two leaves classify at most the two heaviest classes right (and leave the
-    irreducible error ``floor``)."""
-    split = max(floor, tot - _top2(F)) + 2.0 * pen
-    return min(_leaf_error(F, tot) + pen, split)
-
-
-@njit(cache=True, inline="always")
-def _least_split(F, tot, floor, pen):
-    """The least cost of a tree of depth two that splits: with k = 2, 3 or 4 leaves it leaves
-    at least the weight of all but the k heaviest classes (and the irreducible error)."""
-    top = np.sort(F)[::-1]
-    least = np.inf
-    kept = 0.0
-    for k in range(min(4, F.shape[0])):
-        kept += top[k]
-        if k >= 1:
-            least = min(least, max(floor, tot - kept) + (k + 1) * pen)
-    if F.shape[0] < 2:
-        least = floor + 2.0 * pen
-    return least
-
-
-# Rows of a side of a split (D2Split's state): weight, the least error of a split of it,
-# cap, training rows (the last with a support rule only).
-S_TOT, S_FLOOR, S_CAP, S_COUNT = range(4)
-
-
-@njit(
-    (
-        ORDER_T,
-        I32_2D_T,
-        I32_2D_T,
-        F64_2D_T,
-        F64_2D_T,
-        BOOL_T,
-        F64_2D_T,
-        F64_2D_T,
-        types.float64,
-        F64_2D_T,
-        I64_T,
-        I64_T,
-    ),
-    cache=True,
-)
-def d2split(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, pen, st, res, cols):  # noqa: C901 — Numba kernel: the depth-two scan of ConTree's Algorithm 2, split it costs speed
-    """D2Split (Algorithm 2): optimal depth-one trees of both sides of a split, in one pass.
-
-    Side 0 holds the rows with ``goleft``, side 1 the others; ``FQ2[q]`` are side q's class
-    weights and ``side[:, q]`` its weight, the least error of a split of it and its cap (the
-    cost above which its exact value does not matter; slots ``S_*``). Along every sorted
-    column f2 of ``cols`` (the most promising first: the sooner a side's best split is found,
-    the sooner it stops along the others; ``rk_s``, ``cl_s``, ``wt_s``: ranks, classes (-1:
-    several, read from ``W``), weights in that column's order) the class weights ``A`` of each side's rows seen so far are
-    updated (the rows not yet seen weigh ``FQ2[q] - A``), with the largest of each kept
-    incrementally (a pure row changes one class; a runner-up bound says when the largest
-    remaining class can change), and where a side's rank changes its split error is
-    evaluated against ``lim``, the side's best cost less two leaves' penalty ``pen``. The
-    state of each side is kept in scalars (the code of the two sides is written twice for
-    that). A side's left-part error only grows along a column, so a side stops once it
-    alone reaches ``lim``. Returns the two costs; each is exact if below its cap
-    (``res[4 + q]`` = 1), else it is the cap, a lower bound. ``res[2q]``, ``res[2q + 1]``:
-    column and rank threshold of side q (-1: a leaf). ``st`` is float scratch ``(2, C)``.
-    Without a support rule (:func:`d2split_support` has one).
-    """
-    n = order.shape[1]
-    C = W.shape[1]
-    A0 = st[0]
-    A1 = st[1]
-    F0 = FQ2[0]
-    F1 = FQ2[1]
-    t0 = side[S_TOT, 0]
-    t1 = side[S_TOT, 1]
-    fl0 = side[S_FLOOR, 0]
-    fl1 = side[S_FLOOR, 1]
-    for slot in range(res.shape[0]):
-        res[slot] = -1
-    best0 = _leaf_error(F0, t0) + pen
-    best1 = _leaf_error(F1, t1) + pen
-    res[4] = 1
-    res[5] = 1
-    if best0 >= side[S_CAP, 0]:
-        best0 = side[S_CAP, 0]
-        res[4] = 0
-    if best1 >= side[S_CAP, 1]:
-        best1 = side[S_CAP, 1]
-        res[5] = 0
-    pen2 = 2.0 * pen
-    lim0 = best0 - pen2  # the error a split of side 0 must be below
-    lim1 = best1 - pen2
-    for f2 in cols:
-        run0 = lim0 > fl0
-        run1 = lim1 > fl1
-        if not (run0 or run1):
-            break
-        for q in range(C):
-            A0[q] = 0.0
-            A1[q] = 0.0
-        mxA0 = 0.0
-        mxA1 = 0.0
-        mxB0, argB0, sec0 = _argmax2(F0, A0)
-        mxB1, argB1, sec1 = _argmax2(F1, A1)
-        n0 = 0.0
-        n1 = 0.0
-        last0 = -1
-        last1 = -1
-        of2 = order[f2]
-        rk = rk_s[f2]
-        cl = cl_s[f2]
-        wt = wt_s[f2]
-        for k in range(n):
-            row = of2[k]
-            r = rk[k]
-            if goleft[row]:
-                if not run0:
-                    continue
-                if r != last0:
-                    if last0 >= 0:
-                        eA = n0 - mxA0
-                        if eA >= lim0:
-                            run0 = False
-                            if not run1:
-                                break
-                            continue
-                        e = eA + (t0 - n0 - mxB0)
-                        if e < lim0:
-                            lim0 = e
-                            res[0] = f2
-                            res[1] = last0
-                            res[4] = 1
-                    last0 = r
-                c = cl[k]
-                x = wt[k]
-                n0 += x
-                if c >= 0:
-                    v = A0[c] + x
-                    A0[c] = v
-                    if v > mxA0:
-                        mxA0 = v
-                    if c == argB0:
-                        b = F0[c] - v
-                        if b >= sec0:
-                            mxB0 = b
-                        else:
-                            mxB0, argB0, sec0 = _argmax2(F0, A0)
-                else:
-                    for q in range(C):
-                        A0[q] += W[row, q]
-                        if A0[q] > mxA0:
-                            mxA0 = A0[q]
-                    mxB0, argB0, sec0 = _argmax2(F0, A0)
-            else:
-                if not run1:
-                    continue
-                if r != last1:
-                    if last1 >= 0:
-                        eA = n1 - mxA1
-                        if eA >= lim1:
-                            run1 = False
-                            if not run0:
-                                break
-                            continue
-                        e = eA + (t1 - n1 - mxB1)
-                        if e < lim1:
-                            lim1 = e
-                            res[2] = f2
-                            res[3] = last1
-                            res[5] = 1
-                    last1 = r
-                c = cl[k]
-                x = wt[k]
-                n1 += x
-                if c >= 0:
-                    v = A1[c] + x
-                    A1[c] = v
-                    if v > mxA1:
-                        mxA1 = v
-                    if c == argB1:
-                        b = F1[c] - v
-                        if b >= sec1:
-                            mxB1 = b
-                        else:
-                            mxB1, argB1, sec1 = _argmax2(F1, A1)
-                else:
-                    for q in range(C):
-                        A1[q] += W[row, q]
-                        if A1[q] > mxA1:
-                            mxA1 = A1[q]
-                    mxB1, argB1, sec1 = _argmax2(F1, A1)
-    if res[0] >= 0:  # a split was found
-        best0 = lim0 + pen2
-    if res[2] >= 0:
-        best1 = lim1 + pen2
-    return best0, best1
-
-
-@njit(
-    (
-        ORDER_T,
-        I32_2D_T,
-        F64_2D_T,
-        F64_2D_T,
-        BOOL_T,
-        F64_2D_T,
-        F64_2D_T,
-        types.float64,
-        I64_T,
-        I64_T,
-    ),
-    cache=True,
-)
-def d2split_binary(order, rk_s, a_s, b_s, goleft, FQ2, side, pen, res, cols):  # noqa: C901 — Numba kernel: the two-class depth-two scan, split it costs speed
-    """:func:`d2split` for two classes: ``a_s``, ``b_s`` are the class weights in each
-    column's order, and every count is a scalar (no class arrays, merged rows included).
-    """
-    n = order.shape[1]
-    for slot in range(res.shape[0]):
-        res[slot] = -1
-    F0a = FQ2[0, 0]
-    F0b = FQ2[0, 1]
-    F1a = FQ2[1, 0]
-    F1b = FQ2[1, 1]
-    fl0 = side[S_FLOOR, 0]
-    fl1 = side[S_FLOOR, 1]
-    best0 = min(F0a, F0b) + pen
-    best1 = min(F1a, F1b) + pen
-    res[4] = 1
-    res[5] = 1
-    if best0 >= side[S_CAP, 0]:
-        best0 = side[S_CAP, 0]
-        res[4] = 0
-    if best1 >= side[S_CAP, 1]:
-        best1 = side[S_CAP, 1]
-        res[5] = 0
-    pen2 = 2.0 * pen
-    lim0 = best0 - pen2  # the error a split of side 0 must be below
-    lim1 = best1 - pen2
-    for f2 in cols:
-        run0 = lim0 > fl0
-        run1 = lim1 > fl1
-        if not (run0 or run1):
-            break
-        a0 = 0.0
-        b0 = 0.0
-        a1 = 0.0
-        b1 = 0.0
-        last0 = -1
-        last1 = -1
-        of2 = order[f2]
-        rk = rk_s[f2]
-        wa = a_s[f2]
-        wb = b_s[f2]
-        for k in range(n):
-            r = rk[k]
-            if goleft[of2[k]]:
-                if not run0:
-                    continue
-                if r != last0:
-                    if last0 >= 0:
-                        eA = min(a0, b0)
-                        if eA >= lim0:
-                            run0 = False
-                            if not run1:
-                                break
-                            continue
-                        e = eA + min(F0a - a0, F0b - b0)
-                        if e < lim0:
-                            lim0 = e
-                            res[0] = f2
-                            res[1] = last0
-                            res[4] = 1
-                    last0 = r
-                a0 += wa[k]
-                b0 += wb[k]
-            else:
-                if not run1:
-                    continue
-                if r != last1:
-                    if last1 >= 0:
-                        eA = min(a1, b1)
-                        if eA >= lim1:
-                            run1 = False
-                            if not run0:
-                                break
-                            continue
-                        e = eA + min(F1a - a1, F1b - b1)
-                        if e < lim1:
-                            lim1 = e
-                            res[2] = f2
-                            res[3] = last1
-                            res[5] = 1
-                    last1 = r
-                a1 += wa[k]
-                b1 += wb[k]
-    if res[0] >= 0:  # a split was found
-        best0 = lim0 + pen2
-    if res[2] >= 0:
-        best1 = lim1 + pen2
-    return best0, best1
-
-
-@njit(
-    (
-        ORDER_T,
-        I32_2D_T,
-        I32_2D_T,
-        F64_2D_T,
-        F64_2D_T,
-        BOOL_T,
-        F64_2D_T,
-        F64_2D_T,
-        I64_2D_T,
-        types.int64,
-        types.float64,
-        F64_2D_T,
-        I64_T,
-        I64_T,
-    ),
-    cache=True,
-)
-def d2split_support(order, rk_s, cl_s, wt_s, W, goleft, FQ2, side, rc_s, s, pen, st, res, cols):  # noqa: C901 — Numba kernel: the depth-two scan under a minimum support, split it costs speed
-    """:func:`d2split` under a minimum support ``s``: the same pass (on the general arrays,
-    also for two classes), where a split of a side counts only with ``s`` training rows on
-    each of its sides (``rc_s``: the training rows of each row, in each column's order;
-    ``side[S_COUNT]``: a side's total), and a side also stops once fewer than ``s`` of its
-    rows are left. Returns the two costs, with ``res``, as :func:`d2split`.
-    """
-    n = order.shape[1]
-    C = W.shape[1]
-    A0 = st[0]
-    A1 = st[1]
-    F0 = FQ2[0]
-    F1 = FQ2[1]
-    t0 = side[S_TOT, 0]
-    t1 = side[S_TOT, 1]
-    pen2 = 2.0 * pen
-    # a split of a side costs at least its least error and two leaves
-    fl0 = side[S_FLOOR, 0] + pen2
-    fl1 = side[S_FLOOR, 1] + pen2
-    c0 = int(side[S_COUNT, 0])
-    c1 = int(side[S_COUNT, 1])
-    for slot in range(res.shape[0]):
-        res[slot] = -1
-    best0 = _leaf_error(F0, t0) + pen
-    best1 = _leaf_error(F1, t1) + pen
-    res[4] = 1
-    res[5] = 1
-    if best0 >= side[S_CAP, 0]:
-        best0 = side[S_CAP, 0]
-        res[4] = 0
-    if best1 >= side[S_CAP, 1]:
-        best1 = side[S_CAP, 1]
-        res[5] = 0
-    for f2 in cols:
-        run0 = best0 > fl0
-        run1 = best1 > fl1
-        if not (run0 or run1):
-            break
-        for q in range(C):
-            A0[q] = 0.0
-            A1[q] = 0.0
-        mxA0 = 0.0
-        mxA1 = 0.0
-        mxB0, argB0, sec0 = _argmax2(F0, A0)
-        mxB1, argB1, sec1 = _argmax2(F1, A1)
-        n0 = 0.0
-        n1 = 0.0
-        a0 = 0  # training rows of each side seen
-        a1 = 0
-        last0 = -1
-        last1 = -1
-        of2 = order[f2]
-        rk = rk_s[f2]
-        cl = cl_s[f2]
-        wt = wt_s[f2]
-        rc = rc_s[f2]
-        for k in range(n):
-            row = of2[k]
-            r = rk[k]
-            if goleft[row]:
-                if not run0:
-                    continue
-                if r != last0:
-                    if last0 >= 0:
-                        eA = n0 - mxA0
-                        if eA + pen2 >= best0 or c0 - a0 < s:
-                            run0 = False
-                            if not run1:
-                                break
-                            continue
-                        if a0 >= s:
-                            e = eA + (t0 - n0 - mxB0) + pen2
-                            if e < best0:
-                                best0 = e
-                                res[0] = f2
-                                res[1] = last0
-                                res[4] = 1
-                    last0 = r
-                a0 += rc[k]
-                c = cl[k]
-                x = wt[k]
-                n0 += x
-                if c >= 0:
-                    v = A0[c] + x
-                    A0[c] = v
-                    if v > mxA0:
-                        mxA0 = v
-                    if c == argB0:
-                        b = F0[c] - v
-                        if b >= sec0:
-                            mxB0 = b
-                        else:
-                            mxB0, argB0, sec0 = _argmax2(F0, A0)
-                else:
-                    for q in range(C):
-                        A0[q] += W[row, q]
-                        if A0[q] > mxA0:
-                            mxA0 = A0[q]
-                    mxB0, argB0, sec0 = _argmax2(F0, A0)
-            else:
-                if not run1:
-                    continue
-                if r != last1:
-                    if last1 >= 0:
-                        eA = n1 - mxA1
-                        if eA + pen2 >= best1 or c1 - a1 < s:
-                            run1 = False
-                            if not run0:
-                                break
-                            continue
-                        if a1 >= s:
-                            e = eA + (t1 - n1 - mxB1) + pen2
-                            if e < best1:
-                                best1 = e
-                                res[2] = f2
-                                res[3] = last1
-                                res[5] = 1
-                    last1 = r
-                a1 += rc[k]
-                c = cl[k]
-                x = wt[k]
-                n1 += x
-                if c >= 0:
-                    v = A1[c] + x
-                    A1[c] = v
-                    if v > mxA1:
-                        mxA1 = v
-                    if c == argB1:
-                        b = F1[c] - v
-                        if b >= sec1:
-                            mxB1 = b
-                        else:
-                            mxB1, argB1, sec1 = _argmax2(F1, A1)
-                else:
-                    for q in range(C):
-                        A1[q] += W[row, q]
-                        if A1[q] > mxA1:
-                            mxA1 = A1[q]
-                    mxB1, argB1, sec1 = _argmax2(F1, A1)
-    return best0, best1
 
 
 _SMALL_SORT = 15  # as Numba's quicksort: insertion sort below this many entries
@@ -665,9 +180,9 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
     column's first split is evaluated before any column's Branch goes on (a good tree early,
     so a tight target for every column). Each split is solved by :func:`d2split` (children
     of depth one: a superset costs at least a subset less the rule's gamma) unless the class
-    weights of its sides already rule it out (:func:`_side_bound`); so the depth-two
+    weights of its sides already rule it out (:func:`side_bound`); so the depth-two
     subproblem chooses between a leaf, one split and two levels, and a split is tried only
-    below its least cost by the class weights (:func:`_least_split`). After each better
+    below its least cost by the class weights (:func:`least_split`). After each better
     tree, only trees better by more than ``slack`` count.
     ``cls[u]`` is row u's class (-1: several), ``goleft`` scratch of length N. ``out`` gets
     the tree: ``O_FOUND``, the root split
@@ -701,7 +216,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
         best = leaf
         target = leaf - slack
         out[O_FOUND] = 1
-    least = _least_split(FQ, tot, floor, pen)  # the least cost of a split
+    least = least_split(FQ, tot, floor, pen)  # the least cost of a split
     if target <= least or n < 2:
         return best
     pos = np.empty((m, n), dtype=np.int64)
@@ -791,8 +306,8 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
                     FQ2[1, c] = FQ[c] - FQ2[0, c]
                 totR = tot - totL
                 floorR = floor - floorL
-                lb0 = _side_bound(FQ2[0], totL, floorL, pen)
-                lb1 = _side_bound(FQ2[1], totR, floorR, pen)
+                lb0 = side_bound(FQ2[0], totL, floorL, pen)
+                lb1 = side_bound(FQ2[1], totR, floorR, pen)
                 if lb0 + lb1 >= target:  # the class weights alone rule the split out
                     ctl[PRUNED] += 1
                     branch_update(queue, ctl, Pf, thL, thR, target, flags, pen, drop, lb0, lb1)
@@ -800,8 +315,8 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
                 side[S_TOT, 0] = totL
                 side[S_TOT, 1] = totR
                 # the error a split of a side leaves at least
-                side[S_FLOOR, 0] = max(floorL, totL - _top2(FQ2[0]))
-                side[S_FLOOR, 1] = max(floorR, totR - _top2(FQ2[1]))
+                side[S_FLOOR, 0] = max(floorL, totL - top2(FQ2[0]))
+                side[S_FLOOR, 1] = max(floorR, totR - top2(FQ2[1]))
                 # a side's exact cost matters only while the split can still beat target
                 # (the other side costs at least its irreducible error and a leaf)
                 side[S_CAP, 0] = target - floorR - pen

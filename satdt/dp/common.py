@@ -26,7 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..core.errors import DataError, ParameterError
-from ..prepare.prepared import distinct_features, group_rows
+from ..prepare.rows import distinct_features, group_rows
 from ..task.result import Recorder
 from ..task.stats import DPStats
 

@@ -67,7 +67,7 @@ import numpy as np
 
 from ..core.errors import DataError, ParameterError, TimeUp
 from ..models.tree import Tree
-from ..prepare.prepared import group_rows
+from ..prepare.rows import group_rows
 from ..task.result import Recorder, SearchResult
 from ..task.stats import ConTreeStats
 from . import _contree_kernels as k

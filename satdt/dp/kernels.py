@@ -76,7 +76,12 @@ GROUPS: dict[str, KernelGroup] = {
             "budget", ("_budget_kernels",), ("counts",), "the node budget's depth-two kernel"
         ),
         KernelGroup("contree", ("_contree_kernels",), (), "ConTree on numeric columns"),
-        KernelGroup("contree_d2", ("_contree_d2",), ("contree",), "ConTree's depth-two kernel"),
+        KernelGroup(
+            "contree_d2",
+            ("_contree_scan", "_contree_d2"),
+            ("contree",),
+            "ConTree's depth-two kernel",
+        ),
         KernelGroup("greedy", ("_greedy_kernels",), (), "the greedy tree of large tables"),
     )
 }

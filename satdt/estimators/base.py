@@ -28,13 +28,8 @@ from ..core.errors import (
 from ..core.params import Param
 from ..data import Dataset, check_complete
 from ..prepare.costs import cost_matrix
-from ..prepare.prepared import (
-    Prepared,
-    class_weights,
-    design_for,
-    prepare,
-    sample_weights,
-)
+from ..prepare.prepared import Prepared, prepare
+from ..prepare.validate import class_weights, design_for, sample_weights
 from ..search.registry import METHODS, method_params
 from ..task.events import Event
 from ..task.objectives import OBJECTIVES

@@ -40,7 +40,8 @@ from ..models.diagram_checks import (
     violation,
 )
 from ..prepare.costs import tree_cost
-from ..prepare.prepared import Prepared, check_class_weight, validate
+from ..prepare.prepared import Prepared
+from ..prepare.validate import check_class_weight, validate
 from ..search.diagrams import (
     DIAGRAM_METHODS,
     ROUTES,

@@ -581,7 +581,7 @@ def user_tree(data: Any, view: Any, nested: Any) -> Tree:
 def dataset_of(X: Any, y: Any, feature_names: Any) -> Any:
     """The table to learn from: a Dataset as given, else validated as fit does."""
     from ..data import Dataset
-    from ..prepare.prepared import validate
+    from ..prepare.validate import validate
 
     if isinstance(X, Dataset):  # a table read by satdt.read_csv: its schema and labels
         return X

@@ -27,11 +27,8 @@ from ..core.errors import (
 from ..core.params import Param
 from ..data import Dataset
 from ..models.tree import Tree
-from ..prepare.prepared import (
-    Prepared,
-    check_class_weight,
-    validate,
-)
+from ..prepare.prepared import Prepared
+from ..prepare.validate import check_class_weight, validate
 from ..search.auto import choose_method
 from ..search.params import TREE_PARAMS
 from ..search.registry import METHODS, Method, method_params, resolve_method

@@ -287,7 +287,7 @@ class Binarizer:
         """The binary features of the rows of ``X`` as column bitsets ``(k, ceil(n / 64))`` uint64.
 
         Bit ``i`` of bitset ``j`` is feature ``j`` of row ``i`` (see
-        ``satdt.prepare.prepared.column_bitsets``): ``n / 8`` bytes per feature, an eighth of the
+        ``satdt.prepare.rows.column_bitsets``): ``n / 8`` bytes per feature, an eighth of the
         dense matrix, computed a block of thresholds at a time.
 
         Parameters

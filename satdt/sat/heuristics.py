@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ..models.tree import Tree
-from ..prepare.prepared import column_bitsets
+from ..prepare.rows import column_bitsets
 
 
 def _best_split(B: np.ndarray, rows: np.ndarray, y: np.ndarray, n_classes: int) -> int:

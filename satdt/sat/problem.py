@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..prepare.prepared import group_rows
+from ..prepare.rows import group_rows
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Problem:
     def from_data(cls, B: np.ndarray, y: np.ndarray, n_classes: int, labels: np.ndarray) -> Problem:
         """Keep the first of every group of identical rows (they add nothing to a SAT formula).
 
-        Rows are grouped on ``B`` alone, as packed bits (:func:`satdt.prepare.prepared.group_rows`), so
+        Rows are grouped on ``B`` alone, as packed bits (:func:`satdt.prepare.rows.group_rows`), so
         no widened copy of ``B`` is made. Identical rows with different labels (a
         contradiction, which callers reject or relabel first) are kept once per label. The
         kept rows stay in their original order.

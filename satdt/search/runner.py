@@ -38,7 +38,8 @@ from ..core.errors import (
     interrupt_pending,
 )
 from ..models.tree import Tree
-from ..prepare.prepared import prepare, validate
+from ..prepare.prepared import prepare
+from ..prepare.validate import validate
 from ..task.objectives import OBJECTIVES
 from ..task.result import Recorder, SearchResult
 from ..task.spec import Task

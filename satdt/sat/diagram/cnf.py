@@ -13,7 +13,8 @@ from pysat.formula import IDPool
 from ...core.errors import DataError
 from ...data import Dataset
 from ...models.diagram_checks import check_widths
-from ...prepare.prepared import group_rows, prepare
+from ...prepare.prepared import prepare
+from ...prepare.rows import group_rows
 from ...task.result import Recorder
 from ..counter import SequentialCounter
 from .formula import Clauses, DiagramFormula, Skeleton, _binary

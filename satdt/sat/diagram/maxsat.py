@@ -33,7 +33,7 @@ from ...models.diagram_checks import (
     violation,
 )
 from ...models.diagram_checks import objective as objective_18
-from ...prepare.prepared import group_rows
+from ...prepare.rows import group_rows
 from ..counter import SequentialCounter, weighted_counter
 from .formula import (
     Clauses,

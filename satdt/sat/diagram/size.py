@@ -14,7 +14,7 @@ from pysat.solvers import Solver
 from ...core.errors import DataError, InfeasibleError, TimeUp
 from ...models.diagram import Diagram, _reach
 from ...models.diagram_checks import check_widths, fits
-from ...prepare.prepared import group_rows
+from ...prepare.rows import group_rows
 from ..counter import leaf_counter
 from ..heuristics import greedy_tree
 from ..solving import DEFAULT_SOLVER, SAT_SOLVERS, add_clauses, past, solve_until

@@ -26,7 +26,7 @@ from ..prepare.costs import model_cost
 if TYPE_CHECKING:
     import numpy
 
-    from ..models.model import Model
+    from ..models.base import Model
 
 
 def _deprecated_tree(owner: str) -> None:

@@ -1,8 +1,6 @@
-"""Models: the small protocol every satdt model follows, and models on disk.
+"""Model files: a model with the schema of its table.
 
-A model (a :class:`~satdt.Tree` or a :class:`~satdt.Diagram`) predicts over the
-design matrix and exports itself; :class:`Model` says what the estimators, the command line
-and model files rely on. A model file is JSON: the kind of model and its ``to_dict()``, the
+A model file is JSON: the kind of model (:data:`MODEL_KINDS`) and its ``to_dict()``, the
 schema of the table it was learnt from (column names and kinds, categories, label column)
 and a summary of the search, so that ``satdt predict`` can check and encode new data
 exactly as the training data was.
@@ -12,12 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import DataError
 from ..data import Schema
+from .base import Model
 from .diagram import Diagram
 from .tree import Tree
 
@@ -28,42 +25,8 @@ FORMAT = "satdt-model"
 VERSION = 2
 
 
-@runtime_checkable
-class Model(Protocol):
-    """What every satdt model offers (rows are design-matrix rows)."""
-
-    kind: ClassVar[str]
-    classes: np.ndarray
-
-    @property
-    def n_nodes(self) -> int: ...  # all nodes: n_splits + n_leaves
-
-    @property
-    def n_splits(self) -> int: ...  # decision nodes
-
-    @property
-    def n_leaves(self) -> int: ...  # the nodes that predict (a diagram's terminals)
-
-    @property
-    def depth(self) -> int: ...
-
-    def predict_index(self, X: np.ndarray) -> np.ndarray: ...
-
-    def predict(self, X: np.ndarray) -> np.ndarray: ...
-
-    def predict_proba(self, X: np.ndarray) -> np.ndarray: ...
-
-    def apply(self, X: np.ndarray) -> np.ndarray: ...
-
-    def export_text(self) -> str: ...
-
-    def to_dot(self) -> str: ...
-
-    def to_dict(self) -> dict[str, Any]: ...
-
-
 # Every kind of model a file may hold, by its ``kind``.
-MODEL_KINDS: dict[str, Any] = {Tree.kind: Tree, Diagram.kind: Diagram}
+MODEL_KINDS: dict[str, type[Model]] = {Tree.kind: Tree, Diagram.kind: Diagram}
 
 
 def model_dict(model: Model, schema: Schema, result: SearchResult | None = None) -> dict[str, Any]:

@@ -70,6 +70,7 @@ nitpick_ignore = [
         "collections.abc.Iterator",
         "os.PathLike",
         "Model",
+        "satdt.models.base.Self",  # the model's own kind in the base's signatures (a TypeVar)
         "Preparation",
         "Stats",
         "satdt.data.schema.Schema",

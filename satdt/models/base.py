@@ -26,7 +26,8 @@ from .fields import Fields
 # A node that tests no single column: a tree's leaf, a diagram's multivariate node.
 LEAF = -1
 
-M = TypeVar("M", bound="Model")
+# The kind of the model at hand, in the base's signatures: a Tree's copy is a Tree.
+Self = TypeVar("Self", bound="Model")
 
 
 def format_threshold(value: float) -> str:
@@ -86,12 +87,12 @@ class Model(ABC):
 
     __slots__ = ()
 
-    #: The model's kind in model files (:data:`satdt.models.files.MODEL_KINDS`).
+    #: The model's kind in model files (the keys of ``satdt.models.files.MODEL_KINDS``).
     kind: ClassVar[str]
     #: The first fields of the model's dictionary: its format tag and version (and any tag).
     header: ClassVar[dict[str, Any]]
-    #: The error its rules raise.
-    error: ClassVar[type[ModelError]] = ModelError
+    # The error its rules raise (DiagramError for a diagram).
+    _error: ClassVar[type[ModelError]] = ModelError
 
     classes: np.ndarray
     feature_names: list[str] | None
@@ -169,7 +170,7 @@ class Model(ABC):
 
     @classmethod
     @abstractmethod
-    def _from_fields(cls: type[M], fields: Fields, shared: dict[str, Any]) -> M:
+    def _from_fields(cls: type[Self], fields: Fields, shared: dict[str, Any]) -> Self:
         """The model of a dictionary's fields; ``shared`` holds the labels and the names,
         read already, as constructor arguments."""
 
@@ -304,7 +305,7 @@ class Model(ABC):
         """
         names = list(feature_names)
         if self.feature_names is not None and self.feature_names != names:
-            raise self.error(
+            raise self._error(
                 f"the {self.kind} names the columns {self.feature_names[:6]!r}"
                 f"{'...' if len(self.feature_names) > 6 else ''} but the data's columns are "
                 f"{names[:6]!r}{'...' if len(names) > 6 else ''}: they must be the same"
@@ -330,7 +331,7 @@ class Model(ABC):
         return f"{name} <= {t}" if holds else f"{name} > {t}"
 
     # ------------------------------------------------------------------ copies
-    def replace(self: M, **changes: Any) -> M:
+    def replace(self: Self, **changes: Any) -> Self:
         """A copy with some constructor arguments replaced (e.g. ``feature_names``).
 
         The copy shares no array with this model; the constructor checks it as it checks
@@ -350,7 +351,7 @@ class Model(ABC):
         arguments.update(changes)
         return type(self)(**arguments)
 
-    def copy(self: M) -> M:
+    def copy(self: Self) -> Self:
         """A copy that shares no array with this model (the feature names are shared).
 
         Returns
@@ -379,7 +380,7 @@ class Model(ABC):
         }
 
     @classmethod
-    def from_dict(cls: type[M], data: dict[str, Any]) -> M:
+    def from_dict(cls: type[Self], data: dict[str, Any]) -> Self:
         """The model a dictionary of :meth:`to_dict` describes, checked as untrusted input.
 
         Every field is checked (its type, length and range) before an array is built, then
@@ -402,7 +403,7 @@ class Model(ABC):
             If ``data`` is not a model of this kind, was written by a newer satdt, or breaks
             a rule of the kind.
         """
-        fields = Fields(data, cls.kind, cls.error)
+        fields = Fields(data, cls.kind, cls._error)
         fields.header(cls.header["format"], cls.header["version"])
         shared = {
             "classes": fields.labels(),
@@ -429,7 +430,7 @@ class Model(ABC):
         return json.dumps(self.to_dict(), indent=indent)
 
     @classmethod
-    def from_json(cls: type[M], text: str) -> M:
+    def from_json(cls: type[Self], text: str) -> Self:
         """The model that JSON text of :meth:`to_json` describes, checked as :meth:`from_dict`
         checks.
 
@@ -451,7 +452,7 @@ class Model(ABC):
         try:
             data = json.loads(text)
         except (json.JSONDecodeError, RecursionError) as exc:
-            raise cls.error(f"not a satdt {cls.kind}: not valid JSON ({exc})") from None
+            raise cls._error(f"not a satdt {cls.kind}: not valid JSON ({exc})") from None
         return cls.from_dict(data)
 
     # ------------------------------------------------------------------ comparison

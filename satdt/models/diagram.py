@@ -73,7 +73,7 @@ class Diagram(Model):
 
     kind: ClassVar[str] = "diagram"
     header: ClassVar[dict[str, Any]] = {"format": FORMAT, "model": "diagram", "version": 1}
-    error: ClassVar[type[DiagramError]] = DiagramError
+    _error = DiagramError
 
     __slots__ = (
         "classes",

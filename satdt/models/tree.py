@@ -668,7 +668,7 @@ class Tree(Model):
     def _check_width(self, width: int) -> None:
         tested = int(self.feature.max(initial=LEAF))
         if tested >= width:
-            raise self.error(
+            raise self._error(
                 f"the tree tests column {tested}, but the data has {width} columns (0 to "
                 f"{width - 1})"
             )

@@ -53,7 +53,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 autosummary_generate = True
 # A class's page is its autodoc entry, every documented member in full (the page's table of
-# contents lists them); the estimators' pages add the methods they inherit (fit, predict, ...).
+# contents lists them); the estimators' and the models' pages add the methods they inherit (fit,
+# predict, ... from their bases).
 templates_path = ["_templates"]
 autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
@@ -70,6 +71,7 @@ nitpick_ignore = [
         "os.PathLike",
         "pathlib.Path",
         "Model",
+        "satdt.models.base.Self",  # the model's own kind in the base's signatures (a TypeVar)
         "Preparation",
         "Stats",
         "satdt.data.schema.Schema",

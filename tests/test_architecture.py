@@ -293,13 +293,13 @@ def test_imports_are_resolved() -> None:
     assert "pysat.examples.rc2" in MODULES["satdt.sat.diagram.maxsat"]
     # ... and the graph of what runs at import time only the module-level ones
     assert "satdt.sat.problem" not in AT_IMPORT["satdt.search.hybrid"]  # inside a function
-    assert "satdt.task.result" not in AT_IMPORT["satdt.models.model"]  # under TYPE_CHECKING
+    assert "satdt.task.result" not in AT_IMPORT["satdt.models.files"]  # under TYPE_CHECKING
     assert {"satdt.models", "satdt.models.diagram"} <= AT_IMPORT["satdt.mip.solution"]
-    assert "satdt.models.display" in AT_IMPORT["satdt.models.tree"]  # `from . import display`
-    assert "satdt.models" not in AT_IMPORT["satdt.models.tree"]  # its own package
+    assert "satdt.models.display" in AT_IMPORT["satdt.models.base"]  # `from . import display`
+    assert "satdt.models" not in AT_IMPORT["satdt.models.base"]  # its own package
     # the runtime graph: functions included, TYPE_CHECKING left out
     assert "satdt.sat.problem" in RUNTIME["satdt.search.hybrid"]
-    assert "satdt.task.result" not in RUNTIME["satdt.models.model"]
+    assert "satdt.task.result" not in RUNTIME["satdt.models.files"]
 
 
 def test_every_module_is_in_a_layer() -> None:

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from naive import diagram_terminal
 
 from satdt.core.errors import SatdtError
+from satdt.models.base import Model
 from satdt.models.diagram import Diagram, DiagramError
-from satdt.models.model import Model
 from satdt.models.tree import Tree
 
 

@@ -14,7 +14,7 @@ from satdt import OptimalDiagramClassifier, OptimalTreeClassifier, SatdtError, r
 from satdt.core.errors import NotProvenWarning
 from satdt.models.diagram import Diagram
 from satdt.models.diagram_checks import objective
-from satdt.models.model import load_model, save_model
+from satdt.models.files import load_model, save_model
 
 pytest.importorskip("highspy")
 IRIS = Path(__file__).resolve().parents[1] / "examples" / "data" / "iris.csv"

@@ -17,7 +17,7 @@ from satdt.data import read_with_schema
 from satdt.data.exact import _read_csv_exact
 from satdt.data.fast import _read_csv_fast
 from satdt.data.sniff import _open
-from satdt.models.model import load_model
+from satdt.models.files import load_model
 from satdt.models.tree import DEFAULT_LEFT, DEFAULT_RIGHT, MISSING_LEFT, MISSING_RIGHT, Tree
 from satdt.prepare.rows import find_contradictions
 

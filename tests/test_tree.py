@@ -6,7 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from satdt.models.tree import Tree
+from satdt.models.base import Model
+from satdt.models.tree import DEFAULT_LEFT, LEAF, MISSING_RIGHT, Tree
 
 CLASSES = np.array(["no", "yes"])
 
@@ -101,3 +102,50 @@ def test_simplify_keeps_predictions_and_reaches_a_fixed_point(tree, rows):
                         else:
                             stack += [simple.left[node], simple.right[node]]
                     assert hit
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    random_tree(),
+    st.lists(
+        st.lists(st.sampled_from([0.0, 1.0, 2.0, np.nan]), min_size=3, max_size=3), max_size=10
+    ),
+)
+def test_decision_path_follows_each_test_to_the_leaf(tree, rows):
+    X = np.array(rows, dtype=float).reshape(-1, 3)
+    path = tree.decision_path(X)
+    assert path.shape == (len(X), tree.depth + 1)
+    np.testing.assert_array_equal(path[:, -1], tree.apply(X))
+    for r in range(len(X)):
+        node = 0
+        for step in range(tree.depth + 1):
+            assert path[r, step] == node
+            if tree.feature[node] != LEAF:
+                goes_left = tree.holds(X[r : r + 1], np.array([node]))[0]
+                node = tree.left[node] if goes_left else tree.right[node]
+
+
+def test_equality_sees_every_field_and_copies_share_nothing():
+    tree = small_tree().with_counts(np.array([[1.0, 0.0], [3.0, 1.0]]), np.array([0, 1]))
+    assert isinstance(tree, Model) and tree == tree.copy()
+    changes = {
+        "feature": [0, 0, -1, -1, -1],
+        "threshold": [2.5, 0.5, np.nan, np.nan, np.nan],
+        "left": [1, 2, -1, -1, -1],
+        "right": [4, 3, -1, -1, -1],
+        "value": [-1, -1, 1, 1, 0],
+        "counts": np.ones((5, 2)),
+        "classes": np.array(["n", "y"]),
+        "feature_names": ["p", "c"],
+        "indicator": [],
+        "missing": [MISSING_RIGHT, DEFAULT_LEFT, 2, 2, 2],
+    }
+    assert set(changes) == set(Tree.__slots__)
+    for name, value in changes.items():
+        assert tree.replace(**{name: value}) != tree, name
+    copy = tree.copy()
+    for name in Tree.__slots__:
+        value = getattr(copy, name)
+        if isinstance(value, np.ndarray):
+            assert not np.shares_memory(value, getattr(tree, name)), name
+    assert repr(tree) == "Tree(depth=2, n_nodes=5, n_leaves=3)"

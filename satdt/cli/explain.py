@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core.errors import SatdtError
 from ..data import read_with_schema
 from ..explanations.explainer import explain, redundancy
-from ..models.model import load_model
+from ..models.files import load_model
 from .files import write_output
 from .messages import EXIT_OK
 

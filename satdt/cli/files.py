@@ -12,7 +12,8 @@ from typing import Any
 
 from ..core.errors import SatdtError
 from ..data import Dataset, read_csv
-from ..models.model import Model, model_dict, save_model
+from ..models.base import Model
+from ..models.files import model_dict, save_model
 from ..task.result import SearchResult
 
 # Options that name a file a command writes (checked before it reads or searches anything).

@@ -13,7 +13,7 @@ import numpy as np
 from ..core.errors import NotProvenWarning, SatdtError
 from ..data import read_with_schema
 from ..estimators.tree import OptimalTreeClassifier
-from ..models.model import load_model
+from ..models.files import load_model
 from ..search.registry import method_params
 from .draw import check_drawings, draw, draw_title, write_report
 from .files import read_training, save_model_file, write_output

@@ -14,7 +14,7 @@ import numpy as np
 from ..core.errors import NotProvenWarning
 from ..data import Dataset, read_with_schema
 from ..estimators.tree import OptimalTreeClassifier, ParetoFront
-from ..models.model import Model
+from ..models.base import Model
 from ..search.registry import METHODS
 from ..task.objectives import OBJECTIVES
 from .messages import cli_message

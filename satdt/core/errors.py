@@ -20,6 +20,11 @@ class ParameterError(SatdtError, ValueError, TypeError):
     ``TypeError``, so that code written for scikit-learn's estimators catches it."""
 
 
+class ModelError(DataError):
+    """A model breaks a rule of its kind (a tree's node with two parents, a NaN threshold, a
+    class index beyond the classes), or a model's file or dictionary is damaged."""
+
+
 class ContradictionError(DataError):
     """Rows with identical features carry different labels, so no consistent tree exists.
 

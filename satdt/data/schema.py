@@ -160,7 +160,7 @@ class Schema:
                 columns, str(d["target"]), [str(v) for v in d.get("dropped", ())]
             )
             stored = (tuple(d["feature_names"]), tuple(int(i) for i in d["indicator"]))
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, OverflowError) as exc:
             raise DataError(
                 f"not a valid satdt schema ({type(exc).__name__}: {exc}); the model file may be "
                 f"damaged: fit the model again"

@@ -12,15 +12,19 @@ indices back to the user's labels, as in :class:`~satdt.Tree`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from . import display
+from . import diagram_edits
+from .base import LEAF, Model, dot_quote, format_threshold
 from .diagram_checks import DiagramError, check_arrays
-from .tree import LEAF, Tree, _format_threshold, _json_scalar
+from .diagram_edits import _reach
+from .fields import Fields
+
+if TYPE_CHECKING:
+    from .tree import Tree
 
 FORMAT = "satdt-diagram"
 
@@ -30,26 +34,7 @@ def terminal_code(class_index: int) -> int:
     return -1 - int(class_index)
 
 
-def _reach(low: np.ndarray, high: np.ndarray, start: int) -> np.ndarray:
-    """Mask of the internal nodes reachable from ``start`` (successors come later in the order)."""
-    seen = np.zeros(len(low), dtype=bool)
-    if start >= 0:
-        seen[start] = True
-        for i in range(start, len(low)):
-            if seen[i]:
-                for s in (low[i], high[i]):
-                    if s >= 0:
-                        seen[s] = True
-    return seen
-
-
-def _optional_equal(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is None and b is None
-    return a.shape == b.shape and bool(np.array_equal(a, b))
-
-
-class Diagram:
+class Diagram(Model):
     """A classifier shaped as a layered directed acyclic graph.
 
     Parameters
@@ -86,7 +71,9 @@ class Diagram:
         with none is the single terminal ``root = -1 - k`` (see :meth:`single_terminal`).
     """
 
-    kind: ClassVar[str] = "diagram"  # the model kind in saved model files (see satdt.models.model)
+    kind: ClassVar[str] = "diagram"
+    header: ClassVar[dict[str, Any]] = {"format": FORMAT, "model": "diagram", "version": 1}
+    _error = DiagramError
 
     __slots__ = (
         "classes",
@@ -255,52 +242,6 @@ class Diagram:
             **common,
         )
 
-    def copy(self) -> Diagram:
-        """A copy that shares no array with this diagram.
-
-        Returns
-        -------
-        Diagram
-            An equal diagram.
-        """
-        return self.replace()
-
-    def replace(self, **changes: Any) -> Diagram:
-        """A validated copy with some constructor arguments replaced (e.g. ``feature_names``).
-
-        Parameters
-        ----------
-        **changes
-            Constructor arguments, by name, to replace.
-
-        Returns
-        -------
-        Diagram
-            The new diagram, checked as the constructor checks.
-        """
-        args: dict[str, Any] = {
-            "layer": self.layer.copy(),
-            "feature": self.feature.copy(),
-            "threshold": self.threshold.copy(),
-            "low": self.low.copy(),
-            "high": self.high.copy(),
-            "coef": None if self.coef is None else self.coef.copy(),
-            "n_features": self.n_features,
-            "classes": self.classes.copy(),
-            "feature_names": self.feature_names,
-            "counts": None if self.counts is None else self.counts.copy(),
-            "terminal_counts": None
-            if self.terminal_counts is None
-            else self.terminal_counts.copy(),
-            "indicator": sorted(self.indicator),
-            "root": self.root,
-        }
-        args.update(changes)
-        layer, feature, threshold, low, high = (
-            args.pop(k) for k in ("layer", "feature", "threshold", "low", "high")
-        )
-        return Diagram(layer, feature, threshold, low, high, **args)
-
     # ------------------------------------------------------------------ shape
     def reachable(self) -> np.ndarray:
         """Boolean mask of the stored internal nodes reachable from the root.
@@ -362,17 +303,12 @@ class Diagram:
         return tuple(np.bincount(self.layer[seen], minlength=int(self.layer.max()) + 1).tolist())
 
     @property
-    def n_classes(self) -> int:
-        """Number of classes (the length of ``classes``)."""
-        return len(self.classes)
-
-    @property
     def multivariate(self) -> bool:
         """Whether some node tests a hyperplane rather than one feature."""
         return self.coef is not None
 
     # ------------------------------------------------------------------ prediction
-    def _check_X(self, X: np.ndarray) -> np.ndarray:
+    def _rows(self, X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise DiagramError(
@@ -396,43 +332,34 @@ class Diagram:
         ndarray of bool of shape (n_rows,)
             True where the row goes to the node's ``low`` successor.
         """
+        return self._holds(np.asarray(X, dtype=np.float64), np.arange(len(nodes)), nodes)
+
+    def _holds(self, X: np.ndarray, rows: np.ndarray, nodes: np.ndarray) -> np.ndarray:
         f = self.feature[nodes]
         uni = f != LEAF
         out = np.empty(len(nodes), dtype=bool)
-        rows = np.flatnonzero(uni)
-        out[rows] = X[rows, f[rows]] <= self.threshold[nodes[rows]]
+        at = np.flatnonzero(uni)
+        out[at] = X[rows[at], f[at]] <= self.threshold[nodes[at]]
         if self.coef is not None:
-            rows = np.flatnonzero(~uni)
-            values = np.einsum("ij,ij->i", X[rows], self.coef[nodes[rows]])
-            out[rows] = values <= self.threshold[nodes[rows]]
+            at = np.flatnonzero(~uni)
+            values = np.einsum("ij,ij->i", X[rows[at]], self.coef[nodes[at]])
+            out[at] = values <= self.threshold[nodes[at]]
         return out
 
-    def _route(
-        self, X: np.ndarray, path: np.ndarray | None = None, sides: np.ndarray | None = None
-    ) -> np.ndarray:
-        """Move all rows one arc at a time; the terminal code of each row.
+    def _start(self) -> int:
+        return self.root
 
-        ``path`` (rows x (depth + 1)) receives each row's states; ``sides`` (nodes x 2)
-        accumulates how many rows leave each node by ``low`` and by ``high``.
-        """
-        state = np.full(len(X), self.root, dtype=np.int64)
-        step = 0
-        active = np.flatnonzero(state >= 0)
-        while True:
-            if path is not None:
-                path[:, step] = state
-            if not len(active):
-                break
-            node = state[active]
-            go_low = self.holds(X[active], node)
-            if sides is not None:
-                np.add.at(sides, (node, (~go_low).astype(np.int64)), 1)
-            state[active] = np.where(go_low, self.low[node], self.high[node])
-            active = active[state[active] >= 0]
-            step += 1
-        if path is not None:
-            path[:, step:] = state[:, None]
-        return state
+    def _internal(self, state: np.ndarray) -> np.ndarray:
+        return state >= 0
+
+    def _successors(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.low, self.high
+
+    def _end_class(self, end: np.ndarray) -> np.ndarray:
+        return -1 - end
+
+    def _end_counts(self, end: np.ndarray) -> np.ndarray | None:
+        return None if self.terminal_counts is None else self.terminal_counts[-1 - end]
 
     def count_error(self) -> float:
         """Training error recorded in ``terminal_counts``, as :meth:`Tree.count_error
@@ -447,27 +374,6 @@ class Diagram:
             raise ValueError("this diagram holds no training counts (see with_counts)")
         counts = self.terminal_counts
         return float(counts.sum() - np.trace(counts))
-
-    def decision_path(self, X: np.ndarray) -> np.ndarray:
-        """The path of each row: an ``(n_rows, depth + 1)`` int array.
-
-        Row ``r`` lists the internal nodes it visits from the root, then its terminal
-        ``-1 - k``, repeated to the end as padding: the last column is always the terminal.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            Rows of the design matrix the diagram reads.
-
-        Returns
-        -------
-        ndarray of int64 of shape (n_rows, depth + 1)
-            The path of each row.
-        """
-        X = self._check_X(X)
-        path = np.empty((len(X), self.depth + 1), dtype=np.int64)
-        self._route(X, path=path)
-        return path
 
     def apply(self, X: np.ndarray) -> np.ndarray:
         """The node each row ends at, as :meth:`Tree.apply <satdt.Tree.apply>` gives
@@ -499,59 +405,7 @@ class Diagram:
         ndarray of int64 of shape (n_rows,)
             Indices into ``classes``.
         """
-        return -1 - self._route(self._check_X(X))
-
-    def predict_index(self, X: np.ndarray) -> np.ndarray:
-        """Class index predicted for each row (the class of its terminal).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            Rows of the design matrix the diagram reads.
-
-        Returns
-        -------
-        ndarray of int64 of shape (n_rows,)
-            Indices into ``classes``.
-        """
-        return self.terminal(X)
-
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """The user's label predicted for each row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            Rows of the design matrix the diagram reads.
-
-        Returns
-        -------
-        ndarray of shape (n_rows,)
-            Labels taken from ``classes``.
-        """
-        return self.classes[self.terminal(X)]
-
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Training class frequencies of each row's terminal (one-hot where unknown).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            Rows of the design matrix the diagram reads.
-
-        Returns
-        -------
-        ndarray of shape (n_rows, n_classes)
-            The share of each class in the training weight that reached the row's terminal.
-        """
-        k = self.terminal(X)
-        one_hot = np.zeros((len(k), self.n_classes))
-        one_hot[np.arange(len(k)), k] = 1.0
-        if self.terminal_counts is None:
-            return one_hot
-        counts = self.terminal_counts[k]
-        total = counts.sum(axis=1, keepdims=True)
-        return np.where(total > 0, counts / np.where(total > 0, total, 1.0), one_hot)
+        return self.predict_index(X)
 
     def with_counts(
         self, X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None
@@ -607,75 +461,7 @@ class Diagram:
         Diagram
             The simplified diagram.
         """
-        n = len(self.layer)
-        if not n:
-            return self.copy()
-        low, high, root = self.low.copy(), self.high.copy(), self.root
-        if X is not None:
-            sides = np.zeros((n, 2), dtype=np.int64)
-            self._route(self._check_X(X), sides=sides)
-            skip = np.arange(n)
-            skip = np.where((sides[:, 0] == 0) & (sides[:, 1] > 0), high, skip)
-            skip = np.where((sides[:, 1] == 0) & (sides[:, 0] > 0), low, skip)
-            for i in range(n - 1, -1, -1):  # skipped successors are already resolved
-                if skip[i] != i:
-                    s = skip[i]
-                    skip[i] = s if s < 0 else skip[s]
-            low = np.where(low >= 0, skip[np.maximum(low, 0)], low)
-            high = np.where(high >= 0, skip[np.maximum(high, 0)], high)
-            root = int(skip[0])
-        seen = _reach(low, high, root)
-        canon = np.arange(n)
-        merged: list[list[int]] = [[i] for i in range(n)]
-        kept: dict[tuple[Any, ...], int] = {}
-        for i in range(n - 1, -1, -1):
-            if not seen[i]:
-                continue
-            lo = int(canon[low[i]]) if low[i] >= 0 else int(low[i])
-            hi = int(canon[high[i]]) if high[i] >= 0 else int(high[i])
-            low[i], high[i] = lo, hi
-            if lo == hi:
-                canon[i] = lo
-                continue
-            plane = self.coef[i].tobytes() if self.feature[i] == LEAF else b""
-            key = (int(self.feature[i]), float(self.threshold[i]), plane, lo, hi)
-            if key in kept:
-                canon[i] = kept[key]
-                merged[kept[key]].append(i)
-            else:
-                kept[key] = i
-        root = int(canon[root]) if root >= 0 else root
-        if root < 0:
-            return Diagram.single_terminal(
-                -1 - root,
-                n_features=self.n_features,
-                classes=self.classes,
-                feature_names=self.feature_names,
-                terminal_counts=self.terminal_counts,
-                indicator=sorted(self.indicator),
-            )
-        keep = _reach(low, high, root)
-        nodes = np.flatnonzero(keep)
-        new_index = np.zeros(n, dtype=np.int64)
-        new_index[nodes] = np.arange(len(nodes))
-
-        def renumber(succ: np.ndarray) -> np.ndarray:
-            return np.where(succ >= 0, new_index[np.maximum(succ, 0)], succ)
-
-        counts = None
-        if self.counts is not None:
-            counts = np.array([self.counts[merged[i]].sum(axis=0) for i in nodes])
-            counts = counts.reshape(len(nodes), self.n_classes)
-        return self.replace(
-            layer=np.unique(self.layer[nodes], return_inverse=True)[1],
-            feature=self.feature[nodes],
-            threshold=self.threshold[nodes],
-            low=renumber(low[nodes]),
-            high=renumber(high[nodes]),
-            coef=None if self.coef is None else self.coef[nodes],
-            counts=counts,
-            root=0,
-        )
+        return diagram_edits.simplify(self, X)
 
     def unscale(self, lo: np.ndarray, hi: np.ndarray) -> Diagram:
         """The diagram in original units, for one learnt on min-max scaled features.
@@ -695,31 +481,9 @@ class Diagram:
         Diagram
             The diagram over the unscaled features.
         """
-        lo = np.asarray(lo, dtype=np.float64).reshape(-1)
-        hi = np.asarray(hi, dtype=np.float64).reshape(-1)
-        if lo.shape != (self.n_features,) or hi.shape != (self.n_features,):
-            raise DiagramError(
-                f"lo and hi must hold one value per feature ({self.n_features}); got "
-                f"{lo.shape} and {hi.shape}"
-            )
-        scale = np.where(hi > lo, hi - lo, 1.0)
-        threshold = self.threshold.copy()
-        uni = np.flatnonzero(self.feature != LEAF)
-        f = self.feature[uni]
-        threshold[uni] = lo[f] + threshold[uni] * scale[f]
-        coef = None
-        if self.coef is not None:
-            coef = self.coef / scale
-            multi = np.flatnonzero(self.feature == LEAF)
-            threshold[multi] += coef[multi] @ lo
-        return self.replace(threshold=threshold, coef=coef)
+        return diagram_edits.unscale(self, lo, hi)
 
     # ------------------------------------------------------------------ export
-    def _feature_name(self, feature: int) -> str:
-        if self.feature_names is not None and 0 <= feature < len(self.feature_names):
-            return self.feature_names[feature]
-        return f"x[{feature}]"
-
     def node_name(self, node: int) -> str:
         """The node's name, ``n<layer>.<position>``: its layer and its position there.
 
@@ -770,18 +534,13 @@ class Diagram:
             The test in the user's feature names, such as ``petal_length <= 2.45``.
         """
         f = int(self.feature[node])
-        t = _format_threshold(float(self.threshold[node]))
         if f != LEAF:
-            name = self._feature_name(f)
-            if f in self.indicator and " == " in name:
-                column, category = name.split(" == ", 1)
-                return f"{column} != {category}" if go_low else name
-            return f"{name} <= {t}" if go_low else f"{name} > {t}"
+            return self._univariate_test(f, self.threshold[node], go_low)
         plane = self.coef[node] if self.coef is not None else np.zeros(self.n_features)
         terms = []
         for j in np.flatnonzero(plane):
             c = float(plane[j])
-            size = "" if abs(c) == 1.0 else f"{_format_threshold(abs(c))} * "
+            size = "" if abs(c) == 1.0 else f"{format_threshold(abs(c))} * "
             sign = "-" if c < 0 else "+"
             terms.append((sign, f"{size}{self._feature_name(int(j))}"))
         if not terms:
@@ -789,6 +548,7 @@ class Diagram:
         else:
             lhs = ("-" if terms[0][0] == "-" else "") + terms[0][1]
             lhs += "".join(f" {sign} {term}" for sign, term in terms[1:])
+        t = format_threshold(self.threshold[node])
         return f"{lhs} <= {t}" if go_low else f"{lhs} > {t}"
 
     def export_text(self) -> str:
@@ -821,10 +581,6 @@ class Diagram:
             The source of a ``digraph``.
         """
 
-        def quote(text: str) -> str:
-            escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-            return '"' + escaped + '"'
-
         def ident(successor: int) -> str:
             return f"n{successor}" if successor >= 0 else f"c{-1 - successor}"
 
@@ -835,12 +591,12 @@ class Diagram:
             members = nodes[self.layer[nodes] == layer]
             lines.append("  { rank=same; " + " ".join(f"n{i};" for i in members) + " }")
         for i in nodes:
-            label = quote(f"{self.node_name(i)}\n{self.condition(i)}")
+            label = dot_quote(f"{self.node_name(i)}\n{self.condition(i)}")
             lines.append(f"  n{i} [shape=box, label={label}];")
         succ = np.concatenate([self.low[seen], self.high[seen], [self.root]])
         terminals = np.unique(-1 - succ[succ < 0])
         for k in terminals:
-            lines.append(f"  c{k} [shape=ellipse, label={quote(str(self.classes[k]))}];")
+            lines.append(f"  c{k} [shape=ellipse, label={dot_quote(str(self.classes[k]))}];")
         if len(nodes):
             lines.append("  { rank=sink; " + " ".join(f"c{k};" for k in terminals) + " }")
         for i in nodes:
@@ -862,21 +618,27 @@ class Diagram:
 
         return diagram_to_onnx(self)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary; :meth:`from_dict` restores an equal diagram.
+    # ------------------------------------------------------------------ the model's own
+    def check(self) -> None:
+        """Check the diagram's arrays: nodes sorted by layer, successors in later layers or
+        class terminals, finite tests (the constructor checks every diagram so).
 
-        Returns
-        -------
-        dict
-            The format tag, the labels, the feature names and the per-node arrays as lists.
+        Raises
+        ------
+        ModelError
+            For the first rule the arrays break (a ``DiagramError``), naming the node, the
+            value and the rule.
         """
+        check_arrays(self)
+
+    def _check_width(self, width: int) -> None:
+        if self.n_features != width:
+            raise DiagramError(
+                f"the diagram reads {self.n_features} columns, but the data has {width}"
+            )
+
+    def _arrays(self) -> dict[str, Any]:
         return {
-            "format": FORMAT,
-            "model": self.kind,
-            "version": 1,
-            "classes": [_json_scalar(c) for c in self.classes.tolist()],
-            "feature_names": self.feature_names,
-            "indicator": sorted(self.indicator),
             "n_features": self.n_features,
             "root": self.root,
             "layer": self.layer.tolist(),
@@ -892,108 +654,30 @@ class Diagram:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Diagram:
-        """The diagram of a :meth:`to_dict` dictionary.
-
-        Parameters
-        ----------
-        data : dict
-            A dictionary written by :meth:`to_dict` (or read from its JSON).
-
-        Returns
-        -------
-        Diagram
-            The diagram.
-        """
-        if data.get("format") != FORMAT:
-            raise DiagramError(
-                f"not a satdt diagram: the 'format' field is {data.get('format')!r}, not {FORMAT!r}"
-            )
-        n_classes = len(data["classes"])
-
-        def array(key: str, shape: tuple[int, ...]) -> np.ndarray | None:
-            value = data.get(key)
-            return None if value is None else np.asarray(value, dtype=np.float64).reshape(shape)
-
-        n = len(data["layer"])
+    def _from_fields(cls, fields: Fields, shared: dict[str, Any]) -> Diagram:
+        layer = fields.integers("layer")
+        n, n_classes = len(layer), len(shared["classes"])
+        n_features = fields.integer("n_features", 0)
         return cls(
-            data["layer"],
-            data["feature"],
-            data["threshold"],
-            data["low"],
-            data["high"],
-            coef=array("coef", (n, data["n_features"])),
-            n_features=data["n_features"],
-            classes=np.asarray(data["classes"]),
-            feature_names=data.get("feature_names"),
-            counts=array("counts", (n, n_classes)),
-            terminal_counts=array("terminal_counts", (n_classes, n_classes)),
-            indicator=data.get("indicator"),
-            root=data["root"],
+            layer,
+            fields.integers("feature", n),
+            fields.numbers("threshold", n),
+            fields.integers("low", n),
+            fields.integers("high", n),
+            coef=fields.matrix("coef", n, n_features, "feature"),
+            n_features=n_features,
+            counts=fields.matrix("counts", n, n_classes, "class"),
+            terminal_counts=fields.matrix("terminal_counts", n_classes, n_classes, "class"),
+            root=fields.integer("root"),
+            **shared,
         )
 
-    def to_json(self, indent: int | None = None) -> str:
-        """The diagram as JSON text (:meth:`to_dict`, serialised).
-
-        Parameters
-        ----------
-        indent : int, optional
-            Indentation of the JSON (default: one line).
-
-        Returns
-        -------
-        str
-            The JSON text; :meth:`from_json` reads it back.
-        """
-        return json.dumps(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str) -> Diagram:
-        """The diagram that JSON text of :meth:`to_json` describes.
-
-        Parameters
-        ----------
-        text : str
-            The JSON text.
-
-        Returns
-        -------
-        Diagram
-            The diagram.
-        """
-        return cls.from_dict(json.loads(text))
-
-    # ------------------------------------------------------------------ comparison
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Diagram):
-            return NotImplemented
-        return (
-            self.root == other.root
-            and self.n_features == other.n_features
-            and np.array_equal(self.layer, other.layer)
-            and np.array_equal(self.feature, other.feature)
-            and np.array_equal(self.threshold, other.threshold)
-            and np.array_equal(self.low, other.low)
-            and np.array_equal(self.high, other.high)
-            and _optional_equal(self.coef, other.coef)
-            and _optional_equal(self.counts, other.counts)
-            and _optional_equal(self.terminal_counts, other.terminal_counts)
-            and np.array_equal(self.classes, other.classes)
-            and self.feature_names == other.feature_names
-            and self.indicator == other.indicator
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
+    def _repr_items(self) -> list[str]:
         kind = "multivariate" if self.multivariate else "univariate"
-        return (
-            f"Diagram(depth={self.depth}, n_splits={self.n_splits}, widths={self.widths}, "
-            f"n_classes={self.n_classes}, {kind})"
-        )
-
-    def _repr_svg_(self) -> str | None:
-        """The model drawn for Jupyter (:func:`satdt.plot.model_svg`, through the hook of
-        :mod:`satdt.models.display`); None without matplotlib, and the notebook shows the text
-        repr instead."""
-        return display.svg(self)
+        return [
+            f"depth={self.depth}",
+            f"n_splits={self.n_splits}",
+            f"widths={self.widths}",
+            f"n_classes={self.n_classes}",
+            kind,
+        ]

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..core.errors import DataError, SatdtError
-from .tree import LEAF
+from ..core.errors import DataError, ModelError
+from .base import LEAF
 
 if TYPE_CHECKING:
     from .diagram import Diagram
@@ -25,8 +25,13 @@ SPLITS = ("univariate", "multivariate")
 FAIRNESS_KINDS = ("parity", "false_positive", "false_negative")
 
 
-class DiagramError(SatdtError, ValueError):
+class DiagramError(ModelError):
     """A diagram's arrays break a structural rule, or data does not fit the diagram."""
+
+
+#: The highest layer number: a diagram's widths (one count per layer, empty layers included)
+#: stay small; no search learns a diagram within orders of magnitude of it.
+MAX_LAYER = 2**16
 
 
 # ---------------------------------------------------------------------------- structural rules
@@ -89,6 +94,11 @@ def _check_layers(diagram: Diagram) -> None:
             f"nodes must be sorted by layer; node {i} (layer {diagram.layer[i]}) follows node "
             f"{i - 1} (layer {diagram.layer[i - 1]}); sort the nodes by layer"
         )
+    if n and diagram.layer[-1] > MAX_LAYER:
+        raise DiagramError(
+            f"node {n - 1} is in layer {diagram.layer[-1]}; layers are numbered up to "
+            f"{MAX_LAYER} (a diagram's widths list every layer)"
+        )
 
 
 def _check_tests(diagram: Diagram) -> None:
@@ -111,24 +121,27 @@ def _check_tests(diagram: Diagram) -> None:
 
 def _check_successors(diagram: Diagram) -> None:
     """Successors are internal nodes of a later layer or class terminals."""
-    n, n_classes = len(diagram.layer), len(diagram.classes)
+    n, n_classes, layer = len(diagram.layer), len(diagram.classes), diagram.layer
     for side in ("low", "high"):
         succ = getattr(diagram, side)
-        for i in range(n):
-            s = int(succ[i])
-            if s >= 0 and (s >= n or diagram.layer[s] <= diagram.layer[i]):
-                where = f"node {s} of layer {diagram.layer[s]}" if s < n else f"node {s}"
-                raise DiagramError(
-                    f"node {i} (layer {diagram.layer[i]}) has {side} successor {where}: "
-                    f"successors must be internal nodes of a later layer (indices below {n}) "
-                    "or class terminals -1 - k; fix the arc or the layers"
-                )
-            if s < -n_classes:
-                raise DiagramError(
-                    f"node {i} has {side} successor {s}, the terminal of class index "
-                    f"{-1 - s}, but there are {n_classes} classes; terminals are -1 - k for "
-                    f"k in [0, {n_classes})"
-                )
+        inside = np.clip(succ, 0, max(n - 1, 0))
+        later = (succ < 0) | ((succ < n) & (layer[inside] > layer))
+        bad = np.flatnonzero(~later | (succ < -n_classes))
+        if not len(bad):
+            continue
+        i, s = int(bad[0]), int(succ[bad[0]])
+        if s >= 0:
+            where = f"node {s} of layer {layer[s]}" if s < n else f"node {s}"
+            raise DiagramError(
+                f"node {i} (layer {layer[i]}) has {side} successor {where}: "
+                f"successors must be internal nodes of a later layer (indices below {n}) "
+                "or class terminals -1 - k; fix the arc or the layers"
+            )
+        raise DiagramError(
+            f"node {i} has {side} successor {s}, the terminal of class index "
+            f"{-1 - s}, but there are {n_classes} classes; terminals are -1 - k for "
+            f"k in [0, {n_classes})"
+        )
 
 
 def _check_coef(diagram: Diagram) -> None:
@@ -162,6 +175,8 @@ def _check_annotations(diagram: Diagram) -> None:
             raise DiagramError(
                 f"{name} must have shape {shape}; got {value.shape}; pass None when unknown"
             )
+        if value is not None and (not np.all(np.isfinite(value)) or np.any(value < 0)):
+            raise DiagramError(f"{name} are training weights: finite numbers >= 0")
     if any(not 0 <= i < d for i in diagram.indicator):
         raise DiagramError(
             f"indicator columns must be in [0, {d}); got {sorted(diagram.indicator)}"

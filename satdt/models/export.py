@@ -24,13 +24,17 @@ only.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..core.errors import SatdtError
-from .diagram import Diagram
-from .tree import LEAF, MISSING_RIGHT, Tree
+from .base import LEAF
+from .tree_arrays import MISSING_RIGHT
+
+if TYPE_CHECKING:
+    from .diagram import Diagram
+    from .tree import Tree
 
 # scikit-learn's markers for a leaf's children and feature
 _SKLEARN_LEAF, _SKLEARN_UNDEFINED = -1, -2

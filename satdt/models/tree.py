@@ -12,41 +12,51 @@ learned on a column with missing values has its own side (``MISSING_LEFT`` or
 ``MISSING_RIGHT``, chosen by the search); any other split sends missing values to the child
 that more training weight reached (``DEFAULT_LEFT`` or ``DEFAULT_RIGHT``, set whenever
 counts are attached; left on a tie or without counts).
+
+What every model does (predictions, paths, JSON, equality) is :class:`~satdt.models.base.Model`'s;
+the rules a tree's arrays follow are :mod:`satdt.models.tree_arrays`'; the simplifications
+that keep predictions are :mod:`satdt.models.tree_edits`'.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
-from . import display
+from . import tree_edits
+from .base import LEAF, Model, class_frequencies, dot_quote
+from .fields import Fields
+from .tree_arrays import (
+    DEFAULT_LEFT,
+    DEFAULT_RIGHT,
+    MISSING_LEFT,
+    MISSING_RIGHT,
+    check_tree,
+)
 
-LEAF = -1
-# Where an internal node sends a row whose tested cell is missing (NaN): a side learned on
-# training rows with missing values, or by default the side more training weight took.
-# Bit 0 says right; the codes from 2 on are defaults.
-MISSING_LEFT, MISSING_RIGHT, DEFAULT_LEFT, DEFAULT_RIGHT = 0, 1, 2, 3
+__all__ = [
+    "DEFAULT_LEFT",
+    "DEFAULT_RIGHT",
+    "LEAF",
+    "MISSING_LEFT",
+    "MISSING_RIGHT",
+    "Tree",
+    "depth_lower_bound",
+    "leaf_lower_bound",
+]
 
 # A nested tree is either a class index (a leaf) or (feature, threshold, left, right), with a
 # fifth item MISSING_LEFT or MISSING_RIGHT when the node learned where missing values go.
 Nested = Any
 
-
-def _format_threshold(value: float) -> str:
-    """The shortest text that reads back as exactly this threshold (binarised thresholds are short)."""
-    return repr(float(value))
+# JSON has no NaN nor infinity: a leaf's threshold is written null, that of "x is missing" "inf".
+_THRESHOLD_TOKENS = {None: math.nan, "inf": math.inf}
 
 
-def _json_scalar(value: Any) -> Any:
-    """A NumPy scalar as the plain Python value JSON can hold."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-class Tree:
+class Tree(Model):
     """A binary decision tree over a numeric design matrix.
 
     Parameters
@@ -68,7 +78,8 @@ class Tree:
         ``DEFAULT_LEFT`` everywhere, settled by the counts when they are given).
     """
 
-    kind = "tree"  # the model kind in saved model files (see satdt.models.model)
+    kind: ClassVar[str] = "tree"
+    header: ClassVar[dict[str, Any]] = {"format": "satdt-tree", "version": 1}
 
     __slots__ = (
         "classes",
@@ -271,11 +282,6 @@ class Tree:
                 depth[self.left[i]] = depth[self.right[i]] = depth[i] + 1
         return int(depth.max()) if self.n_nodes else 0
 
-    @property
-    def n_classes(self) -> int:
-        """Number of classes (the length of ``classes``)."""
-        return len(self.classes)
-
     # ------------------------------------------------------------------ prediction
     def apply(self, X: np.ndarray) -> np.ndarray:
         """Index of the leaf each row of ``X`` reaches.
@@ -290,67 +296,47 @@ class Tree:
         ndarray of int64 of shape (n_rows,)
             The node index (in preorder) of each row's leaf.
         """
-        X = np.asarray(X, dtype=np.float64)
-        leaf = np.zeros(X.shape[0], dtype=np.int64)
-        rows = np.arange(X.shape[0])
-        node = leaf[rows]
-        # only the rows still at an internal node move on, so the work is the sum of path lengths
-        while len(rows):
-            internal = self.feature[node] != LEAF
-            leaf[rows[~internal]] = node[~internal]
-            rows, node = rows[internal], node[internal]
-            cells = X[rows, self.feature[node]]
-            goes_left = cells <= self.threshold[node]
-            gone = np.flatnonzero(np.isnan(cells))
-            if len(gone):
-                goes_left[gone] = (self.missing[node[gone]] & 1) == 0
-            node = np.where(goes_left, self.left[node], self.right[node])
-        return leaf
+        return self._walk(self._rows(X))
 
-    def predict_index(self, X: np.ndarray) -> np.ndarray:
-        """Class index predicted for each row.
+    def holds(self, X: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        """Whether row ``r`` of ``X`` goes left at node ``nodes[r]`` (missing cells included).
 
         Parameters
         ----------
-        X : array-like of shape (n_rows, n_features)
+        X : ndarray of shape (n_rows, n_features)
             Rows of the design matrix (NaN where a cell is missing).
+        nodes : ndarray of int of shape (n_rows,)
+            The internal node whose test each row takes.
 
         Returns
         -------
-        ndarray of int64 of shape (n_rows,)
-            Indices into ``classes``.
+        ndarray of bool of shape (n_rows,)
+            True where the row goes to the node's ``left`` child.
         """
-        return self.value[self.apply(X)]
+        return self._holds(self._rows(X), np.arange(len(nodes)), np.asarray(nodes))
 
-    def predict(self, X: np.ndarray) -> np.ndarray:
-        """The user's label predicted for each row.
+    def _holds(self, X: np.ndarray, rows: np.ndarray, nodes: np.ndarray) -> np.ndarray:
+        cells = X[rows, self.feature[nodes]]
+        goes_left = cells <= self.threshold[nodes]
+        gone = np.flatnonzero(np.isnan(cells))
+        if len(gone):
+            goes_left[gone] = (self.missing[nodes[gone]] & 1) == 0
+        return goes_left
 
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            Rows of the design matrix (NaN where a cell is missing).
+    def _start(self) -> int:
+        return 0
 
-        Returns
-        -------
-        ndarray of shape (n_rows,)
-            Labels taken from ``classes``.
-        """
-        return self.classes[self.predict_index(X)]
+    def _internal(self, state: np.ndarray) -> np.ndarray:
+        return self.feature[state] != LEAF
 
-    def predict_proba(self, X: np.ndarray) -> np.ndarray:
-        """Training class frequencies of the leaf each row reaches (one-hot where unknown).
+    def _successors(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.left, self.right
 
-        Parameters
-        ----------
-        X : array-like of shape (n_rows, n_features)
-            Rows of the design matrix (NaN where a cell is missing).
+    def _end_class(self, end: np.ndarray) -> np.ndarray:
+        return self.value[end]
 
-        Returns
-        -------
-        ndarray of shape (n_rows, n_classes)
-            One row of :meth:`frequencies` per row of ``X``.
-        """
-        return self.frequencies()[self.apply(X)]
+    def _end_counts(self, end: np.ndarray) -> np.ndarray:
+        return self.counts[end]
 
     def frequencies(self) -> np.ndarray:
         """Each node's training class frequencies.
@@ -361,9 +347,9 @@ class Tree:
             The share of each class in the training weight reaching each node; one-hot on the
             node's class where no training weight reached it.
         """
-        total = self.counts.sum(axis=1, keepdims=True)
-        one_hot = np.eye(self.n_classes)[self.value.clip(0, self.n_classes - 1)]
-        return np.where(total > 0, self.counts / np.where(total > 0, total, 1.0), one_hot)
+        return class_frequencies(
+            self.counts, self.value.clip(0, self.n_classes - 1), self.n_classes
+        )
 
     def with_counts(
         self, X: np.ndarray, y_index: np.ndarray, sample_weight: np.ndarray | None = None
@@ -421,27 +407,6 @@ class Tree:
         counts = self.counts[leaves]
         return float(counts.sum() - counts[np.arange(len(leaves)), self.value[leaves]].sum())
 
-    def copy(self) -> Tree:
-        """A deep copy: the arrays are copied, the names shared.
-
-        Returns
-        -------
-        Tree
-            An equal tree that shares no array with this one.
-        """
-        return Tree(
-            self.feature.copy(),
-            self.threshold.copy(),
-            self.left.copy(),
-            self.right.copy(),
-            self.value.copy(),
-            self.counts.copy(),
-            self.classes.copy(),
-            self.feature_names,
-            sorted(self.indicator),
-            self.missing.copy(),
-        )
-
     # ------------------------------------------------------------------ transformation
     def simplify(self, X: np.ndarray) -> Tree:
         """Remove what the rows of ``X`` cannot tell apart, never changing a prediction on ``X``.
@@ -461,36 +426,7 @@ class Tree:
         Tree
             The simplified tree, with the counts of this tree's nodes it keeps.
         """
-        X = np.asarray(X, dtype=np.float64)
-        reached = np.zeros(self.n_nodes, dtype=np.int64)
-        leaves = self.apply(X)
-        # a node is reached iff one of the leaves below it is
-        np.add.at(reached, leaves, 1)
-        for i in range(self.n_nodes - 1, -1, -1):  # children come after parents in preorder
-            if self.feature[i] != LEAF:
-                reached[i] = reached[self.left[i]] + reached[self.right[i]]
-
-        new_counts: list[np.ndarray] = []
-
-        def rebuild(node: int) -> tuple[Nested, list[np.ndarray]]:
-            if self.feature[node] == LEAF:
-                return int(self.value[node]), [self.counts[node]]
-            lo, hi = int(self.left[node]), int(self.right[node])
-            if reached[node] > 0 and reached[lo] == 0:
-                return rebuild(hi)
-            if reached[node] > 0 and reached[hi] == 0:
-                return rebuild(lo)
-            lo_tree, lo_counts = rebuild(lo)
-            hi_tree, hi_counts = rebuild(hi)
-            if not isinstance(lo_tree, tuple) and lo_tree == hi_tree:
-                return lo_tree, [lo_counts[0] + hi_counts[0]]
-            nested = (int(self.feature[node]), float(self.threshold[node]), lo_tree, hi_tree)
-            if self.missing[node] < DEFAULT_LEFT:
-                nested = (*nested, int(self.missing[node]))
-            return nested, [self.counts[node], *lo_counts, *hi_counts]
-
-        nested, new_counts = rebuild(0)
-        return self._replace(nested, new_counts)
+        return tree_edits.simplify(self, X)
 
     def pruned(
         self,
@@ -526,33 +462,7 @@ class Tree:
         Tree
             The cheapest pruning of this tree.
         """
-        X = np.asarray(X, dtype=np.float64)
-        weight = np.asarray(sample_weight, dtype=np.float64)
-        rows = np.bincount(self.apply(X)[weight > 0], minlength=self.n_nodes)
-        internal = self.feature != LEAF
-        for i in range(self.n_nodes - 1, -1, -1):  # children come after parents in preorder
-            if internal[i]:
-                rows[i] = rows[self.left[i]] + rows[self.right[i]]
-
-        def cheapest(node: int) -> tuple[Nested, float]:
-            counts = self.counts[node]
-            leaf_cost = float(counts.sum() - counts.max(initial=0.0)) + leaf_penalty
-            leaf = int(np.argmax(counts)) if counts.sum() > 0 else int(self.value[node])
-            if not internal[node]:
-                return int(self.value[node]), leaf_cost
-            lo, hi = int(self.left[node]), int(self.right[node])
-            if min(rows[lo], rows[hi]) < min_support:
-                return leaf, leaf_cost
-            lo_tree, lo_cost = cheapest(lo)
-            hi_tree, hi_cost = cheapest(hi)
-            if leaf_cost <= lo_cost + hi_cost:
-                return leaf, leaf_cost
-            nested = (int(self.feature[node]), float(self.threshold[node]), lo_tree, hi_tree)
-            side = int(self.missing[node])  # a learned side for missing values stays
-            return (nested if side >= DEFAULT_LEFT else (*nested, side)), lo_cost + hi_cost
-
-        nested, _ = cheapest(0)
-        return self._replace(nested).with_counts(X, y_index, weight)
+        return tree_edits.pruned(self, leaf_penalty, min_support, X, y_index, sample_weight)
 
     def map_features(
         self,
@@ -601,11 +511,6 @@ class Tree:
         return tree
 
     # ------------------------------------------------------------------ export
-    def _feature_name(self, feature: int) -> str:
-        if self.feature_names is not None and 0 <= feature < len(self.feature_names):
-            return self.feature_names[feature]
-        return f"x[{feature}]"
-
     def condition(self, node: int, go_left: bool) -> str:
         """The test of ``node`` as text, for its left (true) or right branch.
 
@@ -636,19 +541,10 @@ class Tree:
 
     def _test(self, node: int, go_left: bool) -> str:
         """The test of ``node`` as text, for one branch, without where missing values go."""
-        f = int(self.feature[node])
-        name = self._feature_name(f)
         if self._tests_missing(node):
+            name = self._feature_name(int(self.feature[node]))
             return f"{name} is not missing" if go_left else f"{name} is missing"
-        if f in self.indicator and " == " in name:
-            column, category = name.split(" == ", 1)
-            text = f"{column} != {category}" if go_left else name
-        elif f in self.indicator and name.endswith(" is missing"):
-            text = name.removesuffix(" is missing") + " is not missing" if go_left else name
-        else:
-            t = _format_threshold(float(self.threshold[node]))
-            text = f"{name} <= {t}" if go_left else f"{name} > {t}"
-        return text
+        return self._univariate_test(int(self.feature[node]), self.threshold[node], go_left)
 
     def class_label(self, node: int) -> str:
         """The label a node predicts, as text.
@@ -700,21 +596,18 @@ class Tree:
             The source of a ``digraph``.
         """
 
-        def quote(text: str) -> str:
-            return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
         lines = ["digraph tree {", "  node [fontname=helvetica];"]
         for i in range(self.n_nodes):
             if self.feature[i] == LEAF:
-                lines.append(f"  n{i} [shape=ellipse, label={quote(self.class_label(i))}];")
+                lines.append(f"  n{i} [shape=ellipse, label={dot_quote(self.class_label(i))}];")
             else:
-                lines.append(f"  n{i} [shape=box, label={quote(self._test(i, True))}];")
+                lines.append(f"  n{i} [shape=box, label={dot_quote(self._test(i, True))}];")
                 for child, answer, go_left in (
                     (self.left[i], "yes", True),
                     (self.right[i], "no", False),
                 ):
                     if self._takes_missing(i, go_left):
-                        answer = quote(f"{answer} or missing")
+                        answer = dot_quote(f"{answer} or missing")
                     lines.append(f"  n{i} -> n{child} [label={answer}];")
         lines.append("}")
         return "\n".join(lines)
@@ -759,20 +652,29 @@ class Tree:
 
         return to_onnx(self, n_features)
 
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary; :meth:`from_dict` restores an equal tree.
+    # ------------------------------------------------------------------ the model's own
+    def check(self) -> None:
+        """Check the tree's arrays: one tree of nodes reached from the root, children after
+        their parent, classes and counts that agree (:meth:`from_dict` checks every tree it
+        reads so).
 
-        Returns
-        -------
-        dict
-            The format tag, the labels, the feature names and the per-node arrays as lists.
+        Raises
+        ------
+        ModelError
+            For the first rule the arrays break, naming the node, the value and the rule.
         """
+        check_tree(self)
+
+    def _check_width(self, width: int) -> None:
+        tested = int(self.feature.max(initial=LEAF))
+        if tested >= width:
+            raise self._error(
+                f"the tree tests column {tested}, but the data has {width} columns (0 to "
+                f"{width - 1})"
+            )
+
+    def _arrays(self) -> dict[str, Any]:
         return {
-            "format": "satdt-tree",
-            "version": 1,
-            "classes": [_json_scalar(c) for c in self.classes.tolist()],
-            "feature_names": self.feature_names,
-            "indicator": sorted(self.indicator),
             "feature": self.feature.tolist(),
             # JSON has no infinity: the threshold of "x is missing" is written as "inf"
             "threshold": [
@@ -787,98 +689,27 @@ class Tree:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Tree:
-        """The tree a dictionary of :meth:`to_dict` describes.
-
-        Parameters
-        ----------
-        data : dict
-            A dictionary written by :meth:`to_dict` (or read from its JSON).
-
-        Returns
-        -------
-        Tree
-            The tree.
-
-        Raises
-        ------
-        ValueError
-            If ``data`` is not a satdt tree.
-        """
-        if data.get("format") != "satdt-tree":
-            raise ValueError("not a satdt tree: the 'format' field is missing or not 'satdt-tree'")
-        threshold = [np.nan if t is None else float(t) for t in data["threshold"]]
-        return cls(
-            data["feature"],
-            threshold,
-            data["left"],
-            data["right"],
-            data["value"],
-            np.asarray(data["counts"], dtype=np.float64),
-            np.asarray(data["classes"]),
-            data.get("feature_names"),
-            data.get("indicator"),
-            data.get("missing"),  # older files: default sides, from the counts
+    def _from_fields(cls, fields: Fields, shared: dict[str, Any]) -> Tree:
+        feature = fields.integers("feature")
+        n = len(feature)
+        missing = fields.integers("missing", n, -128, 127, optional=True)
+        tree = cls(
+            feature,
+            fields.numbers("threshold", n, _THRESHOLD_TOKENS),
+            fields.integers("left", n),
+            fields.integers("right", n),
+            fields.integers("value", n),
+            fields.matrix("counts", n, len(shared["classes"]), "class"),
+            missing=np.full(n, DEFAULT_LEFT) if missing is None else missing,
+            **shared,
         )
+        if missing is None:  # a file older than the field: default sides, from the counts
+            tree.check()
+            tree._settle_defaults()
+        return tree
 
-    def to_json(self, indent: int | None = None) -> str:
-        """The tree as JSON text (:meth:`to_dict`, serialised).
-
-        Parameters
-        ----------
-        indent : int, optional
-            Indentation of the JSON (default: one line).
-
-        Returns
-        -------
-        str
-            The JSON text; :meth:`from_json` reads it back.
-        """
-        return json.dumps(self.to_dict(), indent=indent)
-
-    @classmethod
-    def from_json(cls, text: str) -> Tree:
-        """The tree that JSON text of :meth:`to_json` describes.
-
-        Parameters
-        ----------
-        text : str
-            The JSON text.
-
-        Returns
-        -------
-        Tree
-            The tree.
-        """
-        return cls.from_dict(json.loads(text))
-
-    # ------------------------------------------------------------------ comparison
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Tree):
-            return NotImplemented
-        return (
-            np.array_equal(self.feature, other.feature)
-            and np.array_equal(self.threshold, other.threshold, equal_nan=True)
-            and np.array_equal(self.left, other.left)
-            and np.array_equal(self.right, other.right)
-            and np.array_equal(self.value, other.value)
-            and np.array_equal(self.counts, other.counts)
-            and np.array_equal(self.missing, other.missing)
-            and np.array_equal(self.classes, other.classes)
-            and self.feature_names == other.feature_names
-            and self.indicator == other.indicator
-        )
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return f"Tree(depth={self.depth}, n_nodes={self.n_nodes}, n_leaves={self.n_leaves})"
-
-    def _repr_svg_(self) -> str | None:
-        """The model drawn for Jupyter (:func:`satdt.plot.model_svg`, through the hook of
-        :mod:`satdt.models.display`); None without matplotlib, and the notebook shows the text
-        repr instead."""
-        return display.svg(self)
+    def _repr_items(self) -> list[str]:
+        return [f"depth={self.depth}", f"n_nodes={self.n_nodes}", f"n_leaves={self.n_leaves}"]
 
 
 def depth_lower_bound(n_classes_present: int) -> int:

@@ -11,7 +11,7 @@ import numpy as np
 from ..models.diagram import Diagram
 
 if TYPE_CHECKING:
-    from ..models.model import Model
+    from ..models.base import Model
     from ..task.result import SearchResult
 
 

@@ -39,6 +39,9 @@ def read_results(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], li
     """``(headers, results)`` of a results file; the last record of each task key wins.
 
     A torn last line (the sweep was killed while writing it) is ignored: that task reruns.
+    Every other line must be a record as the sweep writes it (the fields the report reads,
+    of their types): a damaged or edited line is a :class:`~satdt.core.errors.SatdtError`
+    that names the line, the field and the value.
     """
     headers: list[dict[str, Any]] = []
     results: dict[str, dict[str, Any]] = {}
@@ -46,20 +49,110 @@ def read_results(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], li
         lines = Path(path).read_text(encoding="utf-8").split("\n")
     except FileNotFoundError:
         return headers, []
+    except UnicodeDecodeError:
+        raise SatdtError(f"{path} is not a sweep's results file (not UTF-8 text)") from None
+    except OSError as exc:
+        raise SatdtError(f"cannot read the results file {path}: {exc.strerror or exc}") from None
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             record = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             if number == len(lines):  # no newline after it: torn by a kill
                 continue
             raise SatdtError(f"{path}, line {number}: not a JSON record") from None
-        if record.get("type") == "header":
+        kind = _check_record(record, f"{path}, line {number}")
+        if kind == "header":
             headers.append(record)
-        elif record.get("type") == "result":
+        elif kind == "result":
             results[record["key"]] = record
     return headers, list(results.values())
+
+
+_NUMBER = (int, float)
+_NONE = (type(None),)
+# The fields of the records that the report and a rerun read, with the JSON types each may
+# hold: every header; every result; the results of the tasks that ran ("status": "ok"), and
+# what those may leave out.
+_HEADER_FIELDS: dict[str, tuple[type, ...]] = {"satdt": (str,)}
+_RESULT_FIELDS: dict[str, tuple[type, ...]] = {
+    "key": (str,),
+    "data": (str,),
+    "label": (str,),
+    "params": (dict,),
+    "fold": (int,),
+    "time_limit": _NUMBER + _NONE,
+    "status": (str,),
+}
+_OK_FIELDS: dict[str, tuple[type, ...]] = {
+    "runtime": _NUMBER,
+    "train_error": _NUMBER + _NONE,
+    "objective": (str, *_NONE),
+}
+_OK_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "test_accuracy": _NUMBER + _NONE,
+    "proven_optimal": (bool, *_NONE),
+    "nodes": (int, *_NONE),
+    "objective_value": _NUMBER + _NONE,
+    "history": (list,),
+}
+_TYPE_NAMES = {str: "a string", dict: "an object", list: "a list", bool: "a boolean"}
+_FIX = "the results file is damaged or was edited: remove the line (a rerun of the sweep redoes it)"
+
+
+def _damaged(where: str, what: str, value: Any) -> SatdtError:
+    return SatdtError(f"{where}: {what}, got {value!r:.60}; {_FIX}")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, _NUMBER) and not isinstance(value, bool)
+
+
+def _check_record(record: Any, where: str) -> str | None:
+    """The record's type (``"header"``, ``"result"``, None for another), once its fields are
+    checked; a :class:`~satdt.core.errors.SatdtError` for a field of the wrong type."""
+    if not isinstance(record, dict):
+        raise _damaged(where, "a record is a JSON object", record)
+    kind = record.get("type")
+    if kind == "header":
+        _check_fields(record, _HEADER_FIELDS, where, required=False)
+    elif kind == "result":
+        _check_fields(record, _RESULT_FIELDS, where, required=True)
+        if record["status"] not in ("ok", "failed"):
+            raise _damaged(where, "status must be 'ok' or 'failed'", record["status"])
+        depth = record["params"].get("max_depth")
+        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int)):
+            raise _damaged(where, "params['max_depth'] must be an integer or null", depth)
+        if record["status"] == "ok":
+            _check_fields(record, _OK_FIELDS, where, required=True)
+            _check_fields(record, _OK_OPTIONAL, where, required=False)
+            for point in record.get("history") or ():
+                if (
+                    not isinstance(point, list)
+                    or len(point) < 2
+                    or not all(map(_is_number, point[:2]))
+                ):
+                    raise _damaged(where, "history holds [seconds, value] pairs of numbers", point)
+    return kind if isinstance(kind, str) else None
+
+
+def _check_fields(
+    record: dict[str, Any], fields: dict[str, tuple[type, ...]], where: str, required: bool
+) -> None:
+    """Each field of ``fields`` (absent only when not ``required``) holds one of its types (a
+    boolean is no number)."""
+    for name, types in fields.items():
+        if name not in record:
+            if required:
+                raise SatdtError(f"{where}: the result record has no field {name!r}; {_FIX}")
+            continue
+        value = record[name]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            allowed = ["a number" if float in types else "an integer"] if int in types else []
+            allowed += [_TYPE_NAMES[t] for t in types if t in _TYPE_NAMES]
+            allowed += ["null"] if type(None) in types else []
+            raise _damaged(where, f"{name} must be {' or '.join(allowed)}", value)
 
 
 class ResultsFile:

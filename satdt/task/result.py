@@ -28,7 +28,7 @@ from .stats import Preparation, Stats
 if TYPE_CHECKING:
     import numpy
 
-    from ..models.model import Model
+    from ..models.base import Model
 
 
 def _deprecated_tree(owner: str) -> None:

@@ -16,7 +16,37 @@ from naive import threshold_features
 from satdt.dp.common import SearchSettings
 from satdt.models.diagram import Diagram
 
-CP4IM = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "cp4im"
+# The repository, the shipped example tables and the shared benchmark data beside it.
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "data"
+SHARED = ROOT.parent / "shared" / "data"
+# Files the tests compare against (effort records, recorded trees, model files of a release).
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CP4IM = SHARED / "cp4im"
+
+
+# Hypothesis's profiles: "ci" runs each property test with its full count of examples, "dev"
+# (the quick loop) with a tenth of it; tests that set no count get the profile's.
+PROFILES = {"ci": 100, "dev": 10}
+_profile = ["ci"]
+
+
+def use_profile(name: str) -> None:
+    """Load Hypothesis's profile ``name`` (``"ci"`` or ``"dev"``) for this test session."""
+    from hypothesis import settings
+
+    if name not in PROFILES:
+        raise ValueError(f"HYPOTHESIS_PROFILE must be one of {sorted(PROFILES)}, got {name!r}")
+    for profile, count in PROFILES.items():
+        settings.register_profile(profile, max_examples=count)
+    settings.load_profile(name)
+    _profile[0] = name
+
+
+def examples(count: int) -> int:
+    """A property test's number of examples: ``count`` under the ``ci`` profile, a tenth of it
+    (at least 3) under ``dev``, the quick loop's."""
+    return count if _profile[0] == "ci" else max(3, count * PROFILES["dev"] // PROFILES["ci"])
 
 
 def dp_settings(options: dict, **settings) -> tuple[SearchSettings, dict]:

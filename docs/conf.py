@@ -31,10 +31,18 @@ extensions = [
     "numpydoc",
     "myst_nb",  # MyST markdown pages (myst-parser) and the teaching notebooks, run at build time
     "sphinx_gallery.gen_gallery",
+    "sphinx_design",  # the landing page's grid and cards
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb", ".ipynb": "myst-nb"}
 root_doc = "index"
-exclude_patterns = ["_build", "auto_examples/*.ipynb", "auto_examples/*.py", "**.zip"]
+# (sg_execution_times: the pages of computation times, left by an earlier build: see below)
+exclude_patterns = [
+    "_build",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "**.zip",
+    "**sg_execution_times.rst",
+]
 myst_enable_extensions = ["dollarmath", "colon_fence"]
 myst_heading_anchors = 3
 
@@ -99,13 +107,28 @@ sphinx_gallery_conf = {
     "filename_pattern": r".*\.py$",  # every example runs
     "abort_on_example_error": True,
     "download_all_examples": False,
+    # no pages of computation times: they load jQuery and DataTables from CDNs, which a reader
+    # offline (or the browser test) cannot reach
+    "write_computation_times": False,
     "within_subsection_order": "FileNameSortKey",
 }
 
 html_theme = "pydata_sphinx_theme"
 html_title = "satdt"
-html_theme_options = {"navigation_depth": 2, "show_toc_level": 2}
-html_static_path: list[str] = []
+html_logo = "_static/logo.svg"
+html_favicon = "_static/logo.svg"
+html_static_path = ["_static"]
+html_css_files = ["satdt.css"]
+html_theme_options = {
+    "logo": {"text": "satdt", "alt_text": "satdt: home"},
+    "navigation_depth": 2,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+    "navbar_align": "left",
+}
+# The theme follows the reader's light or dark setting; without a default its first page logs
+# "Got invalid theme mode" in the browser's console.
+html_context = {"default_mode": "auto"}
 
 
 def _write_cli_reference(app: object) -> None:

@@ -5,9 +5,11 @@ every example of the gallery and the teaching notebooks."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -79,13 +81,16 @@ def test_numpydoc_validates_the_api_reference():
     assert not conf["numpydoc_validation_exclude"]  # every public docstring is validated
 
 
-@pytest.mark.slow
-def test_the_site_builds_with_warnings_as_errors(tmp_path):
-    pytest.importorskip("sphinx")
-    pytest.importorskip("sphinx_gallery")
-    pytest.importorskip("pydata_sphinx_theme")
-    pytest.importorskip("myst_nb")
-    out = subprocess.run(
+@pytest.fixture(scope="session")
+def site(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """The site, built once per pytest run, with warnings as errors: Sphinx's run and the
+    folder of its HTML. In a temporary folder, or in ``$SATDT_DOCS_OUT`` (kept, for a person to
+    look at its pages and screenshots)."""
+    for module in ("sphinx", "sphinx_gallery", "pydata_sphinx_theme", "myst_nb", "sphinx_design"):
+        pytest.importorskip(module)
+    kept = os.environ.get("SATDT_DOCS_OUT")
+    out = Path(kept).resolve() if kept else tmp_path_factory.mktemp("site")
+    built = subprocess.run(
         [
             sys.executable,
             "-m",
@@ -96,19 +101,35 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
             "-q",
             "-E",
             "-d",
-            str(tmp_path / "doctrees"),
+            str(out / "doctrees"),
             "docs",
-            str(tmp_path / "html"),
+            str(out / "html"),
         ],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=1200,
     )
+    return built, out / "html"
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Chromium executable; skips the test (before the site is built for it) without one."""
+    from browser import find_chromium
+
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("no Chromium on the PATH: `apt-get install chromium` (Debian) installs it")
+    return executable
+
+
+@pytest.mark.slow
+def test_the_site_builds_with_warnings_as_errors(site):
+    out, html = site
     invalid = [line for line in out.stderr.splitlines() if "[numpydoc] Validation" in line]
     assert not invalid, "docstrings numpydoc rejects:\n" + out.stderr[-4000:]
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-4000:]
-    html = tmp_path / "html"
     for page in ("index.html", "api.html", "guide/methods.html", "auto_examples/index.html"):
         assert (html / page).exists(), page
     for example in (ROOT / "examples" / "gallery").glob("plot_*.py"):
@@ -119,8 +140,102 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
         assert built.count("<img") >= 3 and "cell_output" in built, notebook.name
 
 
+def _serve(folder: Path) -> tuple[ThreadingHTTPServer, str]:
+    """``folder`` served on 127.0.0.1 by a thread (the search page fetches its index, which a
+    ``file://`` page may not); the server and its address."""
+    import functools
+    import threading
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=folder))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_port}/"
+
+
+# The landing page's first screen at 1280 px (what a visitor sees before scrolling): the picture,
+# the two commands, the example and the first row of cards, each element's top in CSS pixels.
+FIRST_SCREEN = """({
+    picture: document.querySelector(".landing-hero img")?.getBoundingClientRect().top,
+    commands: document.querySelector(".landing-hero .highlight-bash")?.getBoundingClientRect().top,
+    example: document.querySelector(".landing-hero .highlight-python")?.getBoundingClientRect().top,
+    cards: document.querySelector(".sd-card")?.getBoundingClientRect().top,
+    n_cards: document.querySelectorAll(".sd-card").length,
+})"""
+SEARCH_DONE = "document.querySelector('#search-results .search-summary')?.innerText"
+SEARCH_RESULTS = """Array.from(document.querySelectorAll("#search-results ul.search li > a"),
+    (a) => [a.textContent.trim(), a.getAttribute("href")])"""
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("page", ["README.md", "docs/getting-started/first-steps.md"])
+def test_every_page_loads_in_a_browser(chromium, site):
+    """Every page of the built site (the guide, the gallery, the API reference, the teaching
+    notebooks) opened in headless Chromium at 1280 px: it loads with no error in the JavaScript
+    console, every image loads and nothing is fetched from another site; the search's first
+    answer to "minimum depth" is the page on the minimum-depth search; the landing page shows its picture, commands, example and cards before any
+    scrolling. Screenshots of the landing page and a gallery page go to ``_screenshots/`` in the
+    build."""
+    from browser import Chromium
+
+    out, html = site
+    assert out.returncode == 0, "the site did not build:\n" + out.stderr[-4000:]
+    hidden = {"_static", "_sources", "_images", "_downloads", "doctrees"}
+    pages = sorted(
+        p.relative_to(html).as_posix()
+        for p in html.rglob("*.html")
+        if not hidden & set(p.relative_to(html).parts)
+    )
+    for page in ["index.html", "api.html", "search.html", "teaching/index.html"] + [
+        f"{folder}/{source.stem}.html"
+        for folder in ("guide", "getting-started", "how-it-works")
+        for source in (ROOT / "docs" / folder).glob("*.md")
+    ]:
+        assert page in pages, page
+    for example in (ROOT / "examples" / "gallery").glob("plot_*.py"):
+        assert f"auto_examples/{example.stem}.html" in pages, example.name
+    assert sum(page.startswith("generated/") for page in pages) >= 20  # the API's pages
+    server, base = _serve(html)
+    shots = html / "_screenshots"
+    try:
+        with Chromium(chromium, width=1280, height=800) as browser:
+            problems = {}
+            for page in pages:
+                visit = browser.visit(base + page)
+                assert visit.title, page
+                if visit.problems:
+                    problems[page] = visit.problems
+            assert not problems, "\n".join(f"{p}: {'; '.join(e)}" for p, e in problems.items())
+
+            browser.visit(base + "search.html?q=minimum+depth")
+            summary = browser.wait_until(SEARCH_DONE, timeout=30)
+            results = browser.evaluate(SEARCH_RESULTS)
+            assert results, summary  # the page's index entry puts it first
+            assert results[0][1].startswith("how-it-works/minimum-depth.html"), results[:5]
+
+            landing = browser.visit(base + "index.html")
+            assert not landing.problems, landing.problems
+            seen = browser.evaluate(FIRST_SCREEN)
+            assert seen["n_cards"] >= 6, seen
+            for element in ("picture", "commands", "example", "cards"):
+                assert seen[element] is not None and seen[element] < 800, (element, seen)
+            browser.screenshot(shots / "index.png")
+            browser.screenshot(shots / "index-full.png", full_page=True)
+            browser.visit(base + "auto_examples/plot_01_minimum_depth_numeric.html")
+            browser.screenshot(shots / "gallery-minimum-depth.png")
+    finally:
+        server.shutdown()
+        server.server_close()
+    for shot in ("index.png", "index-full.png", "gallery-minimum-depth.png"):
+        png = (shots / shot).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and int.from_bytes(png[16:20], "big") == 1280, shot
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "page", ["README.md", "docs/index.md", "docs/getting-started/first-steps.md"]
+)
 def test_the_python_blocks_of_the_first_pages_run(page):
     text = (ROOT / page).read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
@@ -211,7 +326,9 @@ def _run_shell_block(code: str, where: str) -> None:
                 status = _solve_with_pysat(*argv[1:3])
             assert status in (10, 20), f"{where}: `{line}` exited {status}"
         else:
-            raise AssertionError(f"{where}: no rule to run `{line}` (teach tests/test_docs.py)")
+            raise AssertionError(
+                f"{where}: no rule to run `{line}` (teach tests/project/test_docs.py)"
+            )
 
 
 def _page_param(page: Path):

@@ -8,7 +8,7 @@ n (distinct rows), m (binary features), c (classes), k (depth) and, for node lim
 max_nodes and L; the test evaluates them over a grid and compares with the header of
 ``encode_dimacs``. After a change in the code, refresh the pages with::
 
-    python tests/test_encodings_docs.py --write
+    python tests/project/test_encodings_docs.py --write
 """
 
 from __future__ import annotations
@@ -298,7 +298,7 @@ def _check_block(name: str) -> None:
             if match.group("name") == name:
                 assert match.group("body") == BLOCKS[name](), (
                     f"encodings/{page}: block {name!r} differs from what satdt produces now; "
-                    f"run `python tests/test_encodings_docs.py --write` and review the diff"
+                    f"run `python tests/project/test_encodings_docs.py --write` and review the diff"
                 )
                 return
     pytest.fail(f"block {name!r} is in no page")
@@ -391,5 +391,5 @@ def write() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/test_encodings_docs.py --write")
+        sys.exit("usage: python tests/project/test_encodings_docs.py --write")
     write()

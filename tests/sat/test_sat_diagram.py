@@ -547,7 +547,7 @@ def test_page_blocks_are_current() -> None:
     for match in BLOCK.finditer(text):
         assert match.group("body") == BLOCKS[match.group("name")](), (
             f"encodings/diagram.md: block {match.group('name')!r} is stale; run "
-            "`python tests/test_sat_diagram.py --write`"
+            "`python tests/sat/test_sat_diagram.py --write`"
         )
 
 
@@ -561,7 +561,7 @@ def write() -> None:
 
 if __name__ == "__main__":
     if sys.argv[1:] != ["--write"]:
-        sys.exit("usage: python tests/test_sat_diagram.py --write")
+        sys.exit("usage: python tests/sat/test_sat_diagram.py --write")
     write()
 
 

@@ -11,7 +11,7 @@ or proof.
 
 A change that costs effort on purpose re-records in the same commit, saying why::
 
-    SATDT_RECORD_EFFORT="why the effort changed" python -m pytest tests/test_effort.py
+    SATDT_RECORD_EFFORT="why the effort changed" python -m pytest tests/search/test_effort.py
 
 which rewrites the records of the instances run whose optimum, proof or effort changed (each
 with that reason).

@@ -196,7 +196,7 @@ def _incomplete(methods, records: dict) -> list[str]:
             if report_of(stats) is None
         ]
         if not any(key.startswith(f"{method.name}-") for key in records):
-            missing.append(f"{method.name}: no effort record in tests/test_effort.py")
+            missing.append(f"{method.name}: no effort record in tests/search/test_effort.py")
     return missing
 
 
@@ -216,7 +216,7 @@ def test_a_method_without_its_report_or_record_is_seen() -> None:
     bare = replace(METHODS["blossom"], name="newcomer", stats=(Stats,))
     assert _incomplete([bare], {}) == [
         "newcomer: no report of Stats in satdt.cli.reports",
-        "newcomer: no effort record in tests/test_effort.py",
+        "newcomer: no effort record in tests/search/test_effort.py",
     ]
     assert _incomplete([replace(bare, stats=())], {"newcomer-x": {}}) == [
         "newcomer: no statistics class"

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .prepare.binarize import Binarizer
     from .task.result import SearchResult
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 # The public names and their modules, imported on first use: ``import satdt.cli`` stays light,
 # so the command line installs its Ctrl-C handling before NumPy and PySAT load.

@@ -35,8 +35,9 @@ HERE = Path(__file__).resolve().parent
 
 @pytest.fixture(autouse=True)
 def _workers_import_this_module(monkeypatch):
-    """Spawned workers (local and Dask) import the test estimators below as ``test_sweep``."""
-    paths = [str(HERE), str(ROOT), os.environ.get("PYTHONPATH", "")]
+    """Spawned workers (local and Dask) import the test estimators below as ``test_sweep`` (and
+    the tests' helpers it imports)."""
+    paths = [str(HERE), str(HERE.parent), str(ROOT), os.environ.get("PYTHONPATH", "")]
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in paths if p))
 
 

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
-if TYPE_CHECKING:
-    from .explainer import _Path
+# what a blocking set comes with (the explainer's path to another class)
+Witness = TypeVar("Witness")
 
 
 def minimal_sets(
-    blocking: list[tuple[frozenset[int], _Path]],
-) -> list[tuple[frozenset[int], _Path]]:
-    """The inclusion-minimal blocking sets (the CXps), fewest features first; one path each."""
+    blocking: list[tuple[frozenset[int], Witness]],
+) -> list[tuple[frozenset[int], Witness]]:
+    """The inclusion-minimal blocking sets (the CXps), fewest features first; one witness each
+    (the path the set blocks)."""
     ordered = sorted(blocking, key=lambda item: (len(item[0]), sorted(item[0])))
-    minimal: list[tuple[frozenset[int], _Path]] = []
+    minimal: list[tuple[frozenset[int], Witness]] = []
     for features, path in ordered:
         if not any(kept <= features for kept, _ in minimal):
             minimal.append((features, path))

@@ -86,8 +86,8 @@ nitpick_ignore = [
         "satdt.estimators.tree.ParetoFront",
         "satdt.estimators.canonical._Canonical",  # the private solver behind minimum_depth_trees' result
         "satdt.estimators.base.SatdtEstimator",
-        "satdt.task.result.Event",
-        "satdt.task.result.SatCall",
+        "satdt.task.events.Event",
+        "satdt.task.events.SatCall",
         "satdt.estimators.rashomon._Solver",
     )
 ]

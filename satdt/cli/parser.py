@@ -60,7 +60,7 @@ def _add_method_options(parser: argparse.ArgumentParser, command: str) -> None:
 
 
 def _add_param(parser: argparse.ArgumentParser, name: str, **overrides: Any) -> None:
-    """The flag of a parameter of the tree searches (``satdt.search.registry.TREE_PARAMS``): its type,
+    """The flag of a parameter of the tree searches (``satdt.search.params.TREE_PARAMS``): its type,
     default, metavar and help come from the table; ``overrides`` adapt it to a command."""
     param = tree_params()[name]
     options = param.argparse_options()

@@ -199,7 +199,7 @@ def solve_min_error(
         Maximum depth (0 gives a single leaf).
     settings
         The rows' weights, the deadline, the recorder (its ``stats`` becomes a
-        :class:`satdt.task.result.DPStats`), the upper bound, the leaf penalty and the minimum
+        :class:`satdt.task.stats.DPStats`), the upper bound, the leaf penalty and the minimum
         support (:class:`~satdt.dp.common.SearchSettings`).
 
     Returns

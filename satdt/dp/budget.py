@@ -446,7 +446,7 @@ def solve_min_error(
         Maximum depth (0 gives a single leaf).
     settings
         The rows' weights, the deadline, the recorder (its ``stats`` becomes a
-        :class:`satdt.task.result.BudgetStats`), the upper bound, the leaf penalty and the minimum
+        :class:`satdt.task.stats.BudgetStats`), the upper bound, the leaf penalty and the minimum
         support (:class:`~satdt.dp.common.SearchSettings`).
     options
         The node budget and the cache's cap (:class:`BudgetOptions`).

@@ -502,7 +502,7 @@ def solve_min_error(
         As :func:`satdt.dp.blossom.solve_min_error`: class indices, number of classes,
         maximum depth, and the shared settings (:class:`~satdt.dp.common.SearchSettings`):
         the rows' non-negative weights, a ``time.perf_counter()`` value to stop at, the
-        recorder receiving every incumbent (and a :class:`~satdt.task.result.ConTreeStats`), the
+        recorder receiving every incumbent (and a :class:`~satdt.task.stats.ConTreeStats`), the
         cost of an incumbent already on the recorder that the search must beat, the leaf
         penalty and the minimum support (duplicates counted one each; above 1 some of
         Branch's bounds are weaker, see the module docstring).

@@ -162,7 +162,7 @@ def solve_min_error(
     runs alone for :data:`ALONE` seconds first. ``settings`` are the portfolio's, checked
     (its weights those of ``source``). Values are costs (error plus the leaf penalty per
     leaf); ``recorder.stats`` becomes a
-    :class:`~satdt.task.result.PortfolioStats` as in the one-core portfolio.
+    :class:`~satdt.task.stats.PortfolioStats` as in the one-core portfolio.
     """
     from . import blossom, dl85  # loaded here before the fork: the child shares them
 

@@ -145,7 +145,7 @@ def solve_min_error(
     plus the leaf penalty per leaf under the minimum support of ``settings``; values are
     those costs); ``options`` the portfolio's own (:class:`PortfolioOptions`: the DL8.5
     side's rule, the one-core schedule, ``n_jobs``). ``recorder.stats`` becomes a
-    :class:`~satdt.task.result.PortfolioStats`: DL8.5's counters, Blossom's in ``blossom``, the
+    :class:`~satdt.task.stats.PortfolioStats`: DL8.5's counters, Blossom's in ``blossom``, the
     time each search had, and which one proved the optimum.
 
     On a fresh install the two searches' kernels may still be compiling in the background

@@ -305,7 +305,7 @@ def solve_min_error(
     ``settings`` the portfolio's, checked; ``max_cache_mb`` the cache cap of the whole fit,
     shared out among the workers. The kernels of both searches must be loaded here (the
     workers inherit them). ``recorder.stats`` becomes a
-    :class:`~satdt.task.result.PortfolioStats`: the workers' counters summed, Blossom's, the
+    :class:`~satdt.task.stats.PortfolioStats`: the workers' counters summed, Blossom's, the
     longest worker's seconds, and who proved the optimum.
     """
     from . import blossom, dl85  # loaded here before the fork: the workers share them

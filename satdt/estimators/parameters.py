@@ -1,7 +1,7 @@
 """The docs' page of the estimators' parameters, from their declarations.
 
 The estimators' signatures, docstrings and checks and the command line's flags come from the
-same tables (:mod:`satdt.core.params`, :data:`satdt.search.registry.TREE_PARAMS`, each
+same tables (:mod:`satdt.core.params`, :data:`satdt.search.params.TREE_PARAMS`, each
 method's own parameters and :class:`~satdt.estimators.diagram.OptimalDiagramClassifier`'s):
 this module writes them as the site's Parameters page when the site is built.
 """

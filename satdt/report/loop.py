@@ -1,5 +1,5 @@
 """The counterexample-guided loop step by step (Algorithm 3 of Avellaneda): one step per SAT
-call, from the :class:`~satdt.task.result.SatCall` events of the result."""
+call, from the :class:`~satdt.task.events.SatCall` events of the result."""
 
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ class CounterexampleLoop:
     features
         ``"lazy"`` or ``"all"``, see above.
     recorder
-        Receives one :class:`~satdt.task.result.SatCall` per solver call.
+        Receives one :class:`~satdt.task.events.SatCall` per solver call.
     deadline
         ``time.perf_counter()`` value after which the loop stops with ``"UNKNOWN"``.
     n_jobs

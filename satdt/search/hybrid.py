@@ -45,7 +45,7 @@ the fewest leaves at that depth: SAT's leaf counter under assumptions
 ``2L - 1`` nodes. The Pareto front repeats this at each depth.
 
 Every tree is re-checked against every row by the estimator; the statistics
-(:class:`satdt.task.result.HybridStats`) say which search settled which question.
+(:class:`satdt.task.stats.HybridStats`) say which search settled which question.
 """
 
 from __future__ import annotations

@@ -38,7 +38,9 @@ def _accepted_values(param: Param) -> list[object]:
 
 
 @pytest.mark.parametrize(
-    "param", list(tree_params().values()) + list(OptimalDiagramClassifier._PARAMS), ids=str
+    "param",
+    list(tree_params().values()) + list(OptimalDiagramClassifier._PARAMS),
+    ids=lambda param: param.name,
 )
 def test_every_rule_accepts_its_values_and_the_message_says_the_rule(param: Param) -> None:
     for value in _accepted_values(param):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..core.errors import TimeUp
 from ..task.result import Recorder, SearchResult
 from ..task.stats import DPStats, PortfolioStats
 from . import kernels, parallel, root_split
@@ -215,6 +216,8 @@ def solve_min_error(
         while not (proven or _past(deadline) or kernels.ready(ca_groups)):  # DL8.5 compiling
             proven = run.advance(_soon(deadline))
         blossom_seconds = time.perf_counter() - tic
+    if run is None and _past(deadline):  # the time limit passed before either search ran
+        raise TimeUp("portfolio")
     if proven or _past(deadline):
         result = run.finish()
         recorder.stats = PortfolioStats(

@@ -147,7 +147,10 @@ def test_known_minimum_sizes(data_dir, name, depth, nodes):
     assert model.tree_.n_nodes == nodes and model.tree_.depth == depth
 
 
-@pytest.mark.parametrize("name", ["monk1", "monk3"])
+@pytest.mark.parametrize(
+    "name",
+    ["monk1", pytest.param("monk3", marks=pytest.mark.slow)],  # monk3: seconds of SAT
+)
 @pytest.mark.parametrize(
     ("objective", "extra_depth"), [("depth", None), ("size", None), ("size", 1)]
 )

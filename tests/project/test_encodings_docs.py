@@ -287,6 +287,8 @@ def test_generated_block_is_current(name: str) -> None:
     _check_block(name)
 
 
+# seconds of work: in the full suite, not the quick loop
+@pytest.mark.slow
 def test_measured_loop_numbers_are_current() -> None:
     _check_block("mouse-trace")
     _check_block("loop-measured")

@@ -581,6 +581,8 @@ def _soybean_consistent_100(data_dir) -> tuple[np.ndarray, np.ndarray]:
 SOYBEAN_OPTIMUM = 0.05
 
 
+# seconds of work: in the full suite, not the quick loop
+@pytest.mark.slow
 def test_a_stopped_maxsat_search_keeps_a_valid_bound_and_its_time_limit(data_dir) -> None:
     """RC2 stopped by the clock: its bound never passes the optimum, and it stops near the
     limit. It used to process the interrupted call's unproven core (a bound of 0.12-0.13 here)

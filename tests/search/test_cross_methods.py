@@ -47,7 +47,11 @@ def _proven_depths(table, limit: float) -> dict[str, float]:
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in ("car",) else n for n in INFERDT]
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.slow) if n in ("car", "balance-scale_bin1") else n
+        for n in INFERDT
+    ],
 )
 def test_every_route_that_proves_the_minimum_depth_agrees(data_dir, name):
     depths = _proven_depths(read_csv(data_dir / "inferdt" / f"{name}.csv"), limit=60)

@@ -295,6 +295,8 @@ def test_auto_leaves_a_counter_too_large_for_sat_to_the_milp(monkeypatch) -> Non
         _fit(X=X, y=y, method="maxsat", widths=(1, 2), alpha=0.1, min_flow=3.0)
 
 
+# seconds of work: in the full suite, not the quick loop
+@pytest.mark.slow
 def test_maxsat_refuses_a_formula_over_the_memory_budget() -> None:
     X, y = _odd("ionosphere")
     with pytest.raises(SatdtError, match="max_memory_mb"):

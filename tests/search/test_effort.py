@@ -155,9 +155,18 @@ def _dp_id(case: tuple[str, str, int, float]) -> str:
     return f"{method}-{name}-d{depth}-p{penalty:g}"
 
 
+# the instances of several seconds each run in the full suite, not the quick loop
+HEAVY = {("cadl85", "vehicle"), ("contree", "raisin-300"), ("contree", "bank-300")}
+
+
 @pytest.mark.parametrize(
     "case",
-    DP,
+    [
+        pytest.param(case, marks=pytest.mark.slow)
+        if (case[0], case[1]) in HEAVY and case[2] >= 4
+        else case
+        for case in DP
+    ],
     ids=_dp_id,
 )
 def test_dp_effort_stays_within_its_record(case):

@@ -176,6 +176,8 @@ def breast_cancer():
     return X, y
 
 
+# seconds of work: in the full suite, not the quick loop
+@pytest.mark.slow
 def test_breast_cancer_minimum_depth_is_proven_and_every_search_agrees(breast_cancer):
     """ConTree's error optimum is positive at depth 3 and 0 at depth 4: the portfolio and the
     decision procedure prove depth 4, saying which search settled what."""
@@ -237,6 +239,8 @@ def test_ctrl_c_returns_the_best_tree_with_its_bound(breast_cancer):
     assert (model.predict(X) == y).all() and result.lower_bound <= 4
 
 
+# seconds of work: in the full suite, not the quick loop
+@pytest.mark.slow
 def test_size_on_breast_cancer_is_smaller_than_cart_and_at_the_minimum_depth(breast_cancer):
     X, y = breast_cancer
     with warnings.catch_warnings():

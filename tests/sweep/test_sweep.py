@@ -277,6 +277,8 @@ def test_dead_worker_task_is_retried(tmp_path):
     assert max(line["attempts"] for line in lines) == 2
 
 
+# seconds of work: in the full suite, not the quick loop
+@pytest.mark.slow
 def test_sigint_stops_cleanly_and_rerun_completes(tmp_path):
     spec = tmp_path / "spec.json"
     # jobs of 1 s: the signal, sent once 3 results are in, lands while 7 are left even when a

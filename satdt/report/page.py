@@ -210,6 +210,8 @@ def report_html(
         [
             '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">',
             '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            # an empty icon of its own: a browser asks for none, the page stays offline
+            '<link rel="icon" href="data:,">',
             f"<title>{esc(heading)}</title><style>{_CSS}{_mark_css()}</style></head><body>",
             f"<header><h1>{esc(heading)}</h1>",
             f'<p class="summary">{esc(method or "search")}: {esc(result.objective)} '

@@ -199,9 +199,9 @@ def _diagram_checks():
 
     return parametrize_with_checks(
         [
-            satdt.OptimalDiagramClassifier(widths=(1, 2), time_limit=10),
+            satdt.OptimalDiagramClassifier(widths=(1, 2), time_limit=2),
             satdt.OptimalDiagramClassifier(
-                widths=(1, 2), time_limit=10, method="milp", milp_solver="highs"
+                widths=(1, 2), time_limit=2, method="milp", milp_solver="highs"
             ),
         ],
         expected_failed_checks=_expected_failures,

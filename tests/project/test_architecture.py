@@ -12,6 +12,7 @@ Each rule is shown to fail on an import that crosses it.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -161,13 +162,19 @@ def _module_level_imports(path: Path, known: set[str]) -> set[str]:
     """The satdt modules whose code runs when this file is imported because it imports them
     (the packages on the way included, but not the importer's own packages, which are loaded
     already)."""
-    name, package = _module_name(path), _package(path)
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return _imported_modules(path, _import_time_statements(tree.body), known)
+
+
+def _imported_modules(path: Path, statements: Iterable[ast.stmt], known: set[str]) -> set[str]:
+    """The satdt modules (of ``known``) these import statements of the file load: each named
+    module and the packages on the way, but not the file's own packages."""
+    name, package = _module_name(path), _package(path)
     targets: set[str] = set()
-    for node in _import_time_statements(tree.body):
+    for node in statements:
         if isinstance(node, ast.Import):
             targets.update(alias.name for alias in node.names)
-        else:
+        elif isinstance(node, ast.ImportFrom):
             base = _resolve(node, package)
             targets.add(base)
             targets.update(f"{base}.{alias.name}" for alias in node.names)
@@ -249,7 +256,6 @@ AT_IMPORT = {_module_name(p): _module_level_imports(p, set(MODULES)) for p in FI
 def _runtime_imports(path: Path, known: set[str]) -> set[str]:
     """The satdt modules the file imports anywhere, functions included, but not under
     ``if TYPE_CHECKING`` (packages on the way included, the file's own packages not)."""
-    name, package = _module_name(path), _package(path)
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     hidden = {
         id(inner)
@@ -258,24 +264,8 @@ def _runtime_imports(path: Path, known: set[str]) -> set[str]:
         for stmt in node.body
         for inner in ast.walk(stmt)
     }
-    targets: set[str] = set()
-    for node in ast.walk(tree):
-        if id(node) in hidden:
-            continue
-        if isinstance(node, ast.Import):
-            targets.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = _resolve(node, package)
-            targets.add(base)
-            targets.update(f"{base}.{alias.name}" for alias in node.names)
-    found: set[str] = set()
-    for target in targets:
-        parts = target.split(".")
-        for end in range(1, len(parts) + 1):
-            prefix = ".".join(parts[:end])
-            if prefix in known and prefix != name and not name.startswith(prefix + "."):
-                found.add(prefix)
-    return found
+    statements = [node for node in ast.walk(tree) if id(node) not in hidden]
+    return _imported_modules(path, statements, known)
 
 
 RUNTIME = {_module_name(p): _runtime_imports(p, set(MODULES)) for p in FILES}

@@ -77,6 +77,9 @@ GROUPS: dict[str, KernelGroup] = {
         KernelGroup("contree", ("_contree_kernels",), (), "ConTree on numeric columns"),
         KernelGroup("contree_d2", ("_contree_d2",), ("contree",), "ConTree's depth-two kernel"),
         KernelGroup("greedy", ("_greedy_kernels",), (), "the greedy tree of large tables"),
+        KernelGroup(
+            "born_again", ("_born_again_kernels",), (), "born-again trees over a forest's cells"
+        ),
     )
 }
 

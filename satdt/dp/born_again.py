@@ -1,0 +1,487 @@
+"""Born-again trees: the smallest single tree that decides like a tree ensemble everywhere.
+
+Vidal & Schiffer, "Born-Again Tree Ensembles" (ICML 2020): the forest's thresholds cut
+the input space into cells on which every tree, so the forest, decides one class
+(:meth:`satdt.models.forest.Forest.cell_classes`); a tree is faithful to the forest when
+each of its leaves holds cells of one class only, and no other thresholds are needed
+(Section 3). The optimal tree is found by their dynamic programme over *regions*, boxes of
+cells (Section 4; BA-Trees, ``../shared/peers/ba-trees/src/born_again_dp``):
+
+    D(R) = 0 when R is pure, else 1 + min over splits (a, l) of max(D(left), D(right))
+
+for the depth; with ``1 + L + R`` for the number of splits (leaves - 1), and the pair
+(depth, splits) compared in that order for depth then size.
+
+What this module adds to BA-Trees' programme, all exact:
+
+* **Hyperplane filtering** (BA-Trees' ``exportUsefulHyperplanes``): a threshold across
+  which no cell changes class is dropped before the search; then, inside every region,
+  the same rule shrinks the region to its *canonical form* (end slices that agree are
+  dropped), and only canonical regions are memoised: far fewer regions than BA-Trees'
+  and the depth and size unchanged (see :mod:`satdt.dp._born_again_kernels`).
+* BA-Trees' two bounds: a sub-region's optimum bounds its region (monotonicity), and the
+  best split of an axis is found by bisection for the depth (Theorem 4).
+* An explicit stack, so that a time limit (an absolute ``deadline``) stops the search
+  without losing it, with the best faithful tree known (a halving tree when the search has
+  not finished) and a lower bound: the largest optimum of any sub-region solved so far.
+
+Sizes: satdt counts a tree's size in nodes, ``2 * leaves - 1``; BA-Trees in leaves. The
+result states both (:class:`BornAgainResult`).
+
+The grid is built in full, so this route is for forests whose cell grid has at most
+:data:`MAX_GRID_CELLS` cells; wider forests go to the counterexample-guided SAT search
+(:mod:`satdt.sat.born_again`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import DataError, ParameterError
+from ..models.faithful import grid_mismatches
+from ..models.forest import Forest
+from ..models.tree import Tree
+from . import _born_again_kernels as k
+
+OBJECTIVES = {"depth": k.OBJ_DEPTH, "size": k.OBJ_SIZE, "depth_then_size": k.OBJ_DEPTH_SIZE}
+#: The most cells of a forest's grid (before filtering) this route enumerates.
+MAX_GRID_CELLS = 2**24
+#: Search steps between two looks at the clock.
+_SLICE = 200_000
+#: Memo slots to start with (a power of two; doubled when half full).
+_FIRST_MEMO = 2**16
+
+
+class GridTooLarge(DataError):
+    """The forest's cell grid has more cells than the grid search enumerates."""
+
+
+@dataclass
+class BornAgainStats:
+    """Effort counters of one born-again search (exact: the same run counts the same).
+
+    ``cells``: the forest's grid; ``filtered_cells``: after dropping the thresholds across
+    which no cell changes class; ``axes``: features left with two levels or more.
+    ``calls``: child regions asked for; ``expansions``: canonical regions solved (memo
+    misses); ``memo_hits``, ``memo_entries``; ``face_scans``/``face_words``: looks at a
+    face of a region and the words they read; ``steps``: search steps; ``grows``: times the
+    memo was enlarged; ``seconds`` of the search (grid and tree included).
+    """
+
+    cells: int = 0
+    filtered_cells: int = 0
+    axes: int = 0
+    calls: int = 0
+    expansions: int = 0
+    memo_hits: int = 0
+    memo_entries: int = 0
+    face_scans: int = 0
+    face_words: int = 0
+    steps: int = 0
+    grows: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counters as a JSON-ready dictionary."""
+        return asdict(self)
+
+
+@dataclass
+class BornAgainResult:
+    """A born-again tree and what is known about it.
+
+    ``tree`` is faithful to the forest (checked on every cell before it is returned).
+    ``depth`` and ``n_leaves`` are the tree's (``n_nodes = 2 * n_leaves - 1``, satdt's
+    size); ``lower_bound`` bounds the objective from below (the depth for ``"depth"`` and
+    ``"depth_then_size"``, the leaves for ``"size"``); ``proven`` says the tree is optimal.
+    """
+
+    tree: Tree
+    objective: str
+    depth: int
+    n_leaves: int
+    lower_bound: int
+    proven: bool
+    stats: BornAgainStats = field(default_factory=BornAgainStats)
+    route: str = "grid"
+
+    @property
+    def n_nodes(self) -> int:
+        """satdt's size of the tree: ``2 * n_leaves - 1``."""
+        return 2 * self.n_leaves - 1
+
+
+# ---------------------------------------------------------------------- the grid
+@dataclass
+class CellGrid:
+    """The forest's cells after filtering, laid out for the kernels.
+
+    ``features[a]`` is the forest's feature of axis ``a`` and ``cuts[a][l]`` the threshold
+    between its levels ``l`` and ``l + 1``; the last axes are packed into words (see
+    :mod:`satdt.dp._born_again_kernels`).
+    """
+
+    cls: np.ndarray
+    coords: np.ndarray
+    stride: np.ndarray
+    words: np.ndarray
+    masks: np.ndarray
+    istride: np.ndarray
+    nout: int
+    isize: int
+    features: list[int]
+    cuts: list[np.ndarray]
+    cells: int
+    thresholds: list[np.ndarray]
+    forest_cells: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return len(self.cls)
+
+    def info(self, objective: int) -> np.ndarray:
+        return np.array([self.n, len(self.features), self.nout, self.isize, objective], np.int64)
+
+
+def grid_cells(forest: Forest) -> int:
+    """Cells of the forest's grid (before filtering): the product of thresholds + 1."""
+    return math.prod(len(t) + 1 for t in forest.thresholds())
+
+
+def build_grid(forest: Forest, max_cells: int = MAX_GRID_CELLS) -> CellGrid:
+    """The forest's cell grid, filtered and bit-packed.
+
+    A threshold is kept when some pair of neighbouring cells across it gets two classes;
+    the others are dropped, and the levels they separated merge (BA-Trees' filtering:
+    the optimal depth and size do not change, Section 4.1 of the paper).
+
+    Raises
+    ------
+    GridTooLarge
+        When the grid has more than ``max_cells`` cells.
+    """
+    thresholds = forest.thresholds()
+    cells = math.prod(len(t) + 1 for t in thresholds)
+    if cells > max_cells:
+        raise GridTooLarge(
+            f"the forest's grid has {cells} cells, more than the {max_cells} the grid search "
+            "enumerates: use the SAT search (satdt.sat.born_again)"
+        )
+    forest_cells = forest.cell_classes(thresholds)
+    keep = []
+    for axis in range(forest_cells.ndim):
+        changes = np.diff(forest_cells, axis=axis) != 0
+        others = tuple(b for b in range(forest_cells.ndim) if b != axis)
+        keep.append(np.flatnonzero(changes.any(axis=others)))
+    features = [c for c in range(forest.n_features) if len(keep[c])]
+    # each filtered level stands for the original levels up to its cut (the last: the rest)
+    pick = [np.append(keep[c], len(thresholds[c])) for c in range(forest.n_features)]
+    grid = forest_cells[np.ix_(*pick)].reshape([len(keep[c]) + 1 for c in features])
+    cuts = [thresholds[c][keep[c]] for c in features]
+    inner = _packed_axes([len(keep[c]) + 1 for c in features])
+    order = [a for a in range(len(features)) if a not in inner] + inner
+    grid = np.ascontiguousarray(np.transpose(grid, order)) if features else grid.reshape(1)
+    features = [features[a] for a in order]
+    cuts = [cuts[a] for a in order]
+    return _layout(grid, features, cuts, cells, thresholds, forest_cells, len(order) - len(inner))
+
+
+def _packed_axes(levels: list[int]) -> list[int]:
+    """The axes packed into one word: the most cells, at most 64 (fewest axes on ties)."""
+    best: tuple[int, tuple[int, ...]] = (1, ())
+    axes = [a for a, n in enumerate(levels) if n > 1]
+    for r in range(1, min(len(axes), 6) + 1):
+        for group in itertools.combinations(axes, r):
+            size = math.prod(levels[a] for a in group)
+            if best[0] < size <= 64:
+                best = (size, group)
+    return list(best[1])
+
+
+def _layout(
+    grid: np.ndarray,
+    features: list[int],
+    cuts: list[np.ndarray],
+    cells: int,
+    thresholds: list[np.ndarray],
+    forest_cells: np.ndarray,
+    nout: int,
+) -> CellGrid:
+    """The kernels' arrays of a filtered grid whose axes from ``nout`` on are packed."""
+    shape = grid.shape if features else ()
+    n = grid.size
+    p = len(shape)
+    coords = np.zeros((n, max(p, 1)), dtype=np.int16)
+    if p:
+        coords[:, :p] = np.array(np.unravel_index(np.arange(n), shape), dtype=np.int16).T
+    stride = np.array([math.prod(shape[a + 1 :]) for a in range(p)] or [1], dtype=np.int64)
+    isize = math.prod(shape[nout:]) if p else 1
+    cls = np.ascontiguousarray(grid.reshape(-1), dtype=np.int8)
+    n_classes = int(cls.max()) + 1 if n else 1
+    planes = max(1, math.ceil(math.log2(n_classes))) if n_classes > 1 else 1
+    flat = cls.reshape(-1, isize).astype(np.uint64)
+    weights = np.uint64(1) << np.arange(isize, dtype=np.uint64)
+    words = np.zeros((planes, len(flat)), dtype=np.uint64)
+    for plane in range(planes):
+        bits = (flat >> np.uint64(plane)) & np.uint64(1)
+        words[plane] = np.bitwise_or.reduce(bits * weights, axis=1)
+    top = max(shape) if p else 1
+    masks = np.zeros((max(p, 1), top, top), dtype=np.uint64)
+    istride = np.zeros(max(p, 1), dtype=np.int64)
+    inner_shape = shape[nout:]
+    position = np.arange(isize)
+    inner = np.unravel_index(position, inner_shape) if inner_shape else ()
+    for j, axis in enumerate(range(nout, p)):
+        istride[axis] = math.prod(inner_shape[j + 1 :])
+        for lo in range(shape[axis]):
+            for hi in range(lo, shape[axis]):
+                chosen = position[(inner[j] >= lo) & (inner[j] <= hi)]
+                masks[axis, lo, hi] = np.bitwise_or.reduce(weights[chosen])
+    return CellGrid(
+        cls, coords, stride, words, masks, istride, nout, isize, features, cuts, cells,
+        thresholds, forest_cells,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------- the search
+class _Search:
+    """The memo, the stack and the counters of one search over a grid (resumable)."""
+
+    def __init__(self, grid: CellGrid, objective: int) -> None:
+        self.grid = grid
+        self.objective = objective
+        self.info = grid.info(objective)
+        p = max(len(grid.features), 1)
+        depth = sum(len(c) for c in grid.cuts) + 2
+        self.frames = np.zeros((depth, k.N_FIELDS + p), dtype=np.int64)
+        self.wit = np.full((depth + 1, 2 * p), -1, dtype=np.int64)
+        self.idx = np.zeros(p, dtype=np.int64)
+        self.state = np.zeros(k.N_STATE, dtype=np.int64)
+        self.state[k.S_SP] = -1
+        self.grows = 0
+        self._memo(_FIRST_MEMO)
+
+    def _memo(self, size: int) -> None:
+        self.keys = np.full(size, -1, dtype=np.int64)
+        self.vals = np.zeros(size, dtype=np.int64)
+        self.splits = np.full(size, -1, dtype=np.int32)
+        self.state[k.S_LIMIT] = size // 2
+
+    def _grow(self) -> None:
+        old = self.keys, self.vals, self.splits
+        self._memo(2 * len(self.keys))
+        k.rehash(*old, self.keys, self.vals, self.splits)
+        self.grows += 1
+
+    def _args(self) -> tuple:
+        g = self.grid
+        return (g.cls, self.info, g.coords, g.stride, g.words, g.masks, g.istride)
+
+    def canonical(self, bot: int, top: int) -> tuple[int, int]:
+        """The canonical form of a region, its witnesses in ``wit[0]``."""
+        return k.canonical(
+            bot, top, -1, self.wit[1], self.wit[0], *self._args(), self.idx, self.state
+        )
+
+    def known(self, bot: int, top: int) -> int | None:
+        """The memo's value of a canonical region (None: not solved)."""
+        key = bot * self.grid.n + top
+        i = k.slot(self.keys, key)
+        return int(self.vals[i]) if self.keys[i] == key else None
+
+    def start(self, bot: int, top: int) -> int | None:
+        """Prepare to solve a region: its value when known already (0 when pure), else
+        None with the region's canonical form on the stack."""
+        b2, t2 = self.canonical(bot, top)
+        if b2 == t2:
+            return 0
+        value = self.known(b2, t2)
+        if value is not None:
+            return value
+        key = b2 * self.grid.n + t2
+        k.push(0, b2, t2, key, -1, self.info, self.grid.coords, self.frames)
+        self.state[k.S_SP] = 0
+        return None
+
+    def run(self, deadline: float | None) -> int | None:
+        """Run the stack to its end (the value) or to the deadline (None)."""
+        while True:
+            if deadline is not None and time.perf_counter() >= deadline:
+                return None
+            self.state[k.S_BUDGET] = _SLICE
+            status = k.run(
+                *self._args(), self.keys, self.vals, self.splits, self.frames, self.wit,
+                self.idx, self.state,
+            )  # fmt: skip
+            if status == k.DONE:
+                return int(self.state[k.S_RESULT])
+            if status == k.GROW:
+                self._grow()
+
+    def solve(self, bot: int, top: int, deadline: float | None = None) -> int | None:
+        """The optimal value of any region (None: the deadline passed)."""
+        value = self.start(bot, top)
+        return value if value is not None else self.run(deadline)
+
+    def lower_bound(self) -> int:
+        """A lower bound of the root's value: the best value of any region solved (each is
+        a sub-region of the root), or of a child the root has seen."""
+        seen = int(self.frames[0, k.F_LB]) if self.state[k.S_SP] >= 0 else 0
+        return max(int(self.state[k.S_BEST_BOUND]), seen)
+
+    def stats(self, grid: CellGrid) -> BornAgainStats:
+        s = self.state
+        return BornAgainStats(
+            cells=grid.cells,
+            filtered_cells=grid.n,
+            axes=len(grid.features),
+            calls=int(s[k.S_CALLS]),
+            expansions=int(s[k.S_EXPANSIONS]),
+            memo_hits=int(s[k.S_HITS]),
+            memo_entries=int(s[k.S_ENTRIES]),
+            face_scans=int(s[k.S_SCANS]),
+            face_words=int(s[k.S_WORDS]),
+            steps=int(s[k.S_STEPS]),
+            grows=self.grows,
+        )
+
+
+# ---------------------------------------------------------------------- trees
+def _children(
+    grid: CellGrid, bot: int, top: int, axis: int, level: int
+) -> tuple[int, int, int, int]:
+    """The corners of a region's two sides when split on ``axis`` after ``level``."""
+    step = int(grid.stride[axis])
+    lo, hi = int(grid.coords[bot, axis]), int(grid.coords[top, axis])
+    return bot, top - step * (hi - level), bot + step * (level + 1 - lo), top
+
+
+def _combine(objective: int, left: int, right: int) -> int:
+    if objective == k.OBJ_DEPTH:
+        return 1 + max(left, right)
+    return int(k._combine(left, right, objective))
+
+
+def _read_tree(search: _Search, bot: int, top: int) -> Any:
+    """The optimal tree of a solved region as nested tuples over the grid's axes
+    (``(axis, level, left, right)``, leaves class indices): the split the search kept
+    for each canonical region, else the first whose sides' optima make the region's."""
+    grid = search.grid
+    b2, t2 = search.canonical(bot, top)
+    if b2 == t2:
+        return int(grid.cls[b2])
+    value = search.solve(b2, t2)
+    key = b2 * grid.n + t2
+    i = k.slot(search.keys, key)
+    kept = int(search.splits[i]) if search.keys[i] == key else -1
+    candidates = [(kept >> 16, kept & 0xFFFF)] if kept >= 0 else []
+    candidates += [
+        (a, level)
+        for a in range(len(grid.features))
+        for level in range(int(grid.coords[b2, a]), int(grid.coords[t2, a]))
+    ]
+    for axis, level in candidates:
+        lb, lt, rb, rt = _children(grid, b2, t2, axis, level)
+        left, right = search.solve(lb, lt), search.solve(rb, rt)
+        if _combine(search.objective, left, right) == value:
+            return (axis, level, _read_tree(search, lb, lt), _read_tree(search, rb, rt))
+    raise RuntimeError("internal error: no split of a solved region makes its optimum")
+
+
+def _halving_tree(search: _Search, bot: int, top: int) -> Any:
+    """A faithful tree without search: split the canonical region's widest axis in the
+    middle until every region is pure (the incumbent when time runs out)."""
+    grid = search.grid
+    b2, t2 = search.canonical(bot, top)
+    if b2 == t2:
+        return int(grid.cls[b2])
+    ranges = grid.coords[t2].astype(np.int64) - grid.coords[b2]
+    axis = int(np.argmax(ranges))
+    level = int(grid.coords[b2, axis]) + int(ranges[axis] - 1) // 2
+    lb, lt, rb, rt = _children(grid, b2, t2, axis, level)
+    return (axis, level, _halving_tree(search, lb, lt), _halving_tree(search, rb, rt))
+
+
+def _to_tree(nested: Any, grid: CellGrid, forest: Forest) -> Tree:
+    """Nested tuples over the grid's axes as a :class:`Tree` over the forest's features."""
+
+    def convert(node: Any) -> Any:
+        if not isinstance(node, tuple):
+            return node
+        axis, level, left, right = node
+        threshold = float(grid.cuts[axis][level])
+        return (grid.features[axis], threshold, convert(left), convert(right))
+
+    return Tree.from_nested(convert(nested), forest.classes, forest.feature_names)
+
+
+# ---------------------------------------------------------------------- the search
+def born_again_tree(
+    forest: Forest,
+    objective: str = "depth",
+    *,
+    deadline: float | None = None,
+    max_cells: int = MAX_GRID_CELLS,
+) -> BornAgainResult:
+    """The optimal born-again tree of a forest, by the dynamic programme over its cells.
+
+    Parameters
+    ----------
+    forest : Forest
+        The tree ensemble (:mod:`satdt.models.forest`).
+    objective : {"depth", "size", "depth_then_size"}, default "depth"
+        Minimise the depth; the number of leaves (satdt's size, nodes, is
+        ``2 * leaves - 1``); or the depth, then the leaves among trees of that depth.
+    deadline : float, optional
+        A ``time.perf_counter()`` value: past it, the best faithful tree known is returned,
+        not proven, with a lower bound.
+    max_cells : int, default :data:`MAX_GRID_CELLS`
+        The most cells of the forest's grid to enumerate.
+
+    Returns
+    -------
+    BornAgainResult
+        A tree faithful to the forest on every cell (re-checked), optimal when ``proven``.
+
+    Raises
+    ------
+    GridTooLarge
+        The grid has more than ``max_cells`` cells.
+    ParameterError
+        An unknown objective.
+    """
+    if objective not in OBJECTIVES:
+        raise ParameterError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
+    started = time.perf_counter()
+    grid = build_grid(forest, max_cells)
+    search = _Search(grid, OBJECTIVES[objective])
+    root = (0, grid.n - 1)
+    value = search.solve(*root, deadline)
+    proven = value is not None
+    nested = _read_tree(search, *root) if proven else _halving_tree(search, *root)
+    tree = _to_tree(nested, grid, forest)
+    if proven:
+        expected = value // int(k.BIG) if objective == "depth_then_size" else value
+        got = tree.n_splits if objective == "size" else tree.depth
+        if expected != got:
+            raise RuntimeError(f"internal error: the tree read back has {got}, not {expected}")
+        bound = tree.n_leaves if objective == "size" else tree.depth
+    else:
+        bound = search.lower_bound()
+        bound = bound // int(k.BIG) if objective == "depth_then_size" else bound
+        bound = max(bound, 1) + (1 if objective == "size" else 0)  # splits -> leaves
+    wrong = grid_mismatches(tree, forest, grid.thresholds, grid.forest_cells)
+    if len(wrong):
+        raise RuntimeError(
+            f"internal error: the born-again tree decides otherwise than the forest at "
+            f"{len(wrong)} cells, e.g. x = {wrong[0].tolist()}"
+        )
+    stats = search.stats(grid)
+    stats.seconds = time.perf_counter() - started
+    return BornAgainResult(tree, objective, tree.depth, tree.n_leaves, bound, proven, stats)

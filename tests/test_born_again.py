@@ -216,3 +216,38 @@ def test_the_box_query_agrees_with_the_cells(forest: Forest, data) -> None:
     if point is not None:
         assert np.all((point > low) & (point <= high))
         assert forest.predict_index(point[None, :])[0] != cls
+
+
+# ---------------------------------------------------------------------- wide forests
+@settings(deadline=None, max_examples=25)
+@given(tiny_forests())
+def test_the_sat_route_and_its_bounds_agree_with_the_cell_programme(forest: Forest) -> None:
+    from satdt.dp.born_again import box_lower_bound, greedy_faithful_tree
+    from satdt.sat.born_again import born_again_sat
+
+    exact = born_again_tree(forest, "depth").depth
+    greedy = greedy_faithful_tree(forest, max_cells=4)  # small boxes only by the programme
+    assert_faithful_on_every_cell(greedy, forest)
+    assert greedy.depth >= exact
+    assert box_lower_bound(forest, max_cells=4, tries=3) <= exact
+    result = born_again_sat(forest, incumbent=greedy)
+    assert_faithful_on_every_cell(result.tree, forest)
+    assert (result.depth, result.lower_bound, result.proven) == (exact, exact, True)
+    assert result.route == "sat"
+
+
+def test_the_sat_route_stops_at_its_deadline_with_a_bound() -> None:
+    from satdt.dp.born_again import box_lower_bound, greedy_faithful_tree
+    from satdt.sat.born_again import born_again_sat
+
+    forest = read_forest(_published("Seeds", 1))
+    incumbent = greedy_faithful_tree(forest, max_cells=256)
+    assert is_faithful(incumbent, forest) and incumbent.depth >= 11
+    bound = box_lower_bound(forest, max_cells=256, tries=4)
+    assert 1 <= bound <= 11
+    result = born_again_sat(
+        forest, incumbent=incumbent, lower_bound=bound, deadline=time.perf_counter() + 1
+    )
+    assert result.tree is incumbent or is_faithful(result.tree, forest)
+    assert bound <= result.lower_bound <= 11 <= result.depth
+    assert result.proven == (result.lower_bound == result.depth)

@@ -339,3 +339,23 @@ def test_feature_names_come_from_the_data_frame(sklearn_data) -> None:
     forest = from_sklearn(RandomForestClassifier(n_estimators=2, random_state=0).fit(frame, y))
     assert forest.feature_names == ["w", "x", "y", "z"]
     assert from_sklearn(RandomForestClassifier(n_estimators=2).fit(X, y)).feature_names[0] == "f0"
+
+
+@settings(deadline=None, max_examples=60)
+@given(tiny_forests(), st.data())
+def test_a_restricted_forest_decides_as_the_forest_on_its_box(forest: Forest, data) -> None:
+    thresholds = forest.thresholds()
+    low, high = [], []
+    for t in thresholds:
+        edges = np.concatenate([[-np.inf], t, [np.inf]])
+        a = data.draw(st.integers(0, len(edges) - 2))
+        b = data.draw(st.integers(a + 1, len(edges) - 1))
+        low.append(edges[a])
+        high.append(edges[b])
+    low, high = np.array(low), np.array(high)
+    box = forest.restricted(low, high)
+    points = grid_points(thresholds)
+    inside = np.all((points > low) & (points <= high), axis=1)
+    assert np.array_equal(box.predict_index(points[inside]), forest.predict_index(points[inside]))
+    for c, t in enumerate(box.thresholds()):  # only thresholds inside the box are left
+        assert np.all((t > low[c]) & (t < high[c]))

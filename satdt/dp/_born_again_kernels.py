@@ -41,8 +41,9 @@ first), the position of the split loop and the best value so far.
   ``depth * BIG + splits``): every split level is tried (the sum has no bisection), an axis
   stops when its left child alone reaches the best value (it only grows with the level).
 
-Memo: open addressing on int64 keys (``-1`` empty), values int64 (``UNKNOWN`` not solved),
-the best split of each canonical region (``axis << 16 | level``).
+Memo: open addressing, one int64 pair per slot (``memo[2 i]`` the key, ``-1`` empty;
+``memo[2 i + 1]`` the value), so that a look-up reads one cache line; beside it the best
+split of each canonical region (``axis << 16 | level``).
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ BIG = np.int64(2**32)
 I_N, I_P, I_NOUT, I_ISIZE, I_OBJ = 0, 1, 2, 3, 4
 # slots of ``state`` (counters, the stack pointer, the run's status)
 S_CALLS, S_EXPANSIONS, S_HITS, S_ENTRIES, S_LIMIT, S_SCANS, S_WORDS = 0, 1, 2, 3, 4, 5, 6
-S_SP, S_STATUS, S_RESULT, S_BUDGET, S_STEPS, S_BEST_BOUND = 7, 8, 9, 10, 11, 12
-N_STATE = 13
+S_SP, S_STATUS, S_RESULT, S_BUDGET, S_STEPS, S_BEST_BOUND, S_EARLY = 7, 8, 9, 10, 11, 12, 13
+N_STATE = 14
 # statuses
 DONE, PAUSED, GROW = 0, 1, 2
 # columns of a frame (then ``p`` columns: the axis order)
@@ -81,24 +82,24 @@ NEED = np.int64(-1)  # an evaluation that pushed a frame
 
 
 @njit(types.int64(I64_T, types.int64), cache=True)
-def slot(keys, key):
+def slot(memo, key):
     """The slot of ``key`` in the memo, or the empty slot where it would go."""
-    mask = keys.shape[0] - 1
+    mask = (memo.shape[0] >> 1) - 1
     i = ((key * np.int64(-7046029254386353131)) >> np.int64(17)) & mask
-    while keys[i] != -1 and keys[i] != key:
+    while memo[2 * i] != -1 and memo[2 * i] != key:
         i = (i + 1) & mask
     return i
 
 
-@njit(types.void(I64_T, I64_T, I32_T, I64_T, I64_T, I32_T), cache=True)
-def rehash(old_keys, old_vals, old_splits, keys, vals, splits):
+@njit(types.void(I64_T, I32_T, I64_T, I32_T), cache=True)
+def rehash(old_memo, old_splits, memo, splits):
     """Move every entry of a memo into a larger (empty) one."""
-    for j in range(old_keys.shape[0]):
-        key = old_keys[j]
+    for j in range(old_memo.shape[0] >> 1):
+        key = old_memo[2 * j]
         if key != -1:
-            i = slot(keys, key)
-            keys[i] = key
-            vals[i] = old_vals[j]
+            i = slot(memo, key)
+            memo[2 * i] = key
+            memo[2 * i + 1] = old_memo[2 * j + 1]
             splits[i] = old_splits[j]
 
 
@@ -285,13 +286,13 @@ def push(f, bot, top, key, raw, info, coords, frames):
     types.int64(
         types.int64, types.int64, types.int64, types.int64,
         I8_T, I64_T, I16_2D_T, I64_T, U64_2D_T, U64_3D_T, I64_T,
-        I64_T, I64_T, I32_T, I64_2D_T, I64_2D_T, I64_T, I64_T,
+        I64_T, I32_T, I64_2D_T, I64_2D_T, I64_T, I64_T,
     ),
     cache=True,
 )  # fmt: skip
 def evaluate(
     cb, ct, a, f, cls, info, coords, stride, words, masks, istride,
-    keys, vals, splits, frames, wit, idx, state,
+    memo, splits, frames, wit, idx, state,
 ):  # fmt: skip
     """The value of the region ``[cb, ct]``, a child (split on axis ``a``) of frame ``f``'s
     region: from the memo, or 0 when pure; else a frame ``f + 1`` is pushed to solve its
@@ -301,27 +302,28 @@ def evaluate(
         return 0
     n = info[I_N]
     raw = cb * n + ct
-    i = slot(keys, raw)
-    if keys[i] == raw:
+    i = slot(memo, raw)
+    if memo[2 * i] == raw:
         state[S_HITS] += 1
-        return vals[i]
+        return memo[2 * i + 1]
     b2, t2 = canonical(
         cb, ct, a, wit[f], wit[f + 1], cls, info, coords, stride, words, masks, istride, idx, state
     )
     if b2 == t2:
-        keys[i] = raw
-        vals[i] = 0
+        memo[2 * i] = raw
+        memo[2 * i + 1] = 0
         state[S_ENTRIES] += 1
         return 0
     key = b2 * n + t2
     if key != raw:
-        j = slot(keys, key)
-        if keys[j] == key:
+        j = slot(memo, key)
+        if memo[2 * j] == key:
             state[S_HITS] += 1
-            keys[i] = raw
-            vals[i] = vals[j]
+            value = memo[2 * j + 1]
+            memo[2 * i] = raw
+            memo[2 * i + 1] = value
             state[S_ENTRIES] += 1
-            return vals[j]
+            return value
     push(f + 1, b2, t2, key, raw if key != raw else -1, info, coords, frames)
     state[S_SP] = f + 1
     return NEED
@@ -356,25 +358,25 @@ def _combine(left, right, objective):
     return depth * BIG + 1 + left % BIG + right % BIG
 
 
-@njit(types.void(types.int64, types.int64, types.int64, I64_T, I64_T, I32_T, I64_T), cache=True)
-def _store(key, value, split, keys, vals, splits, state):
-    i = slot(keys, key)
-    if keys[i] != key:
-        keys[i] = key
+@njit(types.void(types.int64, types.int64, types.int64, I64_T, I32_T, I64_T), cache=True)
+def _store(key, value, split, memo, splits, state):
+    i = slot(memo, key)
+    if memo[2 * i] != key:
+        memo[2 * i] = key
         state[S_ENTRIES] += 1
-    vals[i] = value
+    memo[2 * i + 1] = value
     splits[i] = split
 
 
 @njit(
     types.int64(
         I8_T, I64_T, I16_2D_T, I64_T, U64_2D_T, U64_3D_T, I64_T,
-        I64_T, I64_T, I32_T, I64_2D_T, I64_2D_T, I64_T, I64_T,
+        I64_T, I32_T, I64_2D_T, I64_2D_T, I64_T, I64_T,
     ),
     cache=True,
 )  # fmt: skip
 def run(  # noqa: C901 - one state machine: a frame's phases in one loop
-    cls, info, coords, stride, words, masks, istride, keys, vals, splits, frames, wit, idx, state
+    cls, info, coords, stride, words, masks, istride, memo, splits, frames, wit, idx, state
 ):
     """Run the search on the stack ``frames[0 .. state[S_SP]]`` until the root is solved
     (``DONE``, its value in ``state[S_RESULT]``), ``state[S_BUDGET]`` steps passed
@@ -424,7 +426,7 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
                     continue
                 v = evaluate(
                     bot + stride[ax] * (l + 1 - coords[bot, ax]), top, ax, f, cls, info,
-                    coords, stride, words, masks, istride, keys, vals, splits, frames, wit,
+                    coords, stride, words, masks, istride, memo, splits, frames, wit,
                     idx, state,
                 )  # fmt: skip
                 if v == NEED:
@@ -457,6 +459,8 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
                 continue
             # the next split to try, or the frame is solved
             solved = row[F_LB] >= row[F_UB]
+            if solved:
+                state[S_EARLY] += 1
             while not solved and row[F_S] >= row[F_E]:
                 row[F_OI] += 1
                 if row[F_OI] >= p:
@@ -467,9 +471,9 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
                 row[F_E] = coords[top, ax]
             if solved:
                 value = row[F_UB]
-                _store(row[F_KEY], value, row[F_SPLIT], keys, vals, splits, state)
+                _store(row[F_KEY], value, row[F_SPLIT], memo, splits, state)
                 if row[F_RAW] >= 0:
-                    _store(row[F_RAW], value, -1, keys, vals, splits, state)
+                    _store(row[F_RAW], value, -1, memo, splits, state)
                 state[S_BEST_BOUND] = max(state[S_BEST_BOUND], value)
                 ret = value
                 state[S_SP] = f - 1
@@ -478,7 +482,7 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
             l = _split_level(row, objective)
             v = evaluate(
                 bot, top + stride[ax] * (l - coords[top, ax]), ax, f, cls, info, coords,
-                stride, words, masks, istride, keys, vals, splits, frames, wit, idx, state,
+                stride, words, masks, istride, memo, splits, frames, wit, idx, state,
             )  # fmt: skip
             if v == NEED:
                 row[F_PHASE] = WAIT_LEFT

@@ -38,13 +38,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, ParameterError
-from ..models.faithful import grid_mismatches
+from ..models.born_again import BornAgainResult, BornAgainStats
+from ..models.faithful import box_counterexample, grid_mismatches
 from ..models.forest import Forest
 from ..models.tree import Tree
 from . import _born_again_kernels as k
@@ -60,61 +61,6 @@ _FIRST_MEMO = 2**16
 
 class GridTooLarge(DataError):
     """The forest's cell grid has more cells than the grid search enumerates."""
-
-
-@dataclass
-class BornAgainStats:
-    """Effort counters of one born-again search (exact: the same run counts the same).
-
-    ``cells``: the forest's grid; ``filtered_cells``: after dropping the thresholds across
-    which no cell changes class; ``axes``: features left with two levels or more.
-    ``calls``: child regions asked for; ``expansions``: canonical regions solved (memo
-    misses); ``memo_hits``, ``memo_entries``; ``face_scans``/``face_words``: looks at a
-    face of a region and the words they read; ``steps``: search steps; ``grows``: times the
-    memo was enlarged; ``seconds`` of the search (grid and tree included).
-    """
-
-    cells: int = 0
-    filtered_cells: int = 0
-    axes: int = 0
-    calls: int = 0
-    expansions: int = 0
-    memo_hits: int = 0
-    memo_entries: int = 0
-    face_scans: int = 0
-    face_words: int = 0
-    steps: int = 0
-    grows: int = 0
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counters as a JSON-ready dictionary."""
-        return asdict(self)
-
-
-@dataclass
-class BornAgainResult:
-    """A born-again tree and what is known about it.
-
-    ``tree`` is faithful to the forest (checked on every cell before it is returned).
-    ``depth`` and ``n_leaves`` are the tree's (``n_nodes = 2 * n_leaves - 1``, satdt's
-    size); ``lower_bound`` bounds the objective from below (the depth for ``"depth"`` and
-    ``"depth_then_size"``, the leaves for ``"size"``); ``proven`` says the tree is optimal.
-    """
-
-    tree: Tree
-    objective: str
-    depth: int
-    n_leaves: int
-    lower_bound: int
-    proven: bool
-    stats: BornAgainStats = field(default_factory=BornAgainStats)
-    route: str = "grid"
-
-    @property
-    def n_nodes(self) -> int:
-        """satdt's size of the tree: ``2 * n_leaves - 1``."""
-        return 2 * self.n_leaves - 1
 
 
 # ---------------------------------------------------------------------- the grid
@@ -268,15 +214,14 @@ class _Search:
         self._memo(_FIRST_MEMO)
 
     def _memo(self, size: int) -> None:
-        self.keys = np.full(size, -1, dtype=np.int64)
-        self.vals = np.zeros(size, dtype=np.int64)
+        self.memo = np.full(2 * size, -1, dtype=np.int64)  # (key, value) per slot
         self.splits = np.full(size, -1, dtype=np.int32)
         self.state[k.S_LIMIT] = size // 2
 
     def _grow(self) -> None:
-        old = self.keys, self.vals, self.splits
-        self._memo(2 * len(self.keys))
-        k.rehash(*old, self.keys, self.vals, self.splits)
+        old = self.memo, self.splits
+        self._memo(len(self.splits) * 2)
+        k.rehash(*old, self.memo, self.splits)
         self.grows += 1
 
     def _args(self) -> tuple:
@@ -292,8 +237,8 @@ class _Search:
     def known(self, bot: int, top: int) -> int | None:
         """The memo's value of a canonical region (None: not solved)."""
         key = bot * self.grid.n + top
-        i = k.slot(self.keys, key)
-        return int(self.vals[i]) if self.keys[i] == key else None
+        i = k.slot(self.memo, key)
+        return int(self.memo[2 * i + 1]) if self.memo[2 * i] == key else None
 
     def start(self, bot: int, top: int) -> int | None:
         """Prepare to solve a region: its value when known already (0 when pure), else
@@ -316,8 +261,8 @@ class _Search:
                 return None
             self.state[k.S_BUDGET] = _SLICE
             status = k.run(
-                *self._args(), self.keys, self.vals, self.splits, self.frames, self.wit,
-                self.idx, self.state,
+                *self._args(), self.memo, self.splits, self.frames, self.wit, self.idx,
+                self.state,
             )  # fmt: skip
             if status == k.DONE:
                 return int(self.state[k.S_RESULT])
@@ -378,8 +323,8 @@ def _read_tree(search: _Search, bot: int, top: int) -> Any:
         return int(grid.cls[b2])
     value = search.solve(b2, t2)
     key = b2 * grid.n + t2
-    i = k.slot(search.keys, key)
-    kept = int(search.splits[i]) if search.keys[i] == key else -1
+    i = k.slot(search.memo, key)
+    kept = int(search.splits[i]) if search.memo[2 * i] == key else -1
     candidates = [(kept >> 16, kept & 0xFFFF)] if kept >= 0 else []
     candidates += [
         (a, level)
@@ -485,3 +430,161 @@ def born_again_tree(
     stats = search.stats(grid)
     stats.seconds = time.perf_counter() - started
     return BornAgainResult(tree, objective, tree.depth, tree.n_leaves, bound, proven, stats)
+
+
+# ---------------------------------------------------------------------- wide forests
+def _cell_box(thresholds: list[np.ndarray], point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The box ``low < x <= high`` of the grid cell holding a point."""
+    low, high = np.full(len(point), -np.inf), np.full(len(point), np.inf)
+    for c, t in enumerate(thresholds):
+        level = int(np.searchsorted(t, point[c]))  # t[level - 1] < x <= t[level]
+        if level > 0:
+            low[c] = t[level - 1]
+        if level < len(t):
+            high[c] = t[level]
+    return low, high
+
+
+def _random_point(
+    thresholds: list[np.ndarray], low: np.ndarray, high: np.ndarray, rng: np.random.Generator
+) -> np.ndarray:
+    """A point in a random cell of the box ``low < x <= high``."""
+    point = np.empty(len(thresholds))
+    for c, t in enumerate(thresholds):
+        inside = t[(t > low[c]) & (t < high[c])]
+        if np.isfinite(high[c]):
+            top = high[c]
+        else:
+            below = [v for v in (low[c], t[-1] if len(t) else -np.inf) if np.isfinite(v)]
+            top = max(below, default=0.0) + 1.0
+        point[c] = rng.choice(np.append(inside, top))
+    return point
+
+
+def _live_box(
+    forest: Forest, point: np.ndarray, max_cells: int, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """A box around a point's cell, freed feature by feature (the one that keeps the most
+    splits of the forest alive first) while it has at most ``max_cells`` cells."""
+    thresholds = forest.thresholds()
+    low, high = _cell_box(thresholds, point)
+    cells = 1
+    while True:
+        best, best_nodes = -1, int(np.sum(forest.restricted(low, high).feature >= 0))
+        for c in rng.permutation(forest.n_features):
+            n = len(thresholds[c]) + 1
+            if (
+                n == 1
+                or (not np.isfinite(low[c]) and not np.isfinite(high[c]))
+                or cells * n > max_cells
+            ):
+                continue
+            keep = low[c], high[c]
+            low[c], high[c] = -np.inf, np.inf
+            nodes = int(np.sum(forest.restricted(low, high).feature >= 0))
+            low[c], high[c] = keep
+            if nodes > best_nodes:
+                best, best_nodes = int(c), nodes
+        if best < 0:
+            return low, high
+        low[best], high[best] = -np.inf, np.inf
+        cells *= len(thresholds[best]) + 1
+
+
+def box_lower_bound(
+    forest: Forest,
+    objective: str = "depth",
+    *,
+    deadline: float | None = None,
+    max_cells: int = 2**14,
+    tries: int = 20,
+    seed: int = 0,
+) -> int:
+    """A lower bound of a forest's born-again optimum from sub-boxes of its grid.
+
+    A tree faithful to the forest is faithful on any box of the input space, and the
+    part of it a box reaches has no more depth and no more leaves; so the optimum of the
+    forest restricted to a box (:meth:`Forest.restricted`) bounds the forest's from below.
+    Each try starts from a random cell and frees the features that keep the most splits of
+    the forest alive, up to ``max_cells`` cells, and solves that box exactly by
+    :func:`born_again_tree` (or takes its lower bound at the deadline).
+
+    Returns
+    -------
+    int
+        The best bound found: a depth for ``"depth"`` and ``"depth_then_size"``, leaves for
+        ``"size"`` (0 or 1 for a constant forest).
+    """
+    rng = np.random.default_rng(seed)
+    thresholds = forest.thresholds()
+    everywhere = np.full(forest.n_features, -np.inf), np.full(forest.n_features, np.inf)
+    best = 0
+    for _ in range(tries):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        point = _random_point(thresholds, *everywhere, rng)
+        low, high = _live_box(forest, point, max_cells, rng)
+        result = born_again_tree(forest.restricted(low, high), objective, deadline=deadline)
+        best = max(best, result.lower_bound)
+    return best
+
+
+def greedy_faithful_tree(
+    forest: Forest,
+    objective: str = "depth",
+    *,
+    deadline: float | None = None,
+    samples: int = 32,
+    max_cells: int = 2**14,
+    seed: int = 0,
+) -> Tree:
+    """A faithful tree of a forest whose grid is too large for :func:`born_again_tree`.
+
+    Top-down, box by box, on the forest restricted to the box (:meth:`Forest.restricted`):
+    a box where no split of the forest is left is a leaf; a box whose grid has at most
+    ``max_cells`` cells gets its optimal subtree by the dynamic programme; a box whose
+    ``samples`` random cells agree and where the forest has no point deciding otherwise
+    (:func:`satdt.models.faithful.box_counterexample`) is a leaf; any other box is split on
+    the forest threshold inside it that leaves the fewest live splits of the forest in its
+    busier side. Every leaf is proven, so the tree is faithful. Past the deadline, small
+    boxes get the programme's halving trees (faithful, not optimal).
+    """
+    rng = np.random.default_rng(seed)
+    thresholds = forest.thresholds()
+
+    def grow(low: np.ndarray, high: np.ndarray) -> Any:
+        box = forest.restricted(low, high)
+        if not np.any(box.feature >= 0):
+            return int(box.predict_index(_random_point(thresholds, low, high, rng)[None])[0])
+        if grid_cells(box) <= max_cells:
+            return born_again_tree(box, objective, deadline=deadline).tree.to_nested()
+        points = np.array([_random_point(thresholds, low, high, rng) for _ in range(samples)])
+        labels = box.predict_index(points)
+        if (
+            np.all(labels == labels[0])
+            and box_counterexample(box, low, high, int(labels[0])) is None
+        ):
+            return int(labels[0])
+        c, t = _busiest_split(box, low, high)
+        left_high, right_low = high.copy(), low.copy()
+        left_high[c], right_low[c] = t, t
+        return (c, t, grow(low, left_high), grow(right_low, high))
+
+    n = forest.n_features
+    nested = grow(np.full(n, -np.inf), np.full(n, np.inf))
+    return Tree.from_nested(nested, forest.classes, forest.feature_names)
+
+
+def _busiest_split(box: Forest, low: np.ndarray, high: np.ndarray) -> tuple[int, float]:
+    """The threshold of a restricted forest whose split leaves the fewest live splits in
+    the busier side (then in both)."""
+    best = (math.inf, math.inf, -1, 0.0)
+    for c, ts in enumerate(box.thresholds()):
+        for t in ts:
+            left_high, right_low = high.copy(), low.copy()
+            left_high[c], right_low[c] = t, t
+            left = int(np.sum(box.restricted(low, left_high).feature >= 0))
+            right = int(np.sum(box.restricted(right_low, high).feature >= 0))
+            if (max(left, right), left + right) < best[:2]:
+                best = (max(left, right), left + right, c, float(t))
+    return best[2], best[3]

@@ -320,6 +320,45 @@ class Forest:
         flat = self.decide(total.reshape(cells, -1))
         return flat.astype(np.int8).reshape(shape)
 
+    def restricted(self, low: np.ndarray, high: np.ndarray) -> Forest:
+        """The forest on the box ``low < x <= high`` (infinite bounds allowed): every split
+        that the box decides is replaced by the child the box takes, so the trees test only
+        thresholds inside the box. It decides as this forest on every point of the box,
+        and its cell grid is the box's part of this forest's grid."""
+        low = np.asarray(low, dtype=np.float64)
+        high = np.asarray(high, dtype=np.float64)
+        keep: list[int] = []
+        new_left: list[int] = []
+        new_right: list[int] = []
+        roots = []
+
+        def copy(node: int) -> int:
+            while self.feature[node] != LEAF:
+                f, t = int(self.feature[node]), float(self.threshold[node])
+                if high[f] <= t:
+                    node = int(self.left[node])
+                elif low[f] >= t:
+                    node = int(self.right[node])
+                else:
+                    break
+            index = len(keep)
+            keep.append(node)
+            new_left.append(-1)
+            new_right.append(-1)
+            if self.feature[node] != LEAF:
+                new_left[index] = copy(int(self.left[node]))
+                new_right[index] = copy(int(self.right[node]))
+            return index
+
+        for root in self.roots:
+            roots.append(len(keep))
+            copy(int(root))
+        nodes = np.array(keep, dtype=np.int64)
+        return Forest(
+            self.feature[nodes], self.threshold[nodes], new_left, new_right, self.value[nodes],
+            roots, self.n_features, self.classes, self.vote, self.feature_names,
+        )  # fmt: skip
+
     # ------------------------------------------------------------------ conversions
     @classmethod
     def from_nested(

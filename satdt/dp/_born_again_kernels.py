@@ -325,6 +325,16 @@ def evaluate(
             state[S_ENTRIES] += 1
             return value
     push(f + 1, b2, t2, key, raw if key != raw else -1, info, coords, frames)
+    # sub-regions solved already bound it from below: the regions one end slice smaller
+    row = frames[f + 1]
+    if f >= 0 and frames[f, F_UB] < row[F_UB]:  # and its parent's best split from above
+        row[F_UB] = frames[f, F_UB]
+    for b in range(info[I_P]):
+        if coords[t2, b] > coords[b2, b]:
+            for probe in (b2 * n + t2 - stride[b], (b2 + stride[b]) * n + t2):
+                j = slot(memo, probe)
+                if memo[2 * j] == probe and memo[2 * j + 1] > row[F_LB]:
+                    row[F_LB] = memo[2 * j + 1]
     state[S_SP] = f + 1
     return NEED
 

@@ -251,3 +251,12 @@ def test_the_sat_route_stops_at_its_deadline_with_a_bound() -> None:
     assert result.tree is incumbent or is_faithful(result.tree, forest)
     assert bound <= result.lower_bound <= 11 <= result.depth
     assert result.proven == (result.lower_bound == result.depth)
+
+
+def test_an_unfaithful_incumbent_is_refused() -> None:
+    from satdt.sat.born_again import born_again_sat
+
+    forest = Forest.from_nested([(0, 0.5, (1, 1.5, 0, 1), 1)], 2, [0, 1])
+    wrong = Tree.from_nested((0, 0.5, 0, 1), classes=[0, 1])
+    with pytest.raises(ParameterError, match="not faithful"):
+        born_again_sat(forest, incumbent=wrong)

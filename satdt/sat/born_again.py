@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import ParameterError
 from ..models.born_again import BornAgainResult, BornAgainSatStats
-from ..models.faithful import _Leaves, box_counterexample, tree_leaf_boxes
+from ..models.faithful import _Leaves, box_counterexample, leaf_counterexamples, tree_leaf_boxes
 from ..models.forest import Forest
 from ..models.tree import Tree
 from ..result import Recorder
@@ -126,10 +126,21 @@ def born_again_sat(
     BornAgainResult
         ``route="sat"``; the tree is faithful (every leaf box proven), optimal when
         ``proven``.
+
+    Raises
+    ------
+    ParameterError
+        When the incumbent is not faithful (checked leaf box by leaf box first).
     """
     started = time.perf_counter()
-    if forest.n_classes > 127:
-        raise ParameterError("born-again trees take at most 127 classes")
+    wrong = leaf_counterexamples(incumbent, forest)  # the upper bound must be a faithful tree
+    if wrong:
+        leaf, point = wrong[0]
+        raise ParameterError(
+            f"the incumbent tree is not faithful to the forest: at x = {point.tolist()} its "
+            f"leaf {leaf} decides class {incumbent.value[leaf]}, the forest "
+            f"{int(forest.predict_index(point[None, :])[0])}"
+        )
     stats = BornAgainSatStats(cells=float(math.prod(len(t) + 1 for t in forest.thresholds())))
     rng = np.random.default_rng(seed)
     cells = _Cells(forest, rng)

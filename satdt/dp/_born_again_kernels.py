@@ -37,9 +37,15 @@ first), the position of the split loop and the best value so far.
   the split level (Theorem 4), so the best split of an axis is found by bisection; and a
   sub-region's optimum bounds its region from below, so a region stops as soon as a
   child's depth meets the best split found (``lb >= ub``).
-- Size (``OBJ_SIZE``, splits = leaves - 1) and depth then size (``OBJ_DEPTH_SIZE``, value
-  ``depth * BIG + splits``): every split level is tried (the sum has no bisection), an axis
-  stops when its left child alone reaches the best value (it only grows with the level).
+- Size (``OBJ_SIZE``, splits = leaves - 1) and size within a depth budget (``OBJ_BUDGET``:
+  the fewest splits of a tree of depth at most the region's budget, ``UNKNOWN`` when there
+  is none; children get the budget less one): every split level is tried (the sum has no
+  bisection), an axis stops when its left child alone reaches the best value (it only
+  grows with the level). Depth then size is the depth's search, then the budgeted one
+  with the optimal depth as the root's budget: exactly the fewest leaves among the trees
+  of minimum depth. (BA-Trees' depth-then-leaves programme combines each child's own
+  lexicographic optimum, which can miss it: a child shallower than its sibling may take
+  more depth for fewer leaves.)
 
 Memo: open addressing, one int64 pair per slot (``memo[2 i]`` the key, ``-1`` empty;
 ``memo[2 i + 1]`` the value), so that a look-up reads one cache line; beside it the best
@@ -59,11 +65,11 @@ U64_2D_T = types.uint64[:, ::1]
 U64_3D_T = types.uint64[:, :, ::1]
 I32_T = types.int32[::1]
 
-OBJ_DEPTH, OBJ_SIZE, OBJ_DEPTH_SIZE = 0, 1, 2
-#: The value of a region not solved yet (memo) and "no bound yet" (frames).
+OBJ_DEPTH, OBJ_SIZE, OBJ_BUDGET = 0, 1, 2
+#: "No bound yet" in frames; the value of a region no tree within its budget classifies.
 UNKNOWN = np.int64(2**62)
-#: Depth-then-size values: ``depth * BIG + splits``.
-BIG = np.int64(2**32)
+#: Keys are ``region * BUDGETS + budget`` (the budget is 0 but for ``OBJ_BUDGET``).
+BUDGETS = np.int64(64)
 
 # slots of ``info`` (the grid's sizes and the objective)
 I_N, I_P, I_NOUT, I_ISIZE, I_OBJ = 0, 1, 2, 3, 4
@@ -75,7 +81,8 @@ N_STATE = 14
 DONE, PAUSED, GROW = 0, 1, 2
 # columns of a frame (then ``p`` columns: the axis order)
 F_BOT, F_TOP, F_KEY, F_RAW, F_OI, F_S, F_E, F_L, F_PHASE, F_LB, F_UB, F_SPLIT = range(12)
-N_FIELDS = 12
+F_BUDGET = 12
+N_FIELDS = 13
 # phases of a frame
 NEXT, WAIT_LEFT, WAIT_RIGHT = 0, 1, 2
 NEED = np.int64(-1)  # an evaluation that pushed a frame
@@ -248,26 +255,38 @@ def canonical(  # noqa: C901 - the faces' loop, inlined
     return bot, top
 
 
+@njit(types.void(types.int64, types.int64, types.int64, I64_T, I32_T, I64_T), cache=True)
+def _store(key, value, split, memo, splits, state):
+    i = slot(memo, key)
+    if memo[2 * i] != key:
+        memo[2 * i] = key
+        state[S_ENTRIES] += 1
+    memo[2 * i + 1] = value
+    splits[i] = split
+
+
 @njit(
     types.void(
-        types.int64, types.int64, types.int64, types.int64, types.int64, I64_T, I16_2D_T, I64_2D_T
+        types.int64, types.int64, types.int64, types.int64, types.int64, types.int64, I64_T,
+        I16_2D_T, I64_2D_T,
     ),
     cache=True,
-)
-def push(f, bot, top, key, raw, info, coords, frames):
-    """Set frame ``f`` to solve the canonical region ``[bot, top]``: axes widest first."""
+)  # fmt: skip
+def push(f, bot, top, key, raw, budget, info, coords, frames):
+    """Set frame ``f`` to solve the canonical region ``[bot, top]`` (within a depth
+    ``budget`` for ``OBJ_BUDGET``): axes widest first."""
     p = info[I_P]
     row = frames[f]
     row[F_BOT] = bot
     row[F_TOP] = top
     row[F_KEY] = key
     row[F_RAW] = raw
+    row[F_BUDGET] = budget
     row[F_OI] = -1
     row[F_S] = 0
     row[F_E] = 0
     row[F_PHASE] = NEXT
-    # an impure region needs one split at least
-    row[F_LB] = BIG + 1 if info[I_OBJ] == OBJ_DEPTH_SIZE else 1
+    row[F_LB] = 1  # an impure region needs one split at least
     row[F_UB] = UNKNOWN
     row[F_SPLIT] = -1
     for k in range(p):  # insertion sort of the axes by decreasing range (stable)
@@ -301,7 +320,8 @@ def evaluate(
     if cb == ct:
         return 0
     n = info[I_N]
-    raw = cb * n + ct
+    budget = frames[f, F_BUDGET] - 1 if info[I_OBJ] == OBJ_BUDGET else 0
+    raw = (cb * n + ct) * BUDGETS + budget
     i = slot(memo, raw)
     if memo[2 * i] == raw:
         state[S_HITS] += 1
@@ -314,7 +334,7 @@ def evaluate(
         memo[2 * i + 1] = 0
         state[S_ENTRIES] += 1
         return 0
-    key = b2 * n + t2
+    key = (b2 * n + t2) * BUDGETS + budget
     if key != raw:
         j = slot(memo, key)
         if memo[2 * j] == key:
@@ -324,14 +344,21 @@ def evaluate(
             memo[2 * i + 1] = value
             state[S_ENTRIES] += 1
             return value
-    push(f + 1, b2, t2, key, raw if key != raw else -1, info, coords, frames)
+    if info[I_OBJ] == OBJ_BUDGET and budget == 0:  # impure, and no split left
+        _store(key, UNKNOWN, -1, memo, splits, state)
+        if key != raw:
+            _store(raw, UNKNOWN, -1, memo, splits, state)
+        return UNKNOWN
+    push(f + 1, b2, t2, key, raw if key != raw else -1, budget, info, coords, frames)
     # sub-regions solved already bound it from below: the regions one end slice smaller
     row = frames[f + 1]
-    if f >= 0 and frames[f, F_UB] < row[F_UB]:  # and its parent's best split from above
+    # and, but for a budget (the child's is smaller), its parent's best split from above
+    if info[I_OBJ] != OBJ_BUDGET and frames[f, F_UB] < row[F_UB]:
         row[F_UB] = frames[f, F_UB]
     for b in range(info[I_P]):
         if coords[t2, b] > coords[b2, b]:
-            for probe in (b2 * n + t2 - stride[b], (b2 + stride[b]) * n + t2):
+            for region in (b2 * n + t2 - stride[b], (b2 + stride[b]) * n + t2):
+                probe = region * BUDGETS + budget
                 j = slot(memo, probe)
                 if memo[2 * j] == probe and memo[2 * j + 1] > row[F_LB]:
                     row[F_LB] = memo[2 * j + 1]
@@ -350,32 +377,17 @@ def _split_level(row, objective):
 
 @njit(types.boolean(types.int64, types.int64, types.int64), cache=True)
 def _too_big(left, ub, objective):
-    """Whether a split whose left child has value ``left`` cannot beat ``ub`` (size: one
-    split more; depth then size: a deeper tree)."""
-    if ub == UNKNOWN:
-        return False
-    if objective == OBJ_SIZE:
-        return 1 + left >= ub
-    return 1 + left // BIG > ub // BIG
+    """Whether a split whose left child has value ``left`` cannot beat ``ub`` (one split
+    more), or the left child has no tree within its budget (nor will the larger ones)."""
+    return left >= UNKNOWN or (ub != UNKNOWN and 1 + left >= ub)
 
 
 @njit(types.int64(types.int64, types.int64, types.int64), cache=True)
 def _combine(left, right, objective):
     """The value of a split whose children have values ``left`` and ``right``."""
-    if objective == OBJ_SIZE:
-        return 1 + left + right
-    depth = 1 + max(left // BIG, right // BIG)
-    return depth * BIG + 1 + left % BIG + right % BIG
-
-
-@njit(types.void(types.int64, types.int64, types.int64, I64_T, I32_T, I64_T), cache=True)
-def _store(key, value, split, memo, splits, state):
-    i = slot(memo, key)
-    if memo[2 * i] != key:
-        memo[2 * i] = key
-        state[S_ENTRIES] += 1
-    memo[2 * i + 1] = value
-    splits[i] = split
+    if left >= UNKNOWN or right >= UNKNOWN:  # a side no tree within its budget classifies
+        return UNKNOWN
+    return 1 + left + right
 
 
 @njit(
@@ -423,7 +435,8 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
             if phase == WAIT_LEFT:
                 left = ret
                 row[F_L] = left
-                row[F_LB] = max(row[F_LB], left)
+                if objective != OBJ_BUDGET:  # a child within the same budget bounds it
+                    row[F_LB] = max(row[F_LB], left)
                 ax = row[N_FIELDS + row[F_OI]]
                 l = _split_level(row, objective)
                 phase = NEXT
@@ -448,7 +461,8 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
             if phase == WAIT_RIGHT:
                 right = ret
                 left = row[F_L]
-                row[F_LB] = max(row[F_LB], right)
+                if objective != OBJ_BUDGET:
+                    row[F_LB] = max(row[F_LB], right)
                 ax = row[N_FIELDS + row[F_OI]]
                 l = _split_level(row, objective)
                 phase = NEXT
@@ -484,7 +498,8 @@ def run(  # noqa: C901 - one state machine: a frame's phases in one loop
                 _store(row[F_KEY], value, row[F_SPLIT], memo, splits, state)
                 if row[F_RAW] >= 0:
                     _store(row[F_RAW], value, -1, memo, splits, state)
-                state[S_BEST_BOUND] = max(state[S_BEST_BOUND], value)
+                if value < UNKNOWN:
+                    state[S_BEST_BOUND] = max(state[S_BEST_BOUND], value)
                 ret = value
                 state[S_SP] = f - 1
                 break

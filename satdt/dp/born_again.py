@@ -50,7 +50,7 @@ from ..models.forest import Forest
 from ..models.tree import Tree
 from . import _born_again_kernels as k
 
-OBJECTIVES = {"depth": k.OBJ_DEPTH, "size": k.OBJ_SIZE, "depth_then_size": k.OBJ_DEPTH_SIZE}
+OBJECTIVES = ("depth", "size", "depth_then_size")
 #: The most cells of a forest's grid (before filtering) this route enumerates.
 MAX_GRID_CELLS = 2**24
 #: Search steps between two looks at the clock.
@@ -234,23 +234,29 @@ class _Search:
             bot, top, -1, self.wit[1], self.wit[0], *self._args(), self.idx, self.state
         )
 
-    def known(self, bot: int, top: int) -> int | None:
+    def key(self, bot: int, top: int, budget: int = 0) -> int:
+        """The memo's key of a region (within a depth budget for ``OBJ_BUDGET``)."""
+        return (bot * self.grid.n + top) * int(k.BUDGETS) + budget
+
+    def known(self, bot: int, top: int, budget: int = 0) -> int | None:
         """The memo's value of a canonical region (None: not solved)."""
-        key = bot * self.grid.n + top
+        key = self.key(bot, top, budget)
         i = k.slot(self.memo, key)
         return int(self.memo[2 * i + 1]) if self.memo[2 * i] == key else None
 
-    def start(self, bot: int, top: int) -> int | None:
-        """Prepare to solve a region: its value when known already (0 when pure), else
-        None with the region's canonical form on the stack."""
+    def start(self, bot: int, top: int, budget: int = 0) -> int | None:
+        """Prepare to solve a region: its value when known already (0 when pure; no tree
+        within a budget of 0 otherwise), else None with its canonical form on the stack."""
         b2, t2 = self.canonical(bot, top)
         if b2 == t2:
             return 0
-        value = self.known(b2, t2)
+        if self.objective == k.OBJ_BUDGET and budget == 0:
+            return int(k.UNKNOWN)
+        value = self.known(b2, t2, budget)
         if value is not None:
             return value
-        key = b2 * self.grid.n + t2
-        k.push(0, b2, t2, key, -1, self.info, self.grid.coords, self.frames)
+        key = self.key(b2, t2, budget)
+        k.push(0, b2, t2, key, -1, budget, self.info, self.grid.coords, self.frames)
         self.state[k.S_SP] = 0
         return None
 
@@ -269,9 +275,11 @@ class _Search:
             if status == k.GROW:
                 self._grow()
 
-    def solve(self, bot: int, top: int, deadline: float | None = None) -> int | None:
+    def solve(
+        self, bot: int, top: int, deadline: float | None = None, budget: int = 0
+    ) -> int | None:
         """The optimal value of any region (None: the deadline passed)."""
-        value = self.start(bot, top)
+        value = self.start(bot, top, budget)
         return value if value is not None else self.run(deadline)
 
     def lower_bound(self) -> int:
@@ -313,16 +321,18 @@ def _combine(objective: int, left: int, right: int) -> int:
     return int(k._combine(left, right, objective))
 
 
-def _read_tree(search: _Search, bot: int, top: int) -> Any:
-    """The optimal tree of a solved region as nested tuples over the grid's axes
-    (``(axis, level, left, right)``, leaves class indices): the split the search kept
-    for each canonical region, else the first whose sides' optima make the region's."""
+def _read_tree(search: _Search, bot: int, top: int, budget: int = 0) -> Any:
+    """The optimal tree of a solved region (within a depth budget for ``OBJ_BUDGET``) as
+    nested tuples over the grid's axes (``(axis, level, left, right)``, leaves class
+    indices): the split the search kept for each canonical region, else the first whose
+    sides' optima make the region's."""
     grid = search.grid
     b2, t2 = search.canonical(bot, top)
     if b2 == t2:
         return int(grid.cls[b2])
-    value = search.solve(b2, t2)
-    key = b2 * grid.n + t2
+    value = search.solve(b2, t2, budget=budget)
+    below = budget - 1 if search.objective == k.OBJ_BUDGET else 0
+    key = search.key(b2, t2, budget)
     i = k.slot(search.memo, key)
     kept = int(search.splits[i]) if search.memo[2 * i] == key else -1
     candidates = [(kept >> 16, kept & 0xFFFF)] if kept >= 0 else []
@@ -333,9 +343,14 @@ def _read_tree(search: _Search, bot: int, top: int) -> Any:
     ]
     for axis, level in candidates:
         lb, lt, rb, rt = _children(grid, b2, t2, axis, level)
-        left, right = search.solve(lb, lt), search.solve(rb, rt)
+        left, right = search.solve(lb, lt, budget=below), search.solve(rb, rt, budget=below)
         if _combine(search.objective, left, right) == value:
-            return (axis, level, _read_tree(search, lb, lt), _read_tree(search, rb, rt))
+            return (
+                axis,
+                level,
+                _read_tree(search, lb, lt, below),
+                _read_tree(search, rb, rt, below),
+            )
     raise RuntimeError("internal error: no split of a solved region makes its optimum")
 
 
@@ -382,7 +397,10 @@ def born_again_tree(
         The tree ensemble (:mod:`satdt.models.forest`).
     objective : {"depth", "size", "depth_then_size"}, default "depth"
         Minimise the depth; the number of leaves (satdt's size, nodes, is
-        ``2 * leaves - 1``); or the depth, then the leaves among trees of that depth.
+        ``2 * leaves - 1``); or the depth, then the leaves among trees of that depth (by a
+        second search within the optimal depth: exactly the fewest, where BA-Trees'
+        programme may keep more). Past the deadline in that second search, the tree is
+        of optimal depth but its leaves are not proven.
     deadline : float, optional
         A ``time.perf_counter()`` value: past it, the best faithful tree known is returned,
         not proven, with a lower bound.
@@ -405,29 +423,40 @@ def born_again_tree(
         raise ParameterError(f"objective must be one of {list(OBJECTIVES)}, got {objective!r}")
     started = time.perf_counter()
     grid = build_grid(forest, max_cells)
-    search = _Search(grid, OBJECTIVES[objective])
     root = (0, grid.n - 1)
-    value = search.solve(*root, deadline)
-    proven = value is not None
-    nested = _read_tree(search, *root) if proven else _halving_tree(search, *root)
-    tree = _to_tree(nested, grid, forest)
-    if proven:
-        expected = value // int(k.BIG) if objective == "depth_then_size" else value
-        got = tree.n_splits if objective == "size" else tree.depth
-        if expected != got:
-            raise RuntimeError(f"internal error: the tree read back has {got}, not {expected}")
-        bound = tree.n_leaves if objective == "size" else tree.depth
+    first = _Search(grid, k.OBJ_SIZE if objective == "size" else k.OBJ_DEPTH)
+    value = first.solve(*root, deadline)
+    searches, splits = [first], None
+    if value is not None and objective == "depth_then_size":
+        # the fewest splits of a tree within the optimal depth (not BA-Trees' programme)
+        searches.append(_Search(grid, k.OBJ_BUDGET))
+        splits = searches[1].solve(*root, deadline, budget=value)
+    if value is None:
+        nested = _halving_tree(first, *root)
+    elif splits is not None:
+        nested = _read_tree(searches[1], *root, value)
     else:
-        bound = search.lower_bound()
-        bound = bound // int(k.BIG) if objective == "depth_then_size" else bound
-        bound = max(bound, 1) + (1 if objective == "size" else 0)  # splits -> leaves
+        nested = _read_tree(first, *root)
+    tree = _to_tree(nested, grid, forest)
+    proven = value is not None and (objective != "depth_then_size" or splits is not None)
+    if value is not None:
+        got = tree.n_splits if objective == "size" else tree.depth
+        if got != value or (splits is not None and tree.n_splits != splits):
+            raise RuntimeError(f"internal error: the tree read back has {got}, not {value}")
+        bound = tree.n_leaves if objective == "size" else tree.depth
+    else:  # the largest optimum of a sub-region solved: splits -> leaves for the size
+        bound = max(first.lower_bound(), 1) + (1 if objective == "size" else 0)
     wrong = grid_mismatches(tree, forest, grid.thresholds, grid.forest_cells)
     if len(wrong):
         raise RuntimeError(
             f"internal error: the born-again tree decides otherwise than the forest at "
             f"{len(wrong)} cells, e.g. x = {wrong[0].tolist()}"
         )
-    stats = search.stats(grid)
+    stats = first.stats(grid)
+    for other in searches[1:]:
+        for name, count in other.stats(grid).as_dict().items():
+            if name not in ("cells", "filtered_cells", "axes"):
+                setattr(stats, name, getattr(stats, name) + count)
     stats.seconds = time.perf_counter() - started
     return BornAgainResult(tree, objective, tree.depth, tree.n_leaves, bound, proven, stats)
 

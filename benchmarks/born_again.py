@@ -284,7 +284,9 @@ def wide(args: argparse.Namespace, binary: Path | None) -> None:
         deadline = started + args.wide_cap
         incumbent = greedy_faithful_tree(forest, deadline=started + args.wide_cap / 2)
         bound = box_lower_bound(forest, deadline=started + 3 * args.wide_cap / 4)
-        result = born_again_sat(forest, incumbent=incumbent, lower_bound=bound, deadline=deadline)
+        result = born_again_sat(
+            forest, incumbent=incumbent, lower_bound=bound, deadline=deadline, incumbent_proven=True
+        )
         seconds = time.perf_counter() - started
         faithful = is_faithful(result.tree, forest, max_cells=0)
         theirs = "not run"

@@ -26,7 +26,9 @@ together (the DP's side and the SAT side meet in the caller, as the architecture
 
     incumbent = greedy_faithful_tree(forest, deadline=soon)
     bound = box_lower_bound(forest, deadline=soon)
-    result = born_again_sat(forest, incumbent=incumbent, lower_bound=bound, deadline=end)
+    result = born_again_sat(
+        forest, incumbent=incumbent, lower_bound=bound, deadline=end, incumbent_proven=True
+    )
 """
 
 from __future__ import annotations
@@ -102,6 +104,7 @@ def born_again_sat(
     lower_bound: int = 0,
     max_depth: int = MAX_SAT_DEPTH,
     seed: int = 0,
+    incumbent_proven: bool = False,
 ) -> BornAgainResult:
     """The minimum-depth born-again tree of a forest by SAT on a growing set of its cells.
 
@@ -120,6 +123,10 @@ def born_again_sat(
         The deepest tree the SAT formulas are built for.
     seed : int, default 0
         Seeds the sampled cells.
+    incumbent_proven : bool, default False
+        The incumbent's leaves are proven already (as
+        :func:`~satdt.dp.born_again.greedy_faithful_tree` proves each of its leaves): it is
+        not checked again, leaf box by leaf box, before the search.
 
     Returns
     -------
@@ -130,10 +137,12 @@ def born_again_sat(
     Raises
     ------
     ParameterError
-        When the incumbent is not faithful (checked leaf box by leaf box first).
+        When the incumbent is not faithful (checked leaf box by leaf box first, unless
+        ``incumbent_proven``).
     """
     started = time.perf_counter()
-    wrong = leaf_counterexamples(incumbent, forest)  # the upper bound must be a faithful tree
+    # the upper bound must be a faithful tree
+    wrong = [] if incumbent_proven else leaf_counterexamples(incumbent, forest)
     if wrong:
         leaf, point = wrong[0]
         raise ParameterError(

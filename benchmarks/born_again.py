@@ -15,9 +15,10 @@ capped at that memory.
 
 Part 2 (``--wide``), forests over tables of 20 features or more, made as BA-Trees made theirs:
 each column binned into 10 ordinal levels (quantiles), a random forest of 10 trees of depth 3
-with half the features tried per split (seeded), hard votes. satdt runs the SAT route
-(:mod:`satdt.sat.born_again`: the greedy faithful tree, sub-box lower bounds, the
-counterexample-guided SAT loop) within ``--wide-cap`` seconds; BA-Trees runs until it stops.
+with half the features tried per split (seeded), hard votes. satdt runs the grid route when
+the grid has at most ``MAX_GRID_CELLS`` cells, else the SAT route (:mod:`satdt.sat.born_again`:
+the greedy faithful tree, sub-box lower bounds, the counterexample-guided SAT loop), within
+``--wide-cap`` seconds; BA-Trees runs until it stops.
 
     python benchmarks/born_again.py                              # part 1, objective depth
     python benchmarks/born_again.py --objective depth_then_size
@@ -263,7 +264,12 @@ def wide_forest(path: Path, reader: str, seed: int):
 
 
 def wide(args: argparse.Namespace, binary: Path | None) -> None:
-    from satdt.dp.born_again import box_lower_bound, greedy_faithful_tree
+    from satdt.dp.born_again import (
+        MAX_GRID_CELLS,
+        born_again_tree,
+        box_lower_bound,
+        greedy_faithful_tree,
+    )
     from satdt.models.faithful import is_faithful
     from satdt.models.forest_io import write_forest
     from satdt.sat.born_again import born_again_sat
@@ -272,9 +278,10 @@ def wide(args: argparse.Namespace, binary: Path | None) -> None:
         f"\n### Wide forests (satdt within {args.wide_cap:.0f} s; BA-Trees up to {args.cap:.0f} s)\n"
     )
     print(
-        "| table | features | grid cells | satdt depth | lower bound | proven | leaves | satdt s | BA-Trees |"
+        "| table | features | grid cells | route | satdt depth | lower bound | proven | leaves "
+        "| satdt s | BA-Trees |"
     )
-    print("|---|---:|---:|---:|---:|:---:|---:|---:|---|")
+    print("|---|---:|---:|---|---:|---:|:---:|---:|---:|---|")
     for name, file, reader in WIDE:
         if args.wide_tables and name not in args.wide_tables:
             continue
@@ -282,11 +289,15 @@ def wide(args: argparse.Namespace, binary: Path | None) -> None:
         cells = math.prod(len(t) + 1 for t in forest.thresholds())
         started = time.perf_counter()
         deadline = started + args.wide_cap
-        incumbent = greedy_faithful_tree(forest, deadline=started + args.wide_cap / 2)
-        bound = box_lower_bound(forest, deadline=started + 3 * args.wide_cap / 4)
-        result = born_again_sat(
-            forest, incumbent=incumbent, lower_bound=bound, deadline=deadline, incumbent_proven=True
-        )
+        if cells <= MAX_GRID_CELLS:  # the grid route: the cells are few enough to tabulate
+            result = born_again_tree(forest, "depth", deadline=deadline)
+        else:
+            incumbent = greedy_faithful_tree(forest, deadline=started + args.wide_cap / 2)
+            bound = box_lower_bound(forest, deadline=started + 3 * args.wide_cap / 4)
+            result = born_again_sat(
+                forest, incumbent=incumbent, lower_bound=bound, deadline=deadline,
+                incumbent_proven=True,
+            )  # fmt: skip
         seconds = time.perf_counter() - started
         faithful = is_faithful(result.tree, forest, max_cells=0)
         theirs = "not run"
@@ -297,7 +308,8 @@ def wide(args: argparse.Namespace, binary: Path | None) -> None:
                 ba = run_ba(binary, path, "depth", args.cap, args.ba_memory_gb)
             theirs = ba.get("failed") or f"depth {ba['depth']} in {ba['seconds']:.1f} s"
         print(
-            f"| {name} | {forest.n_features} | {cells:.2e} | {result.depth} | {result.lower_bound} | "
+            f"| {name} | {forest.n_features} | {cells:.2e} | {result.route} | {result.depth} | "
+            f"{result.lower_bound} | "
             f"{'yes' if result.proven else 'no'} | {result.n_leaves} | {seconds:.1f}"
             f"{'' if faithful else ' (NOT FAITHFUL)'} | {theirs} |",
             flush=True,

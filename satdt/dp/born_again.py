@@ -9,8 +9,10 @@ cells (Section 4; BA-Trees, ``../shared/peers/ba-trees/src/born_again_dp``):
 
     D(R) = 0 when R is pure, else 1 + min over splits (a, l) of max(D(left), D(right))
 
-for the depth; with ``1 + L + R`` for the number of splits (leaves - 1), and the pair
-(depth, splits) compared in that order for depth then size.
+for the depth, and ``1 + L + R`` for the number of splits (leaves - 1). Depth then size
+is the fewest splits among the trees of minimum depth: a second programme where each
+region has a depth budget (its children one less), started from the optimal depth (exact,
+where BA-Trees' lexicographic programme may keep more leaves).
 
 What this module adds to BA-Trees' programme, all exact:
 

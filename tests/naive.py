@@ -562,3 +562,31 @@ def model_reliance(predict, X: np.ndarray, y: np.ndarray, columns: list[int]) ->
     paired[:, columns] = np.tile(X[:, columns], (n, 1))
     switched = float(np.mean(predict(paired) != np.repeat(y, n)))
     return switched - float(np.mean(predict(X) != y))
+
+
+def grid_points(thresholds: list) -> np.ndarray:
+    """One point in every cell of the grid of per-feature sorted thresholds: each level's
+    upper threshold, and one above the last threshold (0.0 on a feature without any)."""
+    import itertools
+
+    levels = []
+    for t in thresholds:
+        t = [float(v) for v in t]
+        levels.append([*t, t[-1] + 1.0] if t else [0.0])
+    return np.array(list(itertools.product(*levels)), dtype=float).reshape(-1, len(thresholds))
+
+
+def born_again_optima(thresholds: list, decide) -> tuple[float, float, float]:
+    """Brute force over every tree on a forest's cell grid (born-again trees): the minimum
+    depth, the fewest leaves, and the fewest leaves among the trees of minimum depth, of a
+    tree that decides ``decide(points)`` on one point of every cell. The cells are rows,
+    the thresholds binary features ``x[c] > t`` (no threshold outside the forest's is
+    needed: every cell is one point of the space for both models)."""
+    X = grid_points(thresholds)
+    y = np.asarray(decide(X))
+    columns = [X[:, c] > t for c, ts in enumerate(thresholds) for t in ts]
+    B = np.array(columns, dtype=np.uint8).T.reshape(len(X), len(columns))
+    depth = min_consistent_depth(B, y)
+    # a path never needs to test a feature twice, so depth <= features gives every tree
+    leaves = min_consistent_leaves(B, y, max(B.shape[1], 0))
+    return depth, leaves, min_consistent_leaves(B, y, int(depth))

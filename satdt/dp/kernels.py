@@ -83,6 +83,9 @@ GROUPS: dict[str, KernelGroup] = {
             "ConTree's depth-two kernel",
         ),
         KernelGroup("greedy", ("_greedy_kernels",), (), "the greedy tree of large tables"),
+        KernelGroup(
+            "born_again", ("_born_again_kernels",), (), "born-again trees over a forest's cells"
+        ),
     )
 }
 

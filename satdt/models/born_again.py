@@ -1,0 +1,94 @@
+"""What a born-again search returns: the tree, its bounds and the search's effort.
+
+Shared by the two routes of born-again trees (Vidal & Schiffer, "Born-Again Tree
+Ensembles", ICML 2020): the dynamic programme over a forest's cells
+(:mod:`satdt.dp.born_again`) and the counterexample-guided SAT search for forests whose
+grid is too large to enumerate (:mod:`satdt.sat.born_again`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .tree import Tree
+
+
+@dataclass
+class BornAgainStats:
+    """Effort counters of one born-again search (exact: the same run counts the same).
+
+    ``cells``: the forest's grid; ``filtered_cells``: after dropping the thresholds across
+    which no cell changes class; ``axes``: features left with two levels or more.
+    ``calls``: child regions asked for; ``expansions``: canonical regions solved (memo
+    misses); ``memo_hits``, ``memo_entries``; ``face_scans``/``face_words``: looks at a
+    face of a region and the words they read; ``steps``: search steps; ``grows``: times the
+    memo was enlarged; ``seconds`` of the search (grid and tree included).
+    """
+
+    cells: int = 0
+    filtered_cells: int = 0
+    axes: int = 0
+    calls: int = 0
+    expansions: int = 0
+    memo_hits: int = 0
+    memo_entries: int = 0
+    face_scans: int = 0
+    face_words: int = 0
+    steps: int = 0
+    grows: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counters as a JSON-ready dictionary."""
+        return asdict(self)
+
+
+@dataclass
+class BornAgainResult:
+    """A born-again tree and what is known about it.
+
+    ``tree`` is faithful to the forest (checked on every cell before it is returned).
+    ``depth`` and ``n_leaves`` are the tree's (``n_nodes = 2 * n_leaves - 1``, satdt's
+    size); ``lower_bound`` bounds the objective from below (the depth for ``"depth"`` and
+    ``"depth_then_size"``, the leaves for ``"size"``); ``proven`` says the tree is optimal.
+    """
+
+    tree: Tree
+    objective: str
+    depth: int
+    n_leaves: int
+    lower_bound: int
+    proven: bool
+    stats: BornAgainStats | BornAgainSatStats = field(default_factory=BornAgainStats)
+    route: str = "grid"
+
+    @property
+    def n_nodes(self) -> int:
+        """satdt's size of the tree: ``2 * n_leaves - 1``."""
+        return 2 * self.n_leaves - 1
+
+
+@dataclass
+class BornAgainSatStats:
+    """Effort counters of the counterexample-guided route (:mod:`satdt.sat.born_again`).
+
+    ``cells``: the cells of the forest's grid (a float: it may exceed any integer type's
+    range in spirit, and is only reported); ``samples``: cells the SAT formulas hold;
+    ``sat_calls``, ``rounds`` (a tree checked against the forest), ``box_queries`` (leaf
+    boxes asked of the forest), ``counterexamples``; ``depths_refuted``: depths proven too
+    small (UNSAT on the samples); ``seconds``.
+    """
+
+    cells: float = 0.0
+    samples: int = 0
+    sat_calls: int = 0
+    rounds: int = 0
+    box_queries: int = 0
+    counterexamples: int = 0
+    depths_refuted: list[int] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counters as a JSON-ready dictionary."""
+        return asdict(self)

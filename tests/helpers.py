@@ -15,6 +15,7 @@ from naive import threshold_features
 
 from satdt.dp.common import SearchSettings
 from satdt.models.diagram import Diagram
+from satdt.models.forest import Forest
 
 # The repository, the shipped example tables and the shared benchmark data beside it.
 ROOT = Path(__file__).resolve().parents[1]
@@ -233,3 +234,35 @@ def tiny_tables(draw):
     y = np.array(draw(st.lists(st.integers(0, n_classes - 1), min_size=n, max_size=n)))
     w = np.array(draw(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=n, max_size=n)))
     return X, y, w
+
+
+@st.composite
+def tiny_forests(draw, votes=("hard", "soft", "sum")):
+    """A few trees of depth <= 2 over 2-3 features, thresholds from a small pool (shared
+    between trees), leaves with ties now and then."""
+    vote = draw(st.sampled_from(votes))
+    p = draw(st.integers(2, 3))
+    n_classes = 2 if vote == "sum" else draw(st.integers(2, 3))
+    pool = [0.5, 1.5, 2.5]
+
+    def leaf():
+        if vote == "hard":
+            return draw(st.integers(0, n_classes - 1))
+        if vote == "sum":
+            return draw(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]))
+        weights = np.array(
+            draw(st.lists(st.integers(0, 2), min_size=n_classes, max_size=n_classes))
+        )
+        weights[0] += weights.sum() == 0
+        return list(weights / weights.sum())
+
+    def node(depth):
+        if depth == 0 or (draw(st.booleans()) and depth < 2):
+            return leaf()
+        f = draw(st.integers(0, p - 1))
+        return (f, draw(st.sampled_from(pool)), node(depth - 1), node(depth - 1))
+
+    trees = [node(2) for _ in range(draw(st.integers(1, 4)))]
+    if vote == "sum":  # an initial prediction, a tree of one leaf, as boosting has
+        trees.insert(0, draw(st.sampled_from([0.0, 0.25, -0.5])))
+    return Forest.from_nested(trees, p, list(range(n_classes)), vote)

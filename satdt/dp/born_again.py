@@ -45,11 +45,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
-from ..models.born_again import BornAgainResult, BornAgainStats
+from ..core.errors import DataError, ParameterError
 from ..models.faithful import box_counterexample, grid_mismatches
 from ..models.forest import Forest
 from ..models.tree import Tree
+from ..task.born_again import BornAgainResult, BornAgainStats
 from . import _born_again_kernels as k
 
 OBJECTIVES = ("depth", "size", "depth_then_size")

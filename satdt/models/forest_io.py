@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError, ParameterError
+from ..core.errors import DataError, ParameterError
 from .forest import Forest
 from .tree import LEAF
 

@@ -39,12 +39,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
-from ..models.born_again import BornAgainResult, BornAgainSatStats
+from ..core.errors import ParameterError
 from ..models.faithful import _Leaves, box_counterexample, leaf_counterexamples, tree_leaf_boxes
 from ..models.forest import Forest
 from ..models.tree import Tree
-from ..result import Recorder
+from ..task.born_again import BornAgainResult, BornAgainSatStats
+from ..task.result import Recorder
 from .loop import CounterexampleLoop
 from .problem import Problem
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT, examples, tiny_forests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import grid_points
 
-from satdt.errors import DataError, ParameterError
+from satdt.core.errors import DataError, ParameterError
 from satdt.models.forest import Forest
 from satdt.models.forest_io import (
     float32_split,
@@ -23,7 +24,7 @@ from satdt.models.forest_io import (
 )
 from satdt.models.tree import Tree
 
-FORESTS = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "ba-trees" / "forests"
+FORESTS = ROOT.parent / "shared" / "peers" / "ba-trees" / "forests"
 
 
 @pytest.fixture(scope="module")
@@ -112,39 +113,7 @@ def test_malformed_arrays_are_refused() -> None:
 
 
 # ---------------------------------------------------------------------- the cell grid
-@st.composite
-def tiny_forests(draw, votes=("hard", "soft", "sum")):
-    """A few trees of depth <= 2 over 2-3 features, thresholds from a small pool (shared
-    between trees), leaves with ties now and then."""
-    vote = draw(st.sampled_from(votes))
-    p = draw(st.integers(2, 3))
-    n_classes = 2 if vote == "sum" else draw(st.integers(2, 3))
-    pool = [0.5, 1.5, 2.5]
-
-    def leaf():
-        if vote == "hard":
-            return draw(st.integers(0, n_classes - 1))
-        if vote == "sum":
-            return draw(st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0]))
-        weights = np.array(
-            draw(st.lists(st.integers(0, 2), min_size=n_classes, max_size=n_classes))
-        )
-        weights[0] += weights.sum() == 0
-        return list(weights / weights.sum())
-
-    def node(depth):
-        if depth == 0 or (draw(st.booleans()) and depth < 2):
-            return leaf()
-        f = draw(st.integers(0, p - 1))
-        return (f, draw(st.sampled_from(pool)), node(depth - 1), node(depth - 1))
-
-    trees = [node(2) for _ in range(draw(st.integers(1, 4)))]
-    if vote == "sum":  # an initial prediction, a tree of one leaf, as boosting has
-        trees.insert(0, draw(st.sampled_from([0.0, 0.25, -0.5])))
-    return Forest.from_nested(trees, p, list(range(n_classes)), vote)
-
-
-@settings(deadline=None, max_examples=80)
+@settings(deadline=None, max_examples=examples(80))
 @given(tiny_forests())
 def test_cell_classes_are_the_decisions_on_one_point_per_cell(forest: Forest) -> None:
     thresholds = forest.thresholds()
@@ -341,7 +310,7 @@ def test_feature_names_come_from_the_data_frame(sklearn_data) -> None:
     assert from_sklearn(RandomForestClassifier(n_estimators=2).fit(X, y)).feature_names[0] == "f0"
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=examples(60))
 @given(tiny_forests(), st.data())
 def test_a_restricted_forest_decides_as_the_forest_on_its_box(forest: Forest, data) -> None:
     thresholds = forest.thresholds()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from .tree import Tree
+from ..models.tree import Tree
 
 
 @dataclass

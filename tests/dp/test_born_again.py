@@ -8,13 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT, examples, tiny_forests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import born_again_optima, grid_points
-from test_forest import tiny_forests
 
+from satdt.core.errors import ParameterError
 from satdt.dp.born_again import GridTooLarge, born_again_tree, build_grid
-from satdt.errors import ParameterError
 from satdt.models.faithful import (
     box_counterexample,
     grid_mismatches,
@@ -26,7 +26,7 @@ from satdt.models.forest import Forest
 from satdt.models.forest_io import read_forest
 from satdt.models.tree import Tree
 
-FORESTS = Path(__file__).resolve().parents[1].parent / "shared" / "peers" / "ba-trees" / "forests"
+FORESTS = ROOT.parent / "shared" / "peers" / "ba-trees" / "forests"
 
 
 def assert_faithful_on_every_cell(tree: Tree, forest: Forest) -> None:
@@ -36,7 +36,7 @@ def assert_faithful_on_every_cell(tree: Tree, forest: Forest) -> None:
     assert np.array_equal(tree.predict_index(points), forest.predict_index(points))
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=examples(60))
 @given(tiny_forests())
 def test_the_optima_equal_brute_force_over_every_tree_of_the_grid(forest: Forest) -> None:
     depth, leaves, leaves_at_depth = born_again_optima(forest.thresholds(), forest.predict_index)
@@ -193,7 +193,7 @@ def test_a_tree_that_errs_on_one_cell_is_caught_by_both_proofs() -> None:
     assert is_faithful(right, forest) and is_faithful(right, forest, max_cells=1)
 
 
-@settings(deadline=None, max_examples=60)
+@settings(deadline=None, max_examples=examples(60))
 @given(tiny_forests(), st.data())
 def test_the_box_query_agrees_with_the_cells(forest: Forest, data) -> None:
     # a random box of the grid and a class: a counterexample exists exactly when a cell
@@ -219,7 +219,7 @@ def test_the_box_query_agrees_with_the_cells(forest: Forest, data) -> None:
 
 
 # ---------------------------------------------------------------------- wide forests
-@settings(deadline=None, max_examples=25)
+@settings(deadline=None, max_examples=examples(25))
 @given(tiny_forests())
 def test_the_sat_route_and_its_bounds_agree_with_the_cell_programme(forest: Forest) -> None:
     from satdt.dp.born_again import box_lower_bound, greedy_faithful_tree

@@ -296,8 +296,10 @@ class TreeSearch:
         """Record a greedy tree grown on the numeric data as the first incumbent.
 
         For the consistency objectives it is grown until every leaf is pure (a consistent
-        tree); for the error objective, to ``max_depth``. Its value becomes the bound the
-        method must beat. ``hurry``: the deadline has passed, grow it at once anyway.
+        tree), each split leaving a quarter of the rows on each side (``balanced``: a shallow
+        tree within ``O(n p log n)`` work); for the error objective, by Gini to
+        ``max_depth``. Its value becomes the bound the method must beat. ``hurry``: the
+        deadline has passed, grow it at once anyway.
         """
         from ..dp.greedy import greedy_numeric_tree
 
@@ -314,6 +316,7 @@ class TreeSearch:
             sample_weight=data.weight,
             max_depth=None if consistency else task.max_depth,
             deadline=None if hurry else data.deadline,
+            balanced=consistency,  # shallower and sooner: the depth's first bound
         )
         # grown on these rows and weights, it carries their class weights (the searched rows',
         # also with a cost matrix: pruning and the value are the search's); a tree grown until

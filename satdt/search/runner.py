@@ -169,12 +169,18 @@ class TreeSearch:
 
     def finish(self, result: SearchResult) -> SearchResult:
         """The result of a search that ran: marked stopped by the time limit when it was (and
-        not proven), its tree re-checked against the data unless it was when recorded."""
+        not proven), its tree re-checked against the data unless it was when recorded; on a
+        first run, with the kernel groups it had compiled in the background."""
+        from ..dp import kernels  # the standard library only, until a group was asked for
+
         task = self.task
         data = task.data
         left = data.time_left()
         if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
             result = replace(result, stop_reason="time limit")
+        compiled = kernels.background()
+        if compiled:
+            result = replace(result, compiled_in_background=compiled)
         if result.model is not task.checked:  # a greedy first tree was checked when recorded
             self._check(result.model, task.recorder.best.value)
         if data.original is not None:

@@ -87,3 +87,44 @@ def test_infer_on_a_large_table_returns_a_consistent_tree_in_time(big_csv, shape
     assert document["proven_optimal"] is False
     assert _accuracy(document, X, y) == 1.0
     assert "not proven" in err
+
+
+@pytest.fixture(scope="module")
+def classes_csv(tmp_path_factory) -> tuple[Path, np.ndarray, np.ndarray]:
+    """150,000 rows x 24 numeric columns with 4 decimals and seven classes on a grid of the
+    first four columns: no tree of depth 3 separates them, and ConTree's depth-two solves
+    on all rows rule out most splits by the class weights alone (the case where one such
+    solve ran seconds past the time limit, its clock unread)."""
+    rng = np.random.default_rng(8)
+    rows, columns = 150_000, 24
+    X = np.round(rng.random((rows, columns)), 4)
+    y = (np.floor(3 * X[:, 0]) + 3 * np.floor(3 * X[:, 1]) + np.floor(2 * X[:, 2] + X[:, 3])) % 7
+    path = tmp_path_factory.mktemp("classes") / "classes.csv"
+    header = ",".join(f"x{j}" for j in range(columns)) + ",label"
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt="%.4f")
+    satdt.warmup()
+    return path, X, y.astype(int)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["infer", "--time-limit", "5"],
+        ["infer", "--time-limit", "10"],
+        ["fit", "--max-depth", "3", "--method", "contree", "--time-limit", "5"],
+        ["fit", "--max-depth", "4", "--method", "contree", "--time-limit", "5"],
+    ],
+    ids=["infer-5s", "infer-10s", "contree-d3", "contree-d4"],
+)
+def test_the_time_limit_holds_where_contree_solves_depth_two_on_every_row(classes_csv, argv):
+    path, X, y = classes_csv
+    limit = float(argv[-1])
+    code, document, wall, _, err = _run([argv[0], str(path), *argv[1:], "--format", "json"])
+    assert code == 0, err
+    assert wall <= limit + SLACK, f"took {wall:.1f} s"
+    assert document["proven_optimal"] is False
+    if argv[0] == "infer":
+        assert _accuracy(document, X, y) == 1.0
+    else:
+        assert document["depth"] <= int(argv[2])

@@ -163,6 +163,26 @@ def search_lines(result: SearchResult) -> list[str]:
     return [] if report is None else report(result, result.stats)
 
 
+def background_lines(result: SearchResult) -> list[str]:
+    """What a first run had compiled in the background (none when nothing was: the kernels
+    were in the cache, or the search needed none, as SAT)."""
+    states = result.compiled_in_background
+    if not states:
+        return []
+    words = {
+        "compiled": "compiled",
+        "compiling": "still compiling",
+        "failed": "failed (satdt-compile.log in Numba's cache folder says why)",
+    }
+    parts = []
+    for state, phrase in words.items():
+        groups = [group for group, seen in states.items() if seen == state]
+        if groups:
+            parts.append(f"{phrase}: {', '.join(groups)}")
+    later = "; later runs load them from Numba's cache" if set(states.values()) - {"failed"} else ""
+    return [f"first run: kernels in the background ({'; '.join(parts)}){later}"]
+
+
 def diagram_lines(method: str, stats: Any) -> list[str]:
     """A diagram route's own lines: the MILP's solver, status, gap and nodes; the SAT and MaxSAT
     routes' calls and rows encoded."""

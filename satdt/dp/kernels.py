@@ -543,6 +543,21 @@ def request(names: Iterable[str]) -> bool:
     return True
 
 
+def background() -> dict[str, str]:
+    """The kernel groups this process had compiled in a background process (a first run),
+    each ``"compiled"`` (ready now), ``"compiling"`` (its process still at work: later runs
+    load them from the cache once it is done) or ``"failed"``. Empty when none was asked: the
+    kernels were ready, or the fit needed none (a SAT search never asks)."""
+    states: dict[str, str] = {}
+    for groups, worker in _workers.items():
+        for name in groups:
+            if loaded(name) or cached(name):
+                states[name] = "compiled"
+            elif states.get(name) != "compiling":
+                states[name] = "compiling" if worker.poll() is None else "failed"
+    return states
+
+
 def failed(names: Iterable[str]) -> bool:
     """Whether every background process started for these groups ended without making
     them ready (and at least one was started)."""

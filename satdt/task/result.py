@@ -98,6 +98,10 @@ class SearchResult:
     cost_matrix : ndarray, optional
         The fit's misclassification costs (``cost_matrix``, rows the true class in
         ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
+    compiled_in_background : dict, default {}
+        On a first run, the Numba kernel groups the fit had compiled in a background process
+        (:func:`satdt.dp.kernels.background`), each ``"compiled"``, ``"compiling"`` (still at
+        it when the fit returned: later runs load them) or ``"failed"``; empty when none was.
     """
 
     objective: str
@@ -113,6 +117,7 @@ class SearchResult:
     gap: float = 0.0
     stop_reason: str = ""
     cost_matrix: numpy.ndarray | None = field(default=None, compare=False)
+    compiled_in_background: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def trace(self) -> tuple[SatCall, ...]:

@@ -371,3 +371,18 @@ def test_warmup_command_reports_every_group(capsys):
     assert lines[1].split()[0] == "counts" and lines[1].split()[-1].replace(".", "").isdigit()
     assert any(line.split()[0] == "blossom" for line in lines[1:])
     assert "Numba's cache:" in out and "total:" in out
+
+
+def test_the_summary_says_what_a_first_run_compiled_in_the_background(capsys, monkeypatch):
+    from satdt.dp import kernels
+
+    code, out, _ = run(capsys, "infer", MOUSE)
+    assert code == 0 and "first run:" not in out  # SAT alone: no kernel asked for
+    states = {"contree": "compiled", "greedy": "compiling"}
+    monkeypatch.setattr(kernels, "background", lambda: dict(states))
+    code, out, _ = run(capsys, "infer", MOUSE)
+    assert code == 0
+    assert (
+        "first run: kernels in the background (compiled: contree; still compiling: greedy); "
+        "later runs load them from Numba's cache"
+    ) in out.splitlines()

@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import TimeUp
+from ..core.errors import TimeUp, honour_interrupt
 from . import kernels
 from ._counts import make_space, node_totals, single_counts, solve_depth1, solve_depth2
 from ._dl85_anytime import LEAF, Companion, CompanionProved, path_tree
@@ -58,6 +58,10 @@ from .rules import Rule
 _THREE_WORK = 2_000_000
 # Seconds between two looks at the three-level kernel's group while it compiles (a first run).
 _THREE_LOOK = 0.25
+# Seconds between two looks at the clock with no deadline and no companion: a Ctrl-C that
+# other code swallowed (noted by the command line, see :func:`~satdt.core.errors.on_sigint`)
+# is raised there.
+_LOOK = 0.05
 
 
 def _three():
@@ -160,14 +164,17 @@ class Search(BranchCache):
         else:
             self._three_look = now + _THREE_LOOK
 
-    def _next_wake(self) -> float | None:
-        """When ``node`` must next look up: the deadline, or the companion's next slice."""
-        if self.companion is None:
-            return self.deadline
-        turn = time.perf_counter() + self.companion.every
+    def _next_wake(self) -> float:
+        """When ``node`` must next look up: the deadline, the companion's next slice, or in
+        :data:`_LOOK` seconds (a Ctrl-C to honour)."""
+        every = _LOOK if self.companion is None else self.companion.every
+        turn = time.perf_counter() + every
         return turn if self.deadline is None else min(turn, self.deadline)
 
     def _wake(self) -> None:
+        """Between two nodes: a Ctrl-C that other code swallowed (an optional import that
+        caught it as an ImportError, say) is raised; the deadline; the companion's turn."""
+        honour_interrupt()
         now = time.perf_counter()
         if self.deadline is not None and now >= self.deadline:
             raise TimeUp
@@ -191,7 +198,7 @@ class Search(BranchCache):
         ``terminal``: the rule cut nothing here or below, so a tree is this node's optimum and
         a failure proves ``optimum >= value``.
         """
-        if self.wake is not None and time.perf_counter() >= self.wake:
+        if time.perf_counter() >= self.wake:
             self._wake()
         self.nodes += 1
         data = self.data
@@ -484,7 +491,7 @@ class Search(BranchCache):
                 best_tree = _three_tree(three.best)
                 frame[1], frame[2], frame[4] = child_ub, best_tree, -1
                 self._compose()
-            if start < feats.size and self.wake is not None and time.perf_counter() >= self.wake:
+            if start < feats.size and time.perf_counter() >= self.wake:
                 self._wake()
         val[order] = flb
         if kept:

@@ -33,7 +33,6 @@ import math
 import mmap
 import multiprocessing as mp
 import os
-import signal
 import time
 import zlib
 from dataclasses import dataclass, fields
@@ -42,11 +41,12 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import TimeUp
+from ..core.errors import TimeUp, honour_interrupt
 from ..task.result import SearchResult
 from ..task.stats import DL85Stats, DPStats, PortfolioStats
 from ._dl85_anytime import LEAF
 from .common import PreparedBinary, SearchSettings
+from .parallel import start_process
 
 ALONE = 0.1  # seconds of Blossom alone first: what it proves by then starts no worker
 MIN_DEPTH = 4  # below, the root's children would not use the three-level kernel: one search
@@ -219,7 +219,6 @@ def _worker(
     from ._dl85_search import Search, _leaf
     from .dl85 import _fill_stats
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     tic = time.perf_counter()
     P = settings.leaf_penalty
     sent = [math.inf]
@@ -344,8 +343,7 @@ def solve_min_error(
         for _ in range(n_jobs):
             reader, writer = ctx.Pipe(duplex=False)
             args = (writer, board, prep, K, settings, max_cache_mb * 7 / 8 / n_jobs, tol)
-            worker = ctx.Process(target=_worker, args=args, daemon=True, name="satdt")
-            worker.start()
+            worker = start_process(ctx, _worker, args)  # it ignores Ctrl-C, ours to handle
             writer.close()  # the worker holds the only writing end: its death ends the file
             messages.open.append(reader)
             workers.append(worker)
@@ -424,6 +422,7 @@ def _race(run, messages: _Messages, shared, tol: float, deadline: float | None) 
     recorder = run.recorder
     ratio = START_RATIO  # Blossom's seconds per second of waiting (halved after an idle slice)
     while True:
+        honour_interrupt()  # a Ctrl-C that other code swallowed
         best = recorder.best
         if best is not None and best.value < shared[_PARENT]:
             shared[_PARENT] = best.value

@@ -122,7 +122,7 @@ class Search(BranchCache):
         # on a first run its group may still be compiling: those nodes are then searched like
         # the others (exact all the same) until it is ready
         self.three = None
-        self._three_size = (self.data.Bd.shape[0], M, C, max_cache_mb * 2**20 / 4)
+        self._three_size = (self.data.Bd.shape[0], M, C, three_cache_bytes(max_cache_mb))
         self._three_look = 0.0 if depth >= 3 else math.inf
         self._take_three()
         if min_support > 1 and depth >= 2:  # supports counted like a one-class weight
@@ -159,10 +159,15 @@ class Search(BranchCache):
         three = kernels_of("dl85").later  # the three-level kernel's group
         if kernels.load_soon(three, self.deadline) or not kernels.request(three):
             _three()
-            self.three = new_three_level(*self._three_size)
+            self.three = self._new_three()
             self._three_look = math.inf
         else:
             self._three_look = now + _THREE_LOOK
+
+    def _new_three(self):
+        """The three-level kernel's work arrays and cache of children (a worker of a proof
+        on several cores shares its cache with the others: :mod:`satdt.dp.root_split`)."""
+        return new_three_level(*self._three_size)
 
     def _next_wake(self) -> float:
         """When ``node`` must next look up: the deadline, the companion's next slice, or in
@@ -625,6 +630,12 @@ def _three_tree(row: np.ndarray) -> Any:
 
     r = [int(v) for v in row]
     return (r[0], child(*r[1:4]), child(*r[4:7]))
+
+
+def three_cache_bytes(max_cache_mb: float) -> float:
+    """The bytes of a search's cache cap that its three-level kernel's cache of children
+    holds: a quarter."""
+    return max_cache_mb * 2**20 / 4
 
 
 def _leaf(counts: np.ndarray) -> float:

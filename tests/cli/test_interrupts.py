@@ -81,8 +81,7 @@ def _group_left(group: int) -> bool:
 @pytest.mark.parametrize("run", ["sat", "portfolio", "portfolio-2-jobs"])
 def test_a_ctrl_c_at_any_moment_ends_the_run_and_says_so(run, data_dir, loaded_machine):
     command = [sys.executable, "-m", "satdt.cli", *_runs(data_dir)[run]]
-    ended_cleanly = 0
-    for delay in DELAYS:
+    for ended_cleanly, delay in enumerate(DELAYS):
         process = subprocess.Popen(
             command,
             stdout=subprocess.PIPE,
@@ -116,7 +115,6 @@ def test_a_ctrl_c_at_any_moment_ends_the_run_and_says_so(run, data_dir, loaded_m
             assert "interrupted" in err, said
         else:  # before Python installed its handler: the signal's default action
             assert process.returncode == -signal.SIGINT, said
-        ended_cleanly += 1
 
 
 _DROPPED_IN_A_CALLBACK = """

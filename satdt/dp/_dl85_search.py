@@ -145,6 +145,8 @@ class Search(BranchCache):
         self.bottom = 0
         self.cuts = 0
         self.restarts = 0  # CA-DL8.5's restarts completed
+        if hasattr(companion, "watch"):  # a companion that schedules by this search's progress
+            companion.watch(self)
 
     def _take_three(self) -> None:
         """Start using the three-level kernel once its group is loaded: at once when it is
@@ -163,6 +165,22 @@ class Search(BranchCache):
             self._three_look = math.inf
         else:
             self._three_look = now + _THREE_LOOK
+
+    def progress(self) -> float:
+        """How much of the search (of the current restart) is done, roughly: the features
+        tried at each node on the current path, each feature's subtree an equal share of its
+        node's and each child half of its feature's (the first features, searched under the
+        loosest bounds, cost more than their share: an underestimate early on)."""
+        done, share = 0.0, 1.0
+        for frame in self.frames:
+            tried, count = frame[8], frame[9]
+            done += share * tried / count
+            share /= count
+            if frame[4] == 1:  # the right child: the left one's half is done
+                done += share / 2
+            if frame[4] >= 0:
+                share /= 2
+        return min(done, 1.0)
 
     def _new_three(self):
         """The three-level kernel's work arrays and cache of children (a worker of a proof
@@ -384,8 +402,9 @@ class Search(BranchCache):
         child_ub = min(ub, leaf)
         # this node on the current path: its leaf, best so far, feature in progress (see
         # path_tree); frame[4] is -1 between features, 0 while the left child is searched, 1
-        # while the right one is
-        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None]
+        # while the right one is; then how many of its features were tried, of how many
+        # (:meth:`progress`)
+        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None, 0, max(cand.size, 1)]
         self.frames.append(frame)
         if kept:
             child_ub, best_tree = self._best_known(record, frame)
@@ -402,8 +421,9 @@ class Search(BranchCache):
         # all the node's columns at once when every feature will be tried; one by one under a
         # rule, which usually tries few of them per restart
         column = self.data.Bd[rows] if rule is None and rem > 3 else None
-        for i in order:
-            frame[4] = -1
+        frame[9] = max(len(order), 1)
+        for tried, i in enumerate(order):
+            frame[4], frame[8] = -1, tried
             if lb >= child_ub - self.tol:
                 bounded = True
                 break
@@ -491,6 +511,7 @@ class Search(BranchCache):
             start, bounded = kernel.depth3_splits(
                 rows, self.data, feats, flb, start, _THREE_WORK, self.P, self.tol, self.scr, three
             )
+            frame[8], frame[9] = start, max(feats.size, 1)
             if three.state[kernel.S_CHILD_UB] < child_ub:
                 child_ub = float(three.state[kernel.S_CHILD_UB])
                 best_tree = _three_tree(three.best)

@@ -363,7 +363,7 @@ def _worker(
             child_ub = min(leaf, _best(shared) - tol)
             value = val[i]
             if lb < child_ub - tol and val[i] < child_ub:
-                search.frames[:] = [[leaf, child_ub, None, -1, -1, 0.0, 0.0, None]]
+                search.frames[:] = [[leaf, child_ub, None, -1, -1, 0.0, 0.0, None, i, cand.size]]
                 f = int(cand[i])
                 value, lt, rt, _ = search._branch(
                     rows, None, f, tot, single[i], K, 0, child_ub, 0.0, search.frames[0]

@@ -239,11 +239,13 @@ def _once(function, call: int = 1, calls: list[int] | None = None):
 
 def _swallow_in(phase: str, monkeypatch) -> None:
     """Swallow a Ctrl-C in one phase of the portfolio: while its kernels load (DL8.5's first
-    node, or before the workers are forked), in Blossom's first slice, or when the search
-    reports its second tree (DL8.5's or a worker's)."""
+    node, or before the workers are forked), in Blossom's first slice, when the search
+    reports its second tree (DL8.5's or a worker's), or as a CA-DL8.5 restricted search takes
+    its second turn (DL8.5 behind the clock: one core)."""
     from satdt.cli.status import Status
-    from satdt.dp import kernels
+    from satdt.dp import kernels, portfolio
     from satdt.dp.blossom import BlossomRun
+    from satdt.dp.turns import ThreadedSearch
 
     if phase == "kernels":  # the first load in this thread, before the search's first node
         calls = [0]
@@ -251,13 +253,16 @@ def _swallow_in(phase: str, monkeypatch) -> None:
         monkeypatch.setattr(kernels, "load_soon", _once(kernels.load_soon, calls=calls))
     elif phase == "blossom":
         monkeypatch.setattr(BlossomRun, "advance", _once(BlossomRun.advance))
+    elif phase == "restricted":
+        monkeypatch.setattr(portfolio._Slices, "behind", lambda self, now: True)
+        monkeypatch.setattr(ThreadedSearch, "advance", _once(ThreadedSearch.advance, call=2))
     else:
         monkeypatch.setattr(Status, "improve", _once(Status.improve, call=2))
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to oneself is POSIX")
 @pytest.mark.parametrize("n_jobs", [1, 2])
-@pytest.mark.parametrize("phase", ["kernels", "blossom", "tree"])
+@pytest.mark.parametrize("phase", ["kernels", "blossom", "tree", "restricted"])
 def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
     phase, n_jobs, data_dir, monkeypatch, capsys
 ):
@@ -265,6 +270,8 @@ def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
 
     if n_jobs > 1 and (os.cpu_count() or 1) < 2:
         pytest.skip("one core: the estimator runs one job")
+    if n_jobs > 1 and phase == "restricted":
+        pytest.skip("the restricted searches run on one core")
     _swallow_in(phase, monkeypatch)
     path = str(data_dir / "cp4im" / "diabetes.txt")
     # about a minute to its proof on one core: left running, it ends at the time limit
@@ -276,6 +283,7 @@ def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
     assert (code == 0 and "interrupted" in out) or (code == 130 and "interrupted" in err), said
     assert "time limit" not in out + err, said
     assert multiprocessing.active_children() == [], said  # every worker stopped
+    assert not [t for t in threading.enumerate() if t.name.startswith("satdt-cadl85")], said
 
 
 def test_a_ctrl_c_that_an_import_reports_as_an_error_of_its_own_ends_the_run(monkeypatch, capsys):

@@ -70,7 +70,10 @@ def _dl85(result: SearchResult, stats: DL85Stats) -> list[str]:
 def _portfolio(result: SearchResult, stats: PortfolioStats) -> list[str]:
     names = {"blossom": "Blossom", "dl85": "DL8.5"}
     other = "CA-DL8.5" if stats.proven_by == "cadl85" else "DL8.5"
-    lines = [f"time: Blossom {stats.blossom_seconds:.2f} s, {other} {stats.dl85_seconds:.2f} s"]
+    line = f"time: Blossom {stats.blossom_seconds:.2f} s, {other} {stats.dl85_seconds:.2f} s"
+    if stats.restricted_seconds > 0:
+        line += f", CA-DL8.5 restricted (top-k, discrepancy) {stats.restricted_seconds:.2f} s"
+    lines = [line]
     if stats.proven_by:
         lines.append(f"optimality proven by {names.get(stats.proven_by, 'CA-DL8.5')}")
     if stats.dl85_seconds > 0:

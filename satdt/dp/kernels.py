@@ -281,6 +281,9 @@ class Loading:
 
     def __init__(self, names: tuple[str, ...], then: tuple[str, ...]) -> None:
         self.error: BaseException | None = None
+        # an Event, not Thread.join: a join that a Ctrl-C interrupts can leave the thread's
+        # lock held, after which the thread looks alive for ever
+        self._loaded = threading.Event()
         self._thread = threading.Thread(
             target=self._load, args=(names, then), name="satdt-load", daemon=True
         )
@@ -294,13 +297,13 @@ class Loading:
                     load([name])
         except BaseException as error:  # raised again in the thread that asks (done)
             self.error = error
+        finally:
+            self._loaded.set()
 
     def done(self, wait: float = 0.0) -> bool:
         """Whether the groups are loaded, waiting at most ``wait`` seconds; an error met
         while loading is raised here."""
-        if wait > 0:
-            self._thread.join(wait)
-        if self._thread.is_alive():
+        if not self._loaded.wait(wait if wait > 0 else 0.0):
             return False
         if self.error is not None:
             raise self.error

@@ -121,13 +121,15 @@ class PortfolioStats(DL85Stats):
     """The portfolio of Blossom and CA-DL8.5 (``method="auto"`` for the error objective).
 
     The inherited counters are CA-DL8.5's (Blossom's alone when it finished in its first
-    slice), ``blossom`` holds Blossom's; the seconds each search ran, and which one proved
-    the optimum (``""``: not proven).
+    slice), ``blossom`` holds Blossom's; the seconds each search ran (``restricted_seconds``:
+    CA-DL8.5's restricted searches beside them on one core), and which one proved the optimum
+    (``""``: not proven).
     """
 
     blossom: DPStats | None = None
     blossom_seconds: float = 0.0
     dl85_seconds: float = 0.0
+    restricted_seconds: float = 0.0
     proven_by: str = ""
 
 

@@ -25,9 +25,10 @@ root, a node whose subtree is too deep
    halves that need, not the purest one, leaves the shallowest children), whose children are
    then greedy trees improved the same way.
 
-Each exact solve has a time budget; a pass that fails everywhere is repeated with twice the
-budget (up to :attr:`ImproveOptions.max_budget`), and a row set that failed at a height is
-not tried again at that height with the same budget. The search runs in slices
+Each exact solve has a time budget; a pass that fails is repeated with twice the budget (up
+to :attr:`ImproveOptions.max_budget`), keeping the subtrees it made shallower; a row set that
+failed at a height is not tried again at that height with the same budget, nor ever at a
+height ConTree refuted for it. The search runs in slices
 (:meth:`LocalImprovement.advance`), as the portfolio of :mod:`satdt.search.hybrid` needs.
 
 *Less to search.* A subproblem's columns keep only the thresholds between neighbouring values
@@ -55,10 +56,8 @@ import numpy as np
 
 from ..models.tree import Tree, depth_lower_bound
 from ..prepare.binarize import threshold_between
-from ..task.result import Recorder
 from ..task.stats import Decision, ImproveStats
-from .common import SearchSettings
-from .contree import solve_min_error
+from .consistent import ConsistencyDP
 from .greedy import greedy_numeric_tree
 
 # A nested tree: a class index, or (column, threshold, left, right).
@@ -184,6 +183,8 @@ class LocalImprovement:
         self.deadline = deadline
         self.budget = options.first_budget
         self.failed: dict[tuple[bytes, int], float] = {}  # (rows, height) -> budget it failed with
+        self.splits: dict[bytes, list[tuple[int, float]]] = {}  # rows -> their new splits
+        self.too_deep: dict[bytes, int] = {}  # rows -> the largest height ConTree refuted
         self.exhausted = False
         self._work: Generator[bool, None, None] | None = None
 
@@ -219,20 +220,22 @@ class LocalImprovement:
 
     def _passes(self) -> Generator[bool, None, None]:
         """Passes at one level below the incumbent; yields True on each shallower tree, False
-        after each exact solve (so that the caller can look at the clock)."""
+        after each exact solve (so that the caller can look at the clock). A pass that fails
+        keeps the subtrees it made shallower: the next one has fewer to make."""
         rows = np.arange(len(self.y))
         while self.depth - 1 >= max(self.floor, 1):
             self.stats.passes += 1
-            found = yield from self._within(self.nested, rows, self.depth - 1)
-            if found is None:
+            found, done = yield from self._within(self.nested, rows, self.depth - 1)
+            tree = Tree.from_nested(found, classes=np.arange(self.n_classes))
+            if not (tree.predict_index(self.X) == self.y).all() or tree.depth > self.depth:
+                raise RuntimeError("internal error: an improved tree misclassifies rows")
+            self.nested = found
+            if not done:
                 if self.budget >= self.options.max_budget:
                     return
                 self.budget = min(2 * self.budget, self.options.max_budget)
                 continue
-            tree = Tree.from_nested(found, classes=np.arange(self.n_classes))
-            if not (tree.predict_index(self.X) == self.y).all() or tree.depth >= self.depth:
-                raise RuntimeError("internal error: an improved tree misclassifies rows")
-            self.nested, self.depth = found, tree.depth
+            self.depth = tree.depth
             self.stats.improvements += 1
             self.stats.depth = self.depth
             yield True
@@ -240,47 +243,51 @@ class LocalImprovement:
     # ------------------------------------------------------------------ one pass
     def _within(
         self, node: Nested, rows: np.ndarray, allowed: int
-    ) -> Generator[bool, None, Nested | None]:
-        """``node``'s subtree over ``rows`` made at most ``allowed`` deep (None: not found)."""
+    ) -> Generator[bool, None, tuple[Nested, bool]]:
+        """``node``'s subtree over ``rows`` made at most ``allowed`` deep: ``(subtree, True)``;
+        else ``(subtree, False)``, the subtree no deeper than ``node``'s, with the parts made
+        shallower on the way."""
         if height(node) <= allowed:
-            return node
+            return node, True
         if allowed < depth_lower_bound(int(np.unique(self.y[rows]).size)):
-            return None
+            return node, False
         key = (rows.tobytes(), allowed)
-        if self.failed.get(key, 0.0) >= self.budget:
-            return None
+        if self.failed.get(key, 0.0) >= self.budget or allowed <= self.too_deep.get(key[0], -1):
+            return node, False
         if len(rows) <= self.options.max_rows:
             found = yield from self._solve(rows, allowed)
             if found is not None:
-                return found
+                return found, True
+            if allowed <= self.too_deep.get(key[0], -1):
+                return node, False
         if isinstance(node, tuple):
-            found = yield from self._keep_split(node, rows, allowed)
-            if found is not None:
-                return found
+            node, done = yield from self._keep_split(node, rows, allowed)
+            if done:
+                return node, True
         if len(rows) > self.options.max_rows // 2:
             for column, threshold in self._candidates(rows, node):
                 found = yield from self._new_split(column, threshold, rows, allowed)
                 if found is not None:
                     self.stats.resplits += 1
-                    return found
+                    return found, True
         self.failed[key] = self.budget
-        return None
+        return node, False
 
     def _keep_split(
         self, node: tuple, rows: np.ndarray, allowed: int
-    ) -> Generator[bool, None, Nested | None]:
-        """The node's split kept, both children one level less (the deeper first)."""
+    ) -> Generator[bool, None, tuple[Nested, bool]]:
+        """The node's split kept, both children one level less (the deeper first; when it
+        fails, the other is left as it is)."""
         column, threshold, left, right = node[:4]
         goes_left = self.X[rows, column] <= threshold
         sides = [(left, rows[goes_left]), (right, rows[~goes_left])]
-        order = (1, 0) if height(right) > height(left) else (0, 1)
-        done: list[Nested] = [None, None]
-        for side in order:
+        children = [left, right]
+        for side in (1, 0) if height(right) > height(left) else (0, 1):
             child, its_rows = sides[side]
-            done[side] = yield from self._within(child, its_rows, allowed - 1)
-            if done[side] is None:
-                return None
-        return (column, threshold, done[0], done[1])
+            children[side], done = yield from self._within(child, its_rows, allowed - 1)
+            if not done:
+                return (column, threshold, children[0], children[1]), False
+        return (column, threshold, children[0], children[1]), True
 
     def _new_split(
         self, column: int, threshold: float, rows: np.ndarray, allowed: int
@@ -290,8 +297,8 @@ class LocalImprovement:
         goes_left = self.X[rows, column] <= threshold
         children = []
         for side in (rows[goes_left], rows[~goes_left]):
-            child = yield from self._within(self._greedy(side), side, allowed - 1)
-            if child is None:
+            child, done = yield from self._within(self._greedy(side), side, allowed - 1)
+            if not done:
                 return None
             children.append(child)
         return (column, threshold, children[0], children[1])
@@ -301,40 +308,54 @@ class LocalImprovement:
         return greedy_numeric_tree(self.X[rows], self.y[rows], self.n_classes).to_nested()
 
     def _solve(self, rows: np.ndarray, allowed: int) -> Generator[bool, None, Nested | None]:
-        """ConTree's minimum-error tree of ``rows`` at depth ``allowed`` on merged values, within
-        the pass's budget (or the deadline): the tree when its error is 0."""
+        """ConTree's decision: a consistent tree of ``rows`` of depth at most ``allowed`` on
+        merged values, within the pass's budget (or the deadline); None when there is none
+        (remembered) or the budget ran out."""
         X, y = self.X[rows], self.y[rows]
+        greedy = greedy_numeric_tree(X, y, self.n_classes)
+        if greedy.depth <= allowed:  # far above the minimum, where a decision is slowest
+            return greedy.to_nested()
         reduced = _Reduced(X, y, self.n_classes, self.stats)
         deadline = time.perf_counter() + self.budget
         if self.deadline is not None:
             deadline = min(deadline, self.deadline)
-        settings = SearchSettings(Recorder("error"), deadline=deadline)
-        result = solve_min_error(reduced.X, y, self.n_classes, allowed, settings)
+        decision = ConsistencyDP(reduced.X, y, self.n_classes).decide(allowed, deadline)
         self.stats.solves += 1
         yield False
-        if result.objective_value > 0:
+        if decision.status == "UNSAT":  # no tree of this height on the merged values
+            key = rows.tobytes()
+            self.too_deep[key] = max(self.too_deep.get(key, -1), allowed)
+        if decision.status != "SAT":
             return None
         self.stats.replaced += 1
-        return reduced.back(result.model.to_nested())
+        return reduced.back(decision.tree.to_nested())
 
     def _candidates(self, rows: np.ndarray, node: Nested) -> list[tuple[int, float]]:
-        """The new splits worth trying at a node: each column's best Gini threshold, the
-        :attr:`ImproveOptions.candidates` whose larger side has the fewest greedy leaves
-        (the node's own split left out)."""
+        """The new splits worth trying at a node (its own split left out), once per row set:
+        each column's two thresholds of :func:`_column_splits`; the :data:`SHORTLIST` times
+        :attr:`ImproveOptions.candidates` whose larger side carries the least impurity; of
+        those, the :attr:`ImproveOptions.candidates` whose larger side has the fewest greedy
+        leaves."""
+        key = rows.tobytes()
+        if key in self.splits:
+            return self.splits[key]
         X, y = self.X[rows], self.y[rows]
-        current = None
-        if isinstance(node, tuple):
-            current = X[:, node[0]] <= node[1]
+        current = X[:, node[0]] <= node[1] if isinstance(node, tuple) else None
         scored = []
         for column in range(X.shape[1]):
-            for threshold in _thresholds(X[:, column], y, self.n_classes):
+            for threshold, score in _column_splits(X[:, column], y, self.n_classes):
                 goes_left = X[:, column] <= threshold
-                if current is not None and (goes_left == current).all():
-                    continue
-                need = max(self._leaves(rows[goes_left]), self._leaves(rows[~goes_left]))
-                scored.append((need, column, threshold))
+                if current is None or (goes_left != current).any():
+                    scored.append((score, column, threshold))
         scored.sort()
-        return [(column, threshold) for _, column, threshold in scored[: self.options.candidates]]
+        ranked = []
+        for _, column, threshold in scored[: SHORTLIST * self.options.candidates]:
+            goes_left = X[:, column] <= threshold
+            need = max(self._leaves(rows[goes_left]), self._leaves(rows[~goes_left]))
+            ranked.append((need, column, threshold))
+        ranked.sort()
+        self.splits[key] = [(c, t) for _, c, t in ranked[: self.options.candidates]]
+        return self.splits[key]
 
     def _leaves(self, rows: np.ndarray) -> int:
         if np.unique(self.y[rows]).size <= 1:
@@ -342,39 +363,31 @@ class LocalImprovement:
         return greedy_numeric_tree(self.X[rows], self.y[rows], self.n_classes).n_leaves
 
 
-# The quantiles of a column whose thresholds a new split may take (besides its Gini best).
-QUANTILES = np.linspace(0.1, 0.9, 9)
+# How many more splits than it tries a node ranks by the greedy leaves of their sides.
+SHORTLIST = 4
 
 
-def _thresholds(values: np.ndarray, y: np.ndarray, n_classes: int) -> list[float]:
-    """A column's candidate thresholds for a new split: its best Gini threshold and those at
-    :data:`QUANTILES` of its rows (balanced splits), each once."""
-    distinct = np.unique(values)
-    if len(distinct) < 2:
-        return []
-    at = np.unique(np.quantile(values, QUANTILES, method="nearest"))
-    ranks = np.searchsorted(distinct, at)
-    found = {threshold_between(distinct, int(r)) for r in ranks if r < len(distinct) - 1}
-    gini = _best_gini(values, y, n_classes)
-    if gini is not None:
-        found.add(gini)
-    return sorted(found)
-
-
-def _best_gini(values: np.ndarray, y: np.ndarray, n_classes: int) -> float | None:
-    """The threshold of a column with the lowest weighted Gini impurity of its two sides
-    (between two neighbouring distinct values; None when the column has one value)."""
+def _column_splits(values: np.ndarray, y: np.ndarray, n_classes: int) -> list[tuple[float, float]]:
+    """A column's two candidate splits, each ``(threshold, the larger side's impurity)``: the
+    one whose larger side carries the least impurity (rows times Gini: a split that halves
+    what is left to separate), and the lowest total Gini impurity (CART's); none when the
+    column has one value."""
     order = np.argsort(values, kind="stable")
     v = values[order]
     between = np.flatnonzero(v[1:] > v[:-1])  # a split after position i
     if between.size == 0:
-        return None
+        return []
     onehot = np.zeros((len(v), n_classes))
     onehot[np.arange(len(v)), y[order]] = 1.0
     left = np.cumsum(onehot, axis=0)[between]
     right = onehot.sum(axis=0) - left
     n_left = left.sum(axis=1)
     n_right = right.sum(axis=1)
-    impurity = n_left - (left**2).sum(axis=1) / n_left + n_right - (right**2).sum(axis=1) / n_right
-    i = int(between[int(np.argmin(impurity))])
-    return threshold_between(np.array([v[i], v[i + 1]]), 0)
+    mass_left = n_left - (left**2).sum(axis=1) / n_left
+    mass_right = n_right - (right**2).sum(axis=1) / n_right
+    larger = np.maximum(mass_left, mass_right)
+    splits = []
+    for best in {int(np.argmin(larger)), int(np.argmin(mass_left + mass_right))}:
+        i = int(between[best])
+        splits.append((threshold_between(np.array([v[i], v[i + 1]]), 0), float(larger[best])))
+    return splits

@@ -14,19 +14,59 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..task.objectives import OBJECTIVES
 from ..task.result import SearchResult
 from ..task.stats import (
     SEARCH_NAMES,
     BoxStats,
     BudgetStats,
     ConTreeStats,
+    CoreStats,
     DL85Stats,
     DPStats,
     HybridStats,
+    ImproveStats,
     PortfolioStats,
     SatStats,
     Stats,
 )
+
+# The most moments a summary's line of bounds over time shows (the first ones and the last).
+MAX_MOMENTS = 12
+
+
+def bounds_over_time(result: SearchResult) -> list[tuple[float, float, float]]:
+    """``(seconds, lower bound, upper bound)`` at each moment either changed: the proven lower
+    bounds (``result.lower_bounds``) beside the incumbents (``result.history``); the upper
+    bound is infinite before the first incumbent (the line of the summary starts at it)."""
+    changes = sorted(
+        [(b.elapsed, 0, b.value) for b in result.lower_bounds]
+        + [(i.elapsed, 1, i.value) for i in result.history]
+    )
+    lower, upper = 0.0, float("inf")
+    moments: list[tuple[float, float, float]] = []
+    for seconds, which, value in changes:
+        if which == 0:
+            lower = max(lower, value)
+        else:
+            upper = min(upper, value)
+        if moments and moments[-1][0] == seconds:
+            moments.pop()
+        moments.append((seconds, lower, upper))
+    return moments
+
+
+def _bounds_line(result: SearchResult) -> list[str]:
+    """The summary's line of the bounds over time (none without a lower bound recorded)."""
+    if not result.lower_bounds:
+        return []
+    moments = [moment for moment in bounds_over_time(result) if moment[2] < float("inf")]
+    shown = [f"{s:.2f} s: {lo:g}-{hi:g}" for s, lo, hi in moments]
+    if len(shown) > MAX_MOMENTS:
+        kept = MAX_MOMENTS // 2
+        shown = [*shown[:kept], f"({len(shown) - 2 * kept} more)", *shown[-kept:]]
+    unit = OBJECTIVES[result.objective].unit
+    return [f"bounds over time ({unit}, lower-upper): " + "; ".join(shown)]
 
 
 def _sat(result: SearchResult, stats: SatStats) -> list[str]:
@@ -40,7 +80,7 @@ def _sat(result: SearchResult, stats: SatStats) -> list[str]:
             f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent "
             "(no SAT call)"
         )
-    return lines
+    return lines + _bounds_line(result)
 
 
 def _boxes(result: SearchResult, stats: BoxStats) -> list[str]:
@@ -89,6 +129,32 @@ def _contree(result: SearchResult, stats: ConTreeStats) -> list[str]:
     ]
 
 
+def _improve(result: SearchResult, stats: ImproveStats) -> list[str]:
+    """The local improvement: the depths, the subtrees re-solved, what the merged values saved."""
+    if stats.solves == 0:
+        return []
+    return [
+        f"local improvement: depth {stats.start_depth} -> {stats.depth} "
+        f"({stats.improvements} times lower, {stats.passes} passes); subtrees re-solved: "
+        f"{stats.solves}, {stats.replaced} replaced, {stats.resplits} new splits",
+        f"less to search: {stats.thresholds_dropped:,} of {stats.thresholds:,} thresholds "
+        f"between values of one class dropped, {stats.rows_merged} rows merged, "
+        f"{stats.columns_dropped} columns dropped",
+    ]
+
+
+def _cores(result: SearchResult, stats: CoreStats) -> list[str]:
+    """The lower bounds from cores: each depth refuted and the rows that refuted it."""
+    if stats.decisions == 0:
+        return []
+    refuted = ", ".join(f"depth {depth} on {rows}" for depth, rows in stats.cores)
+    return [
+        f"cores: {stats.decisions} decisions; refuted {refuted or 'none'}; core of "
+        f"{stats.rows} rows now, {stats.thresholds:,} thresholds searched "
+        f"({stats.thresholds_dropped:,} of the table's dropped)"
+    ]
+
+
 def _hybrid(result: SearchResult, stats: HybridStats) -> list[str]:
     """What each search settled (depths, and leaves for the size), which one proved the
     bound and found the tree, and the time each ran."""
@@ -125,7 +191,11 @@ def _hybrid(result: SearchResult, stats: HybridStats) -> list[str]:
             f"depth-two solves: {tree.bottom_solves}, cache: {tree.cache_entries} subproblems "
             f"({tree.cache_mb:.1f} MB{', full' if tree.cache_full else ''})"
         )
-    return lines
+    if stats.cores is not None:
+        lines += _cores(result, stats.cores)
+    if stats.improve is not None:
+        lines += _improve(result, stats.improve)
+    return lines + _bounds_line(result)
 
 
 def _budget(result: SearchResult, stats: BudgetStats) -> list[str]:
@@ -146,6 +216,8 @@ REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
     PortfolioStats: _portfolio,
     ConTreeStats: _contree,
     HybridStats: _hybrid,
+    ImproveStats: _improve,
+    CoreStats: _cores,
     BudgetStats: _budget,
 }
 

@@ -144,11 +144,57 @@ class Decision:
     tree: Tree | None = None
 
 
+@dataclass
+class ImproveStats(Stats):
+    """Counters of the local improvement of a consistent tree (:mod:`satdt.dp.improve`).
+
+    ``start_depth`` and ``depth`` are the incumbent's depth when it began and now;
+    ``passes`` counts the passes (one target depth, one time budget per solve),
+    ``improvements`` the times the depth fell, ``solves`` the subtrees re-solved exactly
+    (ConTree's calls), ``replaced`` those replaced by a shallower one, ``resplits`` the nodes
+    given a new split. Less to search: of the ``thresholds`` of the subproblems solved (their
+    rows' neighbouring values), ``thresholds_dropped`` lay between values of one class;
+    ``rows_merged`` rows became identical to another, ``columns_dropped`` columns had a single
+    value or repeated an earlier one.
+    """
+
+    start_depth: int = 0
+    depth: int = 0
+    passes: int = 0
+    improvements: int = 0
+    solves: int = 0
+    replaced: int = 0
+    resplits: int = 0
+    thresholds: int = 0
+    thresholds_dropped: int = 0
+    rows_merged: int = 0
+    columns_dropped: int = 0
+
+
+@dataclass
+class CoreStats(Stats):
+    """Counters of the lower bounds from cores (:mod:`satdt.dp.cores`).
+
+    ``decisions`` counts ConTree's completed decisions on a core, ``rows`` the core's rows
+    now, ``cores`` each depth refuted with the rows of the core that refuted it; of the
+    table's thresholds, the core's own ``thresholds`` are searched and ``thresholds_dropped``
+    are not (they split the core as one of its own does).
+    """
+
+    decisions: int = 0
+    rows: int = 0
+    cores: list[tuple[int, int]] = field(default_factory=list)
+    thresholds: int = 0
+    thresholds_dropped: int = 0
+
+
 # The searches a consistency portfolio's proofs name (Proof.by), as people read them.
 SEARCH_NAMES = {
     "sat": "SAT",
     "contree": "ConTree",
     "blossom": "Blossom on quantile thresholds",
+    "cores": "ConTree on a core of rows",
+    "improve": "local improvement",
     "greedy": "the greedy tree",
     "classes": "classes",
 }
@@ -189,8 +235,11 @@ class HybridStats(Stats):
     found_by: str = ""
     sat_seconds: float = 0.0
     contree_seconds: float = 0.0
+    arm_seconds: dict[str, float] = field(default_factory=dict)
     sat: SatStats | None = None
     contree: ConTreeStats | None = None
+    improve: ImproveStats | None = None
+    cores: CoreStats | None = None
 
 
 @dataclass

@@ -192,6 +192,21 @@ def test_ctrl_c_returns_best_tree(data_dir):
     assert "Traceback" not in err
 
 
+def test_infer_trace_prints_the_bounds_as_they_change(capsys):
+    """--trace: a line each time the lower bound rises or a shallower tree is found, until
+    they meet; the summary gives the bounds over time."""
+    code, out, _ = run(capsys, "infer", MOUSE, "--trace")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("bounds: ")]
+    lower = [int(line.split()[1]) for line in lines]
+    upper = [int(line.split()[5]) for line in lines]
+    assert lower == sorted(lower) and upper == sorted(upper, reverse=True)
+    assert lower[-1] == upper[-1] == 4 and len(lines) >= 4
+    summary = next(line for line in out.splitlines() if line.startswith("bounds over time"))
+    assert summary.startswith("bounds over time (depth, lower-upper): ")
+    assert summary.endswith(": 4-4")
+
+
 def test_fit_minimum_error(capsys, data_dir):
     code, out, _ = run(capsys, "fit", data_dir / "cp4im" / "anneal.txt", "--max-depth", "3")
     assert code == 0

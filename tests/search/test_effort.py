@@ -54,6 +54,17 @@ EFFORT = (
     "clauses",
     "variables",
     "boxes",
+    # the steps of the consistency portfolio (satdt.dp.improve, satdt.dp.cores)
+    "passes",
+    "improvements",
+    "solves",
+    "replaced",
+    "resplits",
+    "decisions",
+    "core_rows",
+    "thresholds_dropped",
+    "rows_merged",
+    "columns_dropped",
 )
 
 # (search, file, depth, leaf penalty): the DP instances, each proven within seconds
@@ -89,6 +100,12 @@ OTHERS = [
     ("portfolio", "error", "heart-cleveland", {"max_depth": 2}),
     ("budget", "error", "heart-cleveland", {"max_depth": 3, "max_nodes": 9}),
 ]
+
+
+# (step, file): the consistency portfolio's steps alone, each to its end (every exact solve
+# completes within its budget, so the work is the same on every run): the local improvement
+# of the greedy tree, and the cores up to the first depth they do not refute
+STEPS = [("improve", "bank-300"), ("cores", "bank-300")]
 
 
 def _records() -> dict[str, Any]:
@@ -229,3 +246,29 @@ def test_every_other_search_stays_within_its_record(case):
         result.proven_optimal,
         _effort(result.stats.as_dict(), events),
     )
+
+
+@pytest.mark.parametrize("case", STEPS, ids=lambda c: f"step-{c[0]}-{c[1]}")
+def test_the_portfolio_steps_stay_within_their_record(case):
+    from satdt.dp.cores import CoreBound
+    from satdt.dp.greedy import greedy_numeric_tree
+    from satdt.dp.improve import ImproveOptions, LocalImprovement
+
+    step, name = case
+    X, y = _continuous(name)
+    n_classes = int(y.max()) + 1
+    if step == "improve":
+        options = ImproveOptions(max_rows=100, first_budget=60.0, max_budget=60.0)
+        start = greedy_numeric_tree(X, y, n_classes)
+        search = LocalImprovement(X, y, n_classes, start, options=options)
+        while not search.exhausted:
+            search.advance(math.inf)
+        value, proven, stats = float(search.depth), False, search.stats.as_dict()
+    else:
+        cores = CoreBound(X, y, n_classes)
+        depth = 0
+        while cores.advance(depth, math.inf).status == "UNSAT":
+            depth += 1
+        value, proven = float(depth), True  # the first depth not refuted: the minimum
+        stats = {**cores.stats.as_dict(), "core_rows": cores.stats.rows}
+    _check(f"step-{step}-{name}", value, proven, _effort(stats))

@@ -503,6 +503,7 @@ def _write_stamp(stamp: Path, name: str, seconds: float, kernels: dict[str, floa
 
 # ---------------------------------------------------------------------- in the background
 _workers: dict[tuple[str, ...], subprocess.Popen] = {}
+_started: dict[tuple[str, ...], float] = {}  # when each background process was started
 
 
 def _background_allowed() -> bool:
@@ -539,6 +540,7 @@ def request(names: Iterable[str]) -> bool:
             stderr=log,
             close_fds=True,
         )
+        _started[ordered] = time.perf_counter()
     except OSError:
         return False
     finally:
@@ -546,13 +548,17 @@ def request(names: Iterable[str]) -> bool:
     return True
 
 
-def background() -> dict[str, str]:
+def background(since: float | None = None) -> dict[str, str]:
     """The kernel groups this process had compiled in a background process (a first run),
     each ``"compiled"`` (ready now), ``"compiling"`` (its process still at work: later runs
     load them from the cache once it is done) or ``"failed"``. Empty when none was asked: the
-    kernels were ready, or the fit needed none (a SAT search never asks)."""
+    kernels were ready, or the fit needed none (a SAT search never asks). ``since``: a
+    ``time.perf_counter()`` value; only the processes started from then on count (those of
+    one fit, in a process that fits again: a notebook, a sweep's worker)."""
     states: dict[str, str] = {}
     for groups, worker in _workers.items():
+        if since is not None and _started.get(groups, since) < since:
+            continue
         for name in groups:
             if loaded(name) or cached(name):
                 states[name] = "compiled"

@@ -178,7 +178,7 @@ class TreeSearch:
         left = data.time_left()
         if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
             result = replace(result, stop_reason="time limit")
-        compiled = kernels.background()
+        compiled = kernels.background(since=task.recorder.start)
         if compiled:
             result = replace(result, compiled_in_background=compiled)
         if result.model is not task.checked:  # a greedy first tree was checked when recorded

@@ -394,7 +394,7 @@ def test_the_summary_says_what_a_first_run_compiled_in_the_background(capsys, mo
     code, out, _ = run(capsys, "infer", MOUSE)
     assert code == 0 and "first run:" not in out  # SAT alone: no kernel asked for
     states = {"contree": "compiled", "greedy": "compiling"}
-    monkeypatch.setattr(kernels, "background", lambda: dict(states))
+    monkeypatch.setattr(kernels, "background", lambda since=None: dict(states))
     code, out, _ = run(capsys, "infer", MOUSE)
     assert code == 0
     assert (

@@ -261,8 +261,11 @@ def _swallow_in(phase: str, monkeypatch) -> None:
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGINT to oneself is POSIX")
-@pytest.mark.parametrize("n_jobs", [1, 2])
-@pytest.mark.parametrize("phase", ["kernels", "blossom", "tree", "restricted"])
+@pytest.mark.parametrize(
+    ("phase", "n_jobs"),
+    # the restricted searches run on one core only
+    [(phase, n) for phase in ("kernels", "blossom", "tree") for n in (1, 2)] + [("restricted", 1)],
+)
 def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
     phase, n_jobs, data_dir, monkeypatch, capsys
 ):
@@ -270,8 +273,6 @@ def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
 
     if n_jobs > 1 and (os.cpu_count() or 1) < 2:
         pytest.skip("one core: the estimator runs one job")
-    if n_jobs > 1 and phase == "restricted":
-        pytest.skip("the restricted searches run on one core")
     _swallow_in(phase, monkeypatch)
     path = str(data_dir / "cp4im" / "diabetes.txt")
     # about a minute to its proof on one core: left running, it ends at the time limit

@@ -97,6 +97,18 @@ def test_background_says_what_this_process_had_compiled(monkeypatch):
     assert set(kernels.background().values()) == {"compiled"}
 
 
+def test_background_of_one_fit_leaves_out_the_processes_of_earlier_fits(monkeypatch):
+    monkeypatch.setattr(kernels, "loaded", lambda name: False)
+    monkeypatch.setattr(kernels, "cached", lambda name: False)
+    monkeypatch.setattr(kernels, "_workers", {("greedy",): _Worker(running=True)})
+    monkeypatch.setattr(kernels, "_started", {("greedy",): 10.0})
+    kernels._workers[("contree",)] = _Worker(running=True)
+    kernels._started[("contree",)] = 20.0
+    assert kernels.background(since=15.0) == {"contree": "compiling"}
+    assert kernels.background(since=25.0) == {}
+    assert kernels.background() == {"greedy": "compiling", "contree": "compiling"}
+
+
 def test_cache_dir_is_where_numba_writes():
     from satdt.dp import _counts
 

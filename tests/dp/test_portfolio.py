@@ -259,18 +259,18 @@ def test_the_second_process_sends_its_trees_restarts_and_proof(request):
     assert result.stats.restarts == len(restarts) and result.stats.dl85_seconds > 0
 
 
-def test_the_estimator_runs_the_portfolio_on_two_jobs(race_at_once):
+def test_the_estimator_runs_the_portfolio_on_two_jobs(race_at_once, spawned):
     B, y = _hard(n=200, m=12)
     model = OptimalTreeClassifier(objective="error", max_depth=3, method="portfolio", n_jobs=2)
     model.fit(B, y)
     assert model.method_ == "portfolio"
     assert model.result_.proven_optimal
     assert model.result_.objective_value == pytest.approx(_optimum(B, y, 2, 3))
-    assert _children(os.getpid()) == []
+    assert spawned() == []
 
 
 @pytest.mark.filterwarnings("ignore::satdt.core.errors.NotProvenWarning")
-def test_two_jobs_keep_the_time_limit():
+def test_two_jobs_keep_the_time_limit(spawned):
     B, y = _hard(n=2000, m=60)
     tic = time.perf_counter()
     model = OptimalTreeClassifier(
@@ -279,7 +279,7 @@ def test_two_jobs_keep_the_time_limit():
     assert time.perf_counter() - tic < 1.5 + 0.7
     assert not model.result_.proven_optimal
     assert model.result_.model.count_error() <= len(y)
-    assert _children(os.getpid()) == []
+    assert spawned() == []
 
 
 _LONG_FIT = """
@@ -336,7 +336,7 @@ def test_ctrl_c_keeps_the_best_tree_and_stops_the_second_process():
     assert not _alive(child)
 
 
-def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch):
+def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch, spawned):
     def broken(**kwargs):
         raise RuntimeError("internal error: broken")
 
@@ -346,7 +346,7 @@ def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch
         portfolio.solve_min_error(
             B, y, 2, 3, SearchSettings(recorder=Recorder("error")), PortfolioOptions(n_jobs=2)
         )
-    assert _children(os.getpid()) == []
+    assert spawned() == []
 
 
 def test_two_jobs_wait_for_no_compilation(monkeypatch):

@@ -22,6 +22,7 @@ from ..task.stats import (
     ConTreeStats,
     DL85Stats,
     DPStats,
+    GrowingStats,
     HybridStats,
     PortfolioStats,
     SatStats,
@@ -40,6 +41,18 @@ def _sat(result: SearchResult, stats: SatStats) -> list[str]:
             f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent "
             "(no SAT call)"
         )
+    return lines
+
+
+def _growing(result: SearchResult, stats: GrowingStats) -> list[str]:
+    """A call of partial_fit or fit_teacher: the rows it brought, whether the tree kept."""
+    lines = _sat(result, stats)
+    if stats.questions:
+        lines.append(f"teacher: {stats.questions} questions, {stats.new_rows} counterexamples")
+    else:
+        lines.append(f"new rows: {stats.new_rows} ({stats.rows_seen} given so far)")
+    if stats.tree_kept:
+        lines.append("the tree classified every new row: kept, no SAT call")
     return lines
 
 
@@ -137,6 +150,7 @@ def _budget(result: SearchResult, stats: BudgetStats) -> list[str]:
 # Each statistics class's lines (a subclass without its own takes its closest ancestor's).
 REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
     SatStats: _sat,
+    GrowingStats: _growing,
     BoxStats: _boxes,
     DPStats: _dp,
     DL85Stats: _dl85,

@@ -371,3 +371,21 @@ def test_warmup_command_reports_every_group(capsys):
     assert lines[1].split()[0] == "counts" and lines[1].split()[-1].replace(".", "").isdigit()
     assert any(line.split()[0] == "blossom" for line in lines[1:])
     assert "Numba's cache:" in out and "total:" in out
+
+
+def test_the_lines_of_a_stream_and_of_a_teacher():
+    """A call of partial_fit says the rows it brought and whether the tree kept; fit_teacher
+    how many questions it asked."""
+    import numpy as np
+
+    from satdt.cli.reports import search_lines
+    from satdt.task.teachers import FunctionTeacher
+
+    model = OptimalTreeClassifier().partial_fit(np.array([[0.0], [4.0]]), [0, 1])
+    model.partial_fit(np.array([[1.0], [3.0], [0.0]]), [0, 1, 0])
+    lines = search_lines(model.result_)
+    assert "new rows: 2 (5 given so far)" in lines and "SAT calls: 0" in lines
+    assert "the tree classified every new row: kept, no SAT call" in lines
+    teacher = FunctionTeacher(lambda a, b: a and b, [bool, bool])
+    lines = search_lines(OptimalTreeClassifier().fit_teacher(teacher).result_)
+    assert any(line.startswith("teacher: ") and "questions" in line for line in lines)

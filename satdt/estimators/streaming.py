@@ -249,7 +249,7 @@ def partial_fit(self: Any, X: Any, y: Any, classes: Any = None, sample_weight: A
     -------
     OptimalTreeClassifier
         ``self``, with ``tree_`` and ``result_`` (this call's SAT calls, in
-        ``result_.stats``: a :class:`~satdt.task.stats.GrowingStats`).
+        ``result_.stats``: a ``GrowingStats``).
 
     Raises
     ------
@@ -318,31 +318,15 @@ def _finish(self: Any, stream: Stream, recorder: Recorder, new_rows: int) -> Any
     names, indicator = list(schema.feature_names), list(schema.indicator)
     recorder.begin(to_user_tree=user_mapping(rows.view(), names, indicator))
     deadline = None if self.time_limit is None else recorder.start + float(self.time_limit)
+    settled_before = len(search.settled)
     proven = search.solve(recorder, deadline)
     model = rows.view().labelled(search.tree, names, indicator)
     _check(model, stream, search.value, self.objective, self.max_depth)
     recorder.improve(model, search.value, mapped=True)
     recorder.lower_bound = search.lower_bound
-    recorder.stats = _stats(search, recorder, new_rows, 0)
+    recorder.stats = search.stats(recorder, new_rows, 0, settled_before)
     stop = "" if proven else "time limit: the best tree of the rows so far"
     return _set_fitted(self, stream, recorder.snapshot(proven_optimal=proven, stop_reason=stop))
-
-
-def _stats(search: GrowingSearch, recorder: Recorder, new_rows: int, questions: int) -> Any:
-    from ..task.stats import GrowingStats
-
-    rows = search.rows
-    return GrowingStats(
-        rows=rows.n_rows,
-        binary_features=rows.B.shape[1],
-        sat_calls=len(recorder.trace),
-        examples_used=search.examples_used,
-        solve_time=sum(call.time for call in recorder.trace),
-        new_rows=new_rows,
-        tree_kept=search.kept,
-        questions=questions,
-        rows_seen=rows.given,
-    )
 
 
 def _check(model: Any, stream: Stream, value: int, objective: str, max_depth: int | None) -> None:
@@ -382,7 +366,7 @@ def fit_teacher(
     """Learn the minimum tree a teacher accepts, from its counterexamples alone.
 
     The counterexample-guided loop with a teacher in place of a table
-    (:mod:`satdt.task.teachers`): it starts from no rows, finds the minimum-depth (size) tree
+    (``satdt.task.teachers``): it starts from no rows, finds the minimum-depth (size) tree
     of the rows the teacher gave so far, shows it to the teacher and adds the rows it gets
     wrong, until the teacher has no objection. The tree is then a minimum for the teacher's
     whole domain, proven: every smaller depth (size) was refuted on rows the teacher gave.
@@ -394,7 +378,7 @@ def fit_teacher(
     ----------
     teacher : Teacher
         Anything with ``domains``, optionally ``classes``, and ``counterexample(tree)``
-        (:class:`satdt.task.teachers.Teacher`; :class:`~satdt.task.teachers.FunctionTeacher`
+        (``satdt.task.teachers.Teacher``; :class:`~satdt.task.teachers.FunctionTeacher`
         and :class:`~satdt.task.teachers.ModelTeacher` are ready-made).
     max_rounds : int, optional
         At most this many questions to the teacher; then the last tree, not proven.
@@ -406,7 +390,7 @@ def fit_teacher(
     -------
     OptimalTreeClassifier
         ``self``, fitted: ``tree_`` over the domains' design columns, ``result_`` (its SAT
-        calls hold the teacher's rows as their counterexamples: :func:`satdt.plot.plot_loop`
+        calls hold the teacher's rows as their counterexamples: ``satdt.plot.plot_loop``
         draws them), ``classes_``, ``schema_``.
 
     Raises
@@ -440,7 +424,8 @@ def fit_teacher(
     classes = getattr(teacher, "classes", None)
     labels = [] if classes is None else np.unique(np.asarray(classes)).tolist()
     rows = GrowingRows(len(domains.design_values), labels, domains=domains.design_values)
-    search = GrowingSearch(rows, self.objective, self.max_depth, **_search_options(self))
+    options = dict(_search_options(self), heuristics=False)
+    search = GrowingSearch(rows, self.objective, self.max_depth, **options)
     end_stream(self)
     stream = Stream(search, domains.schema, _params(self), labels or None)
     recorder = Recorder(self.objective, on_improve=self.on_improve, start=started)

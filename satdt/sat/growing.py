@@ -36,6 +36,7 @@ from ..core.errors import DataError, TimeUp, no_consistent_tree
 from ..models.tree import LEAF, Tree, depth_lower_bound
 from ..prepare.binarize import readable_thresholds
 from ..task.result import Recorder
+from ..task.stats import GrowingStats
 from .counter import DEFAULT_COUNTER
 from .heuristics import greedy_tree
 from .loop import DEFAULT_COUNTEREXAMPLES, CounterexampleLoop, LoopOutcome
@@ -300,6 +301,10 @@ class GrowingSearch:
         Those of :class:`~satdt.sat.loop.CounterexampleLoop`.
     leaf_counter, size_search
         Those of :func:`satdt.sat.search.minimum_size`.
+    heuristics
+        Start each depth a call tries from a greedy tree of the rows (:meth:`_start`). Off
+        for a teacher: a tree that only fits the rows known costs a question as a SAT call's
+        does, and the questions are what a teacher's answers cost.
     """
 
     def __init__(
@@ -313,6 +318,7 @@ class GrowingSearch:
         n_jobs: int = 1,
         leaf_counter: str = DEFAULT_COUNTER,
         size_search: str = DEFAULT_SIZE_STRATEGY,
+        heuristics: bool = True,
     ) -> None:
         if objective not in ("depth", "size"):
             raise ValueError(f"objective must be 'depth' or 'size', got {objective!r}")
@@ -326,6 +332,7 @@ class GrowingSearch:
         )
         self.leaf_counter = leaf_counter
         self.size_search = size_search
+        self.heuristics = heuristics
         self.loops: dict[int, CounterexampleLoop] = {}
         self.examples: dict[int, None] = {}  # every row any loop encoded (seeds new loops)
         self.sat_calls = 0  # of closed loops; open loops count their own rounds
@@ -338,6 +345,7 @@ class GrowingSearch:
         self._probe = False  # the last proven size broke: try one bound at the old size first
         self._source = -1  # the depth of the loop that found the current tree
         self.kept = False  # the last solve kept a proven tree: no SAT call
+        self.settled: list[int] = []  # the depths a re-grown greedy tree settled
         self._recorder: Recorder | None = None
         self._deadline: float | None = None
 
@@ -404,6 +412,25 @@ class GrowingSearch:
             internal = tree.feature != LEAF
             tree.feature[internal] = moved[tree.feature[internal]]
             self.tree = tree
+
+    def stats(
+        self, recorder: Recorder, new_rows: int, questions: int = 0, settled_before: int = 0
+    ) -> GrowingStats:
+        """The counters of one call (its SAT calls are ``recorder``'s); ``settled_before``:
+        how many of :attr:`settled` came before the call."""
+        rows = self.rows
+        return GrowingStats(
+            rows=rows.n_rows,
+            binary_features=rows.B.shape[1],
+            sat_calls=len(recorder.trace),
+            examples_used=self.examples_used,
+            solve_time=sum(call.time for call in recorder.trace),
+            settled_without_sat_call=self.settled[settled_before:],
+            new_rows=new_rows,
+            tree_kept=self.kept,
+            questions=questions,
+            rows_seen=rows.given,
+        )
 
     # ------------------------------------------------------------------ the search
     def solve(self, recorder: Recorder, deadline: float | None = None) -> bool:
@@ -530,7 +557,7 @@ class GrowingSearch:
         while upper is None or k < upper:
             if self.max_depth is not None and k > self.max_depth:
                 raise no_consistent_tree(self.max_depth, None, k, False)
-            outcome = self._run(k)
+            outcome = self._start(k) or self._run(k)
             if outcome.status == "UNSAT":
                 self._close(k)
                 k = self.depth_lower = k + 1
@@ -540,6 +567,20 @@ class GrowingSearch:
             break
         self.proven = self.objective == "depth"
         return k
+
+    def _start(self, k: int) -> LoopOutcome | None:
+        """The first try at depth k in a call, as :meth:`~satdt.sat.search.LoopSearch.settle`
+        makes it: the greedy tree of the rows, its last levels re-grown on every row, settles
+        the depth when it classifies them all (no SAT call); otherwise it is the solver's phase
+        hint."""
+        if not self.heuristics:
+            return None
+        rows = self.rows
+        hint = greedy_tree(rows.B, rows.y, rows.n_classes, max_depth=k, deadline=self._deadline)
+        outcome = self._loop(k).try_tree(hint)
+        if outcome is not None:
+            self.settled.append(k)
+        return outcome
 
     def _size_phase(self, depth: int) -> None:
         """The fewest leaves at the target depth (the minimum, or ``max_depth``), between the

@@ -22,7 +22,6 @@ from ..core.errors import DataError
 from ..models.tree import Tree
 from ..task.events import SatCall
 from ..task.result import Recorder, SearchResult
-from ..task.stats import GrowingStats
 from ..task.teachers import Domains, Teacher
 from .growing import GrowingSearch, RowsView
 from .solving import past
@@ -62,7 +61,8 @@ def teach(
         The teacher (:class:`~satdt.task.teachers.Teacher`).
     search
         A search over rows with the domains' values (:class:`~satdt.sat.growing.GrowingRows`
-        made with ``domains=domains.design_values``); it may hold rows already.
+        made with ``domains=domains.design_values``), usually with ``heuristics=False``; it
+        may hold rows already.
     domains
         The teacher's domains, read (:func:`~satdt.task.teachers.read_domains`).
     recorder
@@ -91,6 +91,7 @@ def teach(
     names = list(domains.schema.feature_names)
     indicator = list(domains.schema.indicator)
     questions, new_rows, accepted, stop = 0, 0, False, ""
+    settled_before = len(search.settled)
     if rows.n_classes == 0 and rows.n_rows == 0:
         answer = teacher.counterexample(None)
         questions += 1
@@ -132,16 +133,7 @@ def teach(
     model = rows.view().labelled(search.tree, names, indicator)
     recorder.improve(model, search.value, mapped=True)
     recorder.lower_bound = search.lower_bound
-    recorder.stats = GrowingStats(
-        rows=rows.n_rows,
-        binary_features=rows.B.shape[1],
-        sat_calls=len(recorder.trace),
-        examples_used=search.examples_used,
-        solve_time=sum(call.time for call in recorder.trace),
-        new_rows=new_rows,
-        questions=questions,
-        rows_seen=rows.given,
-    )
+    recorder.stats = search.stats(recorder, new_rows, questions, settled_before)
     return recorder.snapshot(proven_optimal=accepted and search.proven, stop_reason=stop)
 
 

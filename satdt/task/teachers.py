@@ -56,7 +56,18 @@ class Teacher(Protocol):
     domains: Sequence[Any] | Mapping[str, Any]
 
     def counterexample(self, tree: Tree | None) -> tuple[Any, Any] | None:
-        """Labelled rows ``tree`` gets wrong, as ``(rows, labels)``, or None if there are none."""
+        """Labelled rows ``tree`` gets wrong, as ``(rows, labels)``, or None if there are none.
+
+        Parameters
+        ----------
+        tree : Tree or None
+            The tree to check, over the design columns of the domains (None: any row).
+
+        Returns
+        -------
+        tuple or None
+            ``(rows, labels)``, one value of the domains per column in each row.
+        """
         ...
 
 
@@ -64,17 +75,17 @@ class Teacher(Protocol):
 class Domains:
     """A teacher's domains, read: the columns, their values, and how rows become design rows.
 
-    Attributes
+    Parameters
     ----------
-    schema
+    schema : Schema
         The columns (numeric, or categorical with their categories) and the design columns'
         names, as for a fitted estimator's ``schema_``.
-    values
+    values : tuple of ndarray
         Per column, its values: floats for a numeric or Boolean column, the categories for a
         categorical one.
-    design_values
+    design_values : tuple of ndarray
         Per design column, the numbers it takes (a category's column: 0 and 1).
-    raw
+    raw : tuple of tuple
         Per column, its values as given (``False, True`` for ``bool``), sorted for numbers.
     """
 
@@ -89,7 +100,17 @@ class Domains:
         return math.prod(len(v) for v in self.values)
 
     def encode(self, rows: Any) -> np.ndarray:
-        """Rows of the teacher's columns as design rows (a category as its 0/1 columns).
+        """Encode rows of the teacher's columns as design rows (a category as its 0/1 columns).
+
+        Parameters
+        ----------
+        rows : array-like
+            One row, or a table of rows, one value of the domains per column.
+
+        Returns
+        -------
+        numpy.ndarray
+            The design rows, float64.
 
         Raises
         ------
@@ -129,8 +150,18 @@ class Domains:
         return np.hstack(parts) if parts else np.zeros((len(array), 0))
 
     def product(self) -> itertools.product:
-        """Every point of the product of the domains as a tuple of values as given, the last
-        column varying fastest."""
+        """Enumerate every point of the product of the domains, the last column fastest.
+
+        Returns
+        -------
+        itertools.product
+            Tuples of values as given.
+
+        Raises
+        ------
+        ParameterError
+            If the product holds more than :data:`MAX_POINTS` points.
+        """
         if self.n_points > MAX_POINTS:
             raise ParameterError(
                 f"the domains hold {self.n_points:,} points, more than {MAX_POINTS:,} to check "
@@ -140,8 +171,13 @@ class Domains:
         return itertools.product(*self.raw)
 
     def points(self) -> np.ndarray:
-        """Every point of :meth:`product` as a table: floats when every column is numeric (or
-        Boolean), else objects."""
+        """Tabulate every point of :meth:`product`.
+
+        Returns
+        -------
+        numpy.ndarray
+            One row per point: floats when every column is numeric (or Boolean), else objects.
+        """
         numeric = all(spec.kind == NUMERIC for spec in self.schema.columns)
         grid = list(self.product())
         out = np.array(grid, dtype=np.float64 if numeric else object)
@@ -158,6 +194,16 @@ def _outside(name: str, value: Any, values: tuple[Any, ...]) -> DataError:
 
 def read_domains(domains: Sequence[Any] | Mapping[str, Any]) -> Domains:
     """Read a teacher's ``domains`` (see the module notes) into :class:`Domains`.
+
+    Parameters
+    ----------
+    domains : sequence or mapping
+        One entry per column (a mapping names the columns): numbers, strings or ``bool``.
+
+    Returns
+    -------
+    Domains
+        The columns, their values and their design columns.
 
     Raises
     ------
@@ -210,12 +256,12 @@ class TableTeacher:
 
     Parameters
     ----------
-    domains
+    domains : sequence or mapping
         The domains (see the module notes); their product is enumerated once (at most
-        :data:`MAX_POINTS` points).
-    labels
-        The label of every point of :meth:`Domains.points`, in that order.
-    counterexamples
+        ``MAX_POINTS`` points).
+    labels : array-like
+        The label of every point of the product of the domains, in that order.
+    counterexamples : str or int, default="first"
         Which wrong points to return: ``"first"`` (the first, in the order of the points),
         ``"per_leaf"`` (the first of each leaf of the tree that holds wrong points), ``"all"``,
         or an integer k (the first k of ``"per_leaf"``).
@@ -277,7 +323,18 @@ class TableTeacher:
         return self.points[wrong], self.labels[wrong]
 
     def accepts(self, tree: Tree) -> bool:
-        """Whether ``tree`` predicts the label of every point of the domains."""
+        """Check ``tree`` on every point of the domains.
+
+        Parameters
+        ----------
+        tree : Tree
+            A tree over the design columns of the domains.
+
+        Returns
+        -------
+        bool
+            Whether it predicts the label of every point.
+        """
         return bool(np.array_equal(tree.predict(self.design), self.labels))
 
 
@@ -289,11 +346,11 @@ class FunctionTeacher(TableTeacher):
 
     Parameters
     ----------
-    function
+    function : callable
         Called with one value per column (in the order of ``domains``), returns the label.
-    domains
-        The domains (see :mod:`satdt.task.teachers`).
-    counterexamples
+    domains : sequence or mapping
+        The domains (see the teacher protocol, ``satdt.task.teachers``).
+    counterexamples : str or int, default="first"
         Which wrong points each answer returns (see :class:`TableTeacher`).
 
     Examples
@@ -322,12 +379,12 @@ class ModelTeacher(TableTeacher):
 
     Parameters
     ----------
-    model
+    model : object
         Anything with ``predict(rows)`` (a scikit-learn estimator, a satdt model, a
         pipeline), called once on the grid.
-    domains
-        The grid: the values each column takes (see :mod:`satdt.task.teachers`).
-    counterexamples
+    domains : sequence or mapping
+        The grid: the values each column takes, as a teacher's domains.
+    counterexamples : str or int, default="first"
         Which wrong points each answer returns (see :class:`TableTeacher`).
     """
 

@@ -23,11 +23,11 @@ from satdt.task.teachers import FunctionTeacher, TableTeacher, read_domains
 pytestmark = pytest.mark.no_kernels  # runs no Numba kernel: the session compiles none for it
 
 
-def _learn(teacher, objective="depth", max_depth=None, known=True, **options):
+def _learn(teacher, objective="depth", max_depth=None, known=True, heuristics=False, **options):
     domains = read_domains(teacher.domains)
     labels = np.unique(teacher.classes).tolist() if known else []
     rows = GrowingRows(len(domains.design_values), labels, domains=domains.design_values)
-    search = GrowingSearch(rows, objective, max_depth)
+    search = GrowingSearch(rows, objective, max_depth, heuristics=heuristics)
     recorder = Recorder(objective)
     return teach(teacher, search, domains, recorder=recorder, **options), rows
 
@@ -47,11 +47,14 @@ MUX_DOMAINS = {name: bool for name in ("a0", "a1", "d0", "d1", "d2", "d3")}
     st.sampled_from(["depth", "size"]),
     st.sampled_from(["first", "per_leaf", "all"]),
     st.booleans(),
+    st.booleans(),
 )
-def test_random_functions_get_the_brute_force_minimum(function, objective, policy, known):
+def test_random_functions_get_the_brute_force_minimum(
+    function, objective, policy, known, heuristics
+):
     n, table = function
     teacher = TableTeacher([bool] * n, table, counterexamples=policy)
-    result, rows = _learn(teacher, objective, known=known)
+    result, rows = _learn(teacher, objective, known=known, heuristics=heuristics)
     assert result.proven_optimal
     assert teacher.accepts(result.model)
     B = np.array(list(itertools.product((0, 1), repeat=n)), dtype=np.uint8)
@@ -93,7 +96,7 @@ def test_a_teacher_that_lies_gets_a_clear_error():
     domains = read_domains(Liar().domains)
     rows = GrowingRows(2, [0, 1], domains=domains.design_values)
     with pytest.raises(DataError, match="a counterexample is a row the tree gets wrong"):
-        teach(Liar(), GrowingSearch(rows), domains, recorder=Recorder("depth"))
+        teach(Liar(), GrowingSearch(rows, heuristics=False), domains, recorder=Recorder("depth"))
 
 
 def test_a_row_outside_the_domains_or_two_labels_for_one_row_are_refused():
@@ -113,7 +116,9 @@ def test_a_row_outside_the_domains_or_two_labels_for_one_row_are_refused():
         domains = read_domains(teacher.domains)
         rows = GrowingRows(1, ["a", "b"], domains=domains.design_values)
         with pytest.raises(DataError, match=match):
-            teach(teacher, GrowingSearch(rows), domains, recorder=Recorder("depth"))
+            teach(
+                teacher, GrowingSearch(rows, heuristics=False), domains, recorder=Recorder("depth")
+            )
 
 
 def test_without_classes_the_first_question_shows_no_tree():
@@ -138,7 +143,12 @@ def test_without_classes_the_first_question_shows_no_tree():
 
     domains = read_domains(Silent().domains)
     with pytest.raises(DataError, match="the teacher gave none"):
-        teach(Silent(), GrowingSearch(GrowingRows(1)), domains, recorder=Recorder("depth"))
+        teach(
+            Silent(),
+            GrowingSearch(GrowingRows(1), heuristics=False),
+            domains,
+            recorder=Recorder("depth"),
+        )
 
 
 def test_max_rounds_and_the_deadline_stop_with_the_last_tree_not_proven():

@@ -24,6 +24,7 @@ from ..task.stats import (
     CoreStats,
     DL85Stats,
     DPStats,
+    GrowingStats,
     HybridStats,
     ImproveStats,
     PortfolioStats,
@@ -81,6 +82,18 @@ def _sat(result: SearchResult, stats: SatStats) -> list[str]:
             "(no SAT call)"
         )
     return lines + _bounds_line(result)
+
+
+def _growing(result: SearchResult, stats: GrowingStats) -> list[str]:
+    """A call of partial_fit or fit_teacher: the rows it brought, whether the tree kept."""
+    lines = _sat(result, stats)
+    if stats.questions:
+        lines.append(f"teacher: {stats.questions} questions, {stats.new_rows} counterexamples")
+    else:
+        lines.append(f"new rows: {stats.new_rows} ({stats.rows_seen} given so far)")
+    if stats.tree_kept:
+        lines.append("the tree classified every new row: kept, no SAT call")
+    return lines
 
 
 def _boxes(result: SearchResult, stats: BoxStats) -> list[str]:
@@ -210,6 +223,7 @@ def _budget(result: SearchResult, stats: BudgetStats) -> list[str]:
 # Each statistics class's lines (a subclass without its own takes its closest ancestor's).
 REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
     SatStats: _sat,
+    GrowingStats: _growing,
     BoxStats: _boxes,
     DPStats: _dp,
     DL85Stats: _dl85,

@@ -35,6 +35,23 @@ class SatStats(Stats):
 
 
 @dataclass
+class GrowingStats(SatStats):
+    """Counters of a SAT search whose rows arrive (``partial_fit``, ``fit_teacher``), for one call.
+
+    ``rows`` counts the distinct rows so far, ``examples_used`` the rows any formula holds so
+    far, ``sat_calls`` and ``solve_time`` this call's; ``new_rows`` the distinct rows this call
+    brought (a batch's new rows, a teacher's counterexamples), ``tree_kept`` whether the tree
+    classified them all (no SAT call), ``questions`` the teacher's answers asked for, and
+    ``rows_seen`` every row given so far, repeated ones included.
+    """
+
+    new_rows: int = 0
+    tree_kept: bool = False
+    questions: int = 0
+    rows_seen: int = 0
+
+
+@dataclass
 class DPStats(Stats):
     """Counters of the dynamic-programming searches over binary features."""
 

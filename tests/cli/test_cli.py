@@ -401,3 +401,21 @@ def test_the_summary_says_what_a_first_run_compiled_in_the_background(capsys, mo
         "first run: kernels in the background (compiled: contree; still compiling: greedy); "
         "later runs load them from Numba's cache"
     ) in out.splitlines()
+
+
+def test_the_lines_of_a_stream_and_of_a_teacher():
+    """A call of partial_fit says the rows it brought and whether the tree kept; fit_teacher
+    how many questions it asked."""
+    import numpy as np
+
+    from satdt.cli.reports import search_lines
+    from satdt.task.teachers import FunctionTeacher
+
+    model = OptimalTreeClassifier().partial_fit(np.array([[0.0], [4.0]]), [0, 1])
+    model.partial_fit(np.array([[1.0], [3.0], [0.0]]), [0, 1, 0])
+    lines = search_lines(model.result_)
+    assert "new rows: 2 (5 given so far)" in lines and "SAT calls: 0" in lines
+    assert "the tree classified every new row: kept, no SAT call" in lines
+    teacher = FunctionTeacher(lambda a, b: a and b, [bool, bool])
+    lines = search_lines(OptimalTreeClassifier().fit_teacher(teacher).result_)
+    assert any(line.startswith("teacher: ") and "questions" in line for line in lines)

@@ -92,7 +92,8 @@ nitpick_ignore = [
         "satdt.estimators.rashomon._Solver",
     )
 ]
-nitpick_ignore_regex = [("py:class", r"tuple\[(Incumbent|Event)")]  # "tuple[X, ...]", split
+# "tuple[X, ...]" and "dict[str, str]" of dataclass fields, split at their commas
+nitpick_ignore_regex = [("py:class", r"tuple\[(Incumbent|Event|Bound)"), ("py:class", r"dict\[str")]
 # numpydoc validates the docstring of every object the API reference documents: every check but
 # those that fight the house style, where a docstring's summary is one sentence wrapped at 100
 # columns and closed on its last line (SS06, GL02), the longer story is told in the user guide

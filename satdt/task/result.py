@@ -107,7 +107,7 @@ class SearchResult:
         ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
     compiled_in_background : dict, default {}
         On a first run, the Numba kernel groups the fit had compiled in a background process
-        (:func:`satdt.dp.kernels.background`), each ``"compiled"``, ``"compiling"`` (still at
+        (``satdt.dp.kernels.background()``), each ``"compiled"``, ``"compiling"`` (still at
         it when the fit returned: later runs load them) or ``"failed"``; empty when none was.
     lower_bounds : tuple, default ()
         The proven lower bound over time, the companion of ``history``: ``(elapsed seconds,

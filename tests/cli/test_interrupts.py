@@ -15,7 +15,6 @@ Ctrl-C, on one core and on two."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import re
 import signal
@@ -267,7 +266,7 @@ def _swallow_in(phase: str, monkeypatch) -> None:
     [(phase, n) for phase in ("kernels", "blossom", "tree") for n in (1, 2)] + [("restricted", 1)],
 )
 def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
-    phase, n_jobs, data_dir, monkeypatch, capsys
+    phase, n_jobs, data_dir, monkeypatch, capsys, spawned
 ):
     from satdt.cli import main
 
@@ -283,7 +282,7 @@ def test_a_ctrl_c_swallowed_by_other_code_stops_the_portfolio(
     # the best tree marked interrupted, or (a Ctrl-C before the first tree) exit 130
     assert (code == 0 and "interrupted" in out) or (code == 130 and "interrupted" in err), said
     assert "time limit" not in out + err, said
-    assert multiprocessing.active_children() == [], said  # every worker stopped
+    assert spawned() == [], said  # every worker stopped
     assert not [t for t in threading.enumerate() if t.name.startswith("satdt-cadl85")], said
 
 

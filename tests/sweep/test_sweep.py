@@ -484,6 +484,9 @@ def test_grid_search_cv_with_two_processes():
         n_jobs=2,
     )
     search.fit(data.X, data.y)
+    from joblib.externals.loky import get_reusable_executor
+
+    get_reusable_executor().shutdown(wait=True)  # joblib keeps its workers for the next call
     serial = sklearn.GridSearchCV(
         OptimalTreeClassifier(objective="error", method="blossom"), {"max_depth": [1, 2, 3]}, cv=3
     ).fit(data.X, data.y)

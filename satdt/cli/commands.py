@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from ..core.errors import InfeasibleError, SatdtError
+from .born_again import born_again_command
 from .diagram import diagram_command
 from .encode import decode_command, encode_command
 from .explain import explain_command, rashomon_command
@@ -62,6 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = _process_started() if argv is None else time.perf_counter()
         if args.command == "diagram":
             return diagram_command(args, started)
+        if args.command == "born-again":
+            return born_again_command(args, started)
         model = tree_estimator(args)
         if argv is None and model.time_limit is not None and model.time_limit > 4 * _EXIT_RESERVE:
             model.time_limit -= _EXIT_RESERVE

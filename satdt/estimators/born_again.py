@@ -75,7 +75,7 @@ def load_ensemble(ensemble: Any, vote: str | None = None) -> Forest:
         )
     if vote is not None and vote != forest.vote:
         raise ParameterError(
-            f"{what} votes {forest.vote!r}, not {vote!r}: leave vote=None (BA-Trees' files vote "
+            f"{what} votes {forest.vote!r}, not {vote!r}: leave vote unset (BA-Trees' files vote "
             "hard, one vote per tree)"
         )
     return forest

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
-from ..core.errors import SatdtError
+from ..core.errors import NotProvenWarning, SatdtError
 from ..estimators.born_again import born_again_forest, load_ensemble
 from ..estimators.tree import OptimalTreeClassifier
 from ..models.forest import Forest
@@ -30,9 +31,11 @@ def born_again_command(args: argparse.Namespace, started: float) -> int:
     status.show(f"reading {args.forest}")
     forest = load_ensemble(args.forest, args.vote)
     try:
-        model = born_again_forest(
-            forest, args.objective, args.time_limit, started=started, on_event=status.event
-        )
+        with warnings.catch_warnings():  # the summary says what is not proven
+            warnings.simplefilter("ignore", NotProvenWarning)
+            model = born_again_forest(
+                forest, args.objective, args.time_limit, started=started, on_event=status.event
+            )
     finally:
         status.clear()
     write_output(render_tree(model, args.format), args.output)

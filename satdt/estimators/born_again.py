@@ -15,12 +15,13 @@ import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..core.errors import ParameterError
+from ..core.errors import NotProvenWarning, ParameterError, user_stacklevel
 from ..core.params import is_number
 from ..data.schema import NUMERIC, ColumnSpec, Schema
 from ..models.forest import Forest
@@ -207,6 +208,15 @@ def born_again_forest(
     model.result_ = result
     model.method_ = METHOD
     model.forest_ = forest
+    if not result.proven_optimal:
+        why = f" ({result.stop_reason})" if result.stop_reason else ""
+        warnings.warn(
+            f"born-again search stopped early{why}: returning the best faithful tree found "
+            f"({result.objective} {result.objective_value:g}, lower bound "
+            f"{result.lower_bound:g}), not proven optimal",
+            NotProvenWarning,
+            stacklevel=user_stacklevel(),
+        )
     return model
 
 

@@ -511,7 +511,7 @@ def _add_born_again_command(commands: Any) -> None:
             "search over sampled cells (minimum depth)."
         ),
     )
-    command.add_argument("forest", help="the forest, in BA-Trees' text format")
+    command.add_argument("forest", metavar="FOREST", help="the forest, in BA-Trees' text format")
     command.add_argument(
         "--objective",
         choices=("depth", "size", "depth_then_size"),

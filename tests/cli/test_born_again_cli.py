@@ -12,6 +12,7 @@ from naive import grid_points
 
 from satdt import read_forest
 from satdt.cli import main
+from satdt.cli.reports import report_of
 from satdt.models.faithful import union_thresholds
 from satdt.models.files import load_model
 from satdt.models.forest import Forest
@@ -48,6 +49,10 @@ def test_the_tree_and_its_summary(capsys, forest_file) -> None:
     assert "method: born-again, grid route" in out
     assert "faithful to the forest: proven on every cell of the grid" in out
     assert "time:" in out
+    # born-again is not a method of the table of searches: its lines come from its statistics
+    from satdt.task.born_again import BornAgainSearchStats
+
+    assert report_of(BornAgainSearchStats) is not None
 
 
 def test_save_then_predict_and_export_ba_round_trip(capsys, forest_file, tmp_path) -> None:

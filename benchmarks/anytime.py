@@ -56,6 +56,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import wide
 from harness import run_worker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,6 +90,8 @@ def _peer_of(method: str) -> str | None:
 def _load(name: str):
     import numpy as np
 
+    if wide.is_wide(name):
+        return wide.load(name)
     table = np.loadtxt(DATA / f"{name}.txt", dtype=np.uint8, ndmin=2)
     return np.ascontiguousarray(table[:, 1:]), table[:, 0].astype(np.int64)
 
@@ -249,12 +252,58 @@ def plot_curves(path: str, curves: dict, budget: float) -> None:
     print(f"\ncurves written to {path}")
 
 
+def _final(run: dict, budget: float, final_only: bool) -> float | None:
+    """The error of the best tree a run had at ``budget`` (None: no tree, or the run failed)."""
+    if "curve" not in run:
+        return None
+    values = [v for _t, v in _curve_at(run, budget, final_only)]
+    return min(values) if values else None
+
+
+def final_errors(runs: dict, files: list, depths: list, budgets: list, methods: list) -> None:
+    """Per file, depth and budget, each method's final error (the best tree it had by then; a
+    peer's by the trees it returned), and whether ``auto`` is at or below every pytrees-rs
+    variant (``ok``), with how many cells it is."""
+    peers = [m for m in methods if m.startswith("pytrees-")]
+    if "auto" not in methods or not peers:
+        return
+    shown = ["auto", *peers]
+    print("### final error (the best tree by each budget)\n")
+    print("| file | depth | budget | " + " | ".join(shown) + " | auto <= best pytrees-rs |")
+    print("|---|---|---|" + "---|" * (len(shown) + 1))
+    met = cells = 0
+    for name in files:
+        for depth in depths:
+            for budget in budgets:
+                errors = {
+                    m: _final(runs[depth, name, m, budget if m in FINAL_ONLY else max(budgets)],
+                              budget, m in FINAL_ONLY)
+                    for m in shown
+                }  # fmt: skip
+                peer_best = min((e for m, e in errors.items() if m in peers and e is not None),
+                                default=None)  # fmt: skip
+                ok = errors["auto"] is not None and (
+                    peer_best is None or errors["auto"] <= peer_best
+                )
+                cells += 1
+                met += ok
+                text = " | ".join("-" if errors[m] is None else f"{errors[m]:g}" for m in shown)
+                print(f"| {name} | {depth} | {budget:g} | {text} | {'ok' if ok else 'NO'} |")
+    print(f"\nauto at or below the best pytrees-rs variant in {met} of {cells} cells\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", default="", help="comma-separated cp4im names")
     parser.add_argument("--depths", default="")
     parser.add_argument("--budgets", default="", help="seconds, comma-separated")
     parser.add_argument("--quick", action="store_true", help="a subset of about 10 minutes")
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="the wide binarized continuous tables (benchmarks/wide.py), depths 5 6 7, budgets "
+        "10 30 60, auto beside pytrees-rs",
+    )
     parser.add_argument("--all", action="store_true", help="every CA-DL8.5 schedule")
     parser.add_argument("--methods", default="", help="comma-separated subset of the methods")
     parser.add_argument("--mem-gb", type=float, default=4.0, help="address-space limit per run")
@@ -274,13 +323,17 @@ def main() -> None:
         return
     if not DATA.exists():
         sys.exit(f"data not found: {DATA}")
-    files = (args.files or (QUICK_FILES if args.quick else DEFAULT_FILES)).split(",")
+    default_files = ",".join(wide.WIDE) if args.wide else DEFAULT_FILES
+    files = (args.files or (QUICK_FILES if args.quick else default_files)).split(",")
     depths = [int(d) for d in (args.depths or ("5,6" if args.quick else "5,6,7")).split(",")]
+    default_budgets = "10,30,60" if args.wide else "15,30,60"
     budgets = sorted(
-        float(b) for b in (args.budgets or ("5,10" if args.quick else "15,30,60")).split(",")
+        float(b) for b in (args.budgets or ("5,10" if args.quick else default_budgets)).split(",")
     )
     horizon = budgets[-1]
     methods = satdt_methods(args.all) + PEER_METHODS
+    if args.wide and not args.methods:
+        methods = ["auto", "pytrees-discrepancy", "pytrees-topk"]
     if args.n_jobs > 1:
         methods += [f"portfolio@{args.n_jobs}", f"auto@{args.n_jobs}"]
     if args.methods:
@@ -411,6 +464,7 @@ def main() -> None:
                 + f" | {peak:.0f} | {failed} |"
             )
         print()
+    final_errors(runs, files, depths, budgets, methods)
     print(f"total benchmark time {time.perf_counter() - started:.0f} s")
     if args.plot:
         plot_curves(args.plot, curves, horizon)

@@ -41,6 +41,12 @@ the training error of the tree it returns at that budget (by its own predictions
 At depth 3 the table also gives the D2Split calls of satdt (``result_.stats.d2_splits``) and of
 pycontree (its "specialized solver calls", read from its verbose output).
 
+Wide tables: a name ``FILE+products`` (or ``FILE+products@ROWS``, a seeded sample of ROWS
+rows) is that file with every product of two of its columns (squares included) after its
+columns: page+products is 4,378 x 65, avila+products@2500 2,500 x 65 with twelve classes,
+htru+products@3000 3,000 x 44. There neither ConTree proves depth 3 within minutes, and the
+table compares the trees each returns at the time limit (anytime).
+
 Every run happens in its own subprocess under an address-space limit; ``--jobs 2`` runs two at
 once on a two-core machine. A peer that is not importable is skipped with a line saying why.
 
@@ -48,6 +54,8 @@ once on a two-core machine. A peer that is not importable is skipped with a line
     python benchmarks/continuous.py --quick --jobs 2     # depths 2 3, small files (about 10 min)
     python benchmarks/continuous.py --files raisin,bank --depths 2 --no-ablation
     python benchmarks/continuous.py --budgets-only --jobs 2      # the equal-budget table alone
+    python benchmarks/continuous.py --files page+products,avila+products@2500,htru+products@3000 \
+        --depths 3 --methods satdt-contree,pycontree --no-ablation --budgets "" --jobs 2
 
 Run from the repository root; the data is read from ``../shared/data/continuous`` (label in
 the first column, then the features, space separated). Never collected by pytest; results
@@ -58,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import itertools
 import json
 import math
 import os
@@ -92,12 +101,28 @@ ABLATION = ("all", "neighbourhood", "shrinking", "subinterval", "similarity", "d
 
 
 # ---------------------------------------------------------------------- worker side
+WIDE = "+products"  # a file with the products of its columns (see the module docstring)
+
+
+def _base(name: str) -> tuple[str, bool, int | None]:
+    """A table's file, whether it has the products of its columns, and its sample's rows."""
+    stem, _, rows = name.partition("@")
+    return stem.removesuffix(WIDE), stem.endswith(WIDE), int(rows) if rows else None
+
+
 def _load(name: str):
     import numpy as np
 
-    table = np.loadtxt(DATA / f"{name}.txt", dtype=np.float64, ndmin=2)
+    base, wide, rows = _base(name)
+    table = np.loadtxt(DATA / f"{base}.txt", dtype=np.float64, ndmin=2)
+    if rows is not None and rows < len(table):
+        table = table[np.random.default_rng(0).choice(len(table), rows, replace=False)]
     labels, y = np.unique(table[:, 0], return_inverse=True)
-    return np.ascontiguousarray(table[:, 1:]), y.astype(np.int64), len(labels)
+    X = table[:, 1:]
+    if wide:
+        pairs = itertools.combinations_with_replacement(range(X.shape[1]), 2)
+        X = np.column_stack([X, *(X[:, i] * X[:, j] for i, j in pairs)])
+    return np.ascontiguousarray(X), y.astype(np.int64), len(labels)
 
 
 def _peak_mb() -> float:
@@ -302,8 +327,10 @@ def available_peers() -> dict[str, str | None]:
 
 
 def rows_of(name: str) -> int:
-    with open(DATA / f"{name}.txt") as handle:
-        return sum(1 for line in handle if line.strip())
+    base, _, rows = _base(name)
+    with open(DATA / f"{base}.txt") as handle:
+        count = sum(1 for line in handle if line.strip())
+    return count if rows is None else min(rows, count)
 
 
 def skip_reason(method: str, depth: int, rows: int) -> str | None:
@@ -366,9 +393,10 @@ def main() -> None:
     rows = {name: rows_of(name) for name in everything}
     small = [n for n in everything if rows[n] < SMALL_ROWS]
     files = args.files.split(",") if args.files else (small if args.quick else everything)
-    unknown = [n for n in files if n not in rows]
+    unknown = [n for n in files if _base(n)[0] not in rows]
     if unknown:
-        sys.exit(f"unknown files {unknown}; choose from {everything}")
+        sys.exit(f"unknown files {unknown}; choose from {everything} (or FILE{WIDE}[@ROWS])")
+    rows.update({name: rows_of(name) for name in files})
     depths = [int(d) for d in (args.depths or ("2,3" if args.quick else "2,3,4")).split(",")]
     limit = args.time_limit
     ablation_limit = args.ablation_limit or (30.0 if args.quick else limit)

@@ -12,6 +12,8 @@ depth), whole process, measured on this kind of machine.
     python benchmarks/min_depth.py --numeric --cap 60   # numeric tables (numeric_tables.py):
                                                    # SAT, auto, ConTree's fits, CART, side by side
     python benchmarks/min_depth.py --numeric --tables breast_cancer wine-200 --cap 60
+    python benchmarks/min_depth.py --numeric --targets --cap 60   # auto alone: its bounds,
+                                                   # what each step bought, the targets met
 """
 
 from __future__ import annotations
@@ -107,7 +109,17 @@ def main() -> None:
         "--short", type=float, default=10.0, help="the short time limit (depth <= CART's)"
     )
     parser.add_argument("--sat-cap", type=float, help="with --numeric: SAT's limit (default --cap)")
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="with --numeric: auto alone, its bounds and what each step bought, beside CART",
+    )
     args = parser.parse_args()
+    if args.numeric and args.targets:
+        from numeric_tables import targets_table
+
+        targets_table(args.tables, sizes_of(args), args.cap)
+        return
     if args.numeric:
         from numeric_tables import depth_table
 

@@ -1,23 +1,29 @@
 """Scale: satdt on large random numeric tables (10^4 to 10^6 rows x 20 columns).
 
 The tables are generated here (in a temporary directory): values uniform in [0, 1) rounded
-to 3 decimals, label ``x0 + x1 > 1`` flipped with probability 0.1 (seeded). For each size,
-objective (``depth``, ``size``, ``error`` at ``--depth``) and mode, one fit runs in its own
-subprocess under an address-space limit (``--memory-cap-gb``) and is killed at the time
-limit + 60 s, so a run that grows without bound is a row of the table, not a dead machine.
+to 3 decimals, label ``x0 + x1 > 1`` flipped with probability 0.1 (seeded); ``--columns``
+sets the width. For each size, objective (``depth``, ``size``, ``error`` at ``--depth``),
+method (``--methods``: ``auto`` by default; each named method runs the objectives it
+solves) and mode, one fit runs in its own subprocess under an address-space limit
+(``--memory-cap-gb``) and is killed at the time limit + 60 s, so a run that grows without
+bound is a row of the table, not a dead machine.
 
 - ``library``: ``OptimalTreeClassifier(...).fit(X, y)`` on arrays; timed from the call of fit.
 - ``cli``: ``python -m satdt.cli infer|fit FILE.csv ...`` on the CSV; whole process timed
   (start-up and reading included). The tree is then re-checked by ``satdt predict``.
 
-Per run: time, whether it came back within the limit + max(0.5 s, 5 %), the process's own
-peak resident memory, the tree's depth and nodes, its training accuracy (recomputed from
+Per run: time, its overrun (time - limit), whether it came back within the limit +
+max(0.5 s, 5 %), the process's own peak resident memory, the tree's depth and nodes, its training accuracy (recomputed from
 predictions), proven or not, and for ``error`` CART's training accuracy at the same depth
-(scikit-learn, measured here). Then one line per target.
+(scikit-learn, measured here). Then one line per target, among them the worst overrun per
+table size (rows x columns) against the promise: within 1 s up to 10^6 cells, within 2 s up
+to 10^7.
 
     python benchmarks/scale.py                       # 10^4, 10^5, 10^6 rows; all objectives, both modes
     python benchmarks/scale.py --quick               # 10^4 and 10^5 rows only
     python benchmarks/scale.py --rows 1000000 --objectives error --modes library --memory-cap-gb 4
+    python benchmarks/scale.py --rows 40000 150000 400000 --columns 25 --modes cli \
+        --time-limit 5 --methods auto contree portfolio     # the overrun per size and method
     PYTHONPATH=OTHER_CHECKOUT python benchmarks/scale.py --quick   # measure another satdt
 
 The environment (``PYTHONPATH`` included) is passed to every child unchanged, and the children
@@ -42,6 +48,11 @@ ROOT = Path(__file__).resolve().parents[1]
 OBJECTIVES = ("depth", "size", "error")
 MODES = ("library", "cli")
 COLUMNS = 20
+# The methods each objective may run (``--methods``); ``auto`` runs for every objective.
+ERROR_METHODS = ("portfolio", "contree", "blossom", "dl85", "cadl85")
+CONSISTENCY_METHODS = ("hybrid", "sat", "contree")
+# The promise on time limits: the worst overrun allowed up to a table of this many cells.
+OVERRUN_PROMISE = ((10**6, 1.0), (10**7, 2.0))
 NOISE = 0.1
 KILL_MARGIN = 60.0  # seconds past the time limit before a run is killed
 MEMORY_TARGET_MB = 2048.0
@@ -49,7 +60,9 @@ MEMORY_WORDS = ("MemoryError", "bad_alloc", "Cannot allocate", "Unable to alloca
 
 
 # ---------------------------------------------------------------------- worker side
-def _worker_library(folder: str, objective: str, depth: int, time_limit: float) -> None:
+def _worker_library(
+    folder: str, objective: str, depth: int, time_limit: float, method: str = "auto"
+) -> None:
     """One fit on the arrays of ``folder``; prints the result as JSON (last stdout line)."""
     import warnings
 
@@ -63,6 +76,7 @@ def _worker_library(folder: str, objective: str, depth: int, time_limit: float) 
         objective=objective,
         max_depth=depth if objective == "error" else None,
         time_limit=time_limit,
+        method=method,
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NotProvenWarning: read from result_ instead
@@ -109,12 +123,12 @@ def _worker_warmup(objectives: list[str], depth: int) -> None:
 
 
 # ---------------------------------------------------------------------- data
-def make_table(rows: int, seed: int):
-    """20 numeric columns uniform in [0, 1) (3 decimals); label x0 + x1 > 1, 10 % flipped."""
+def make_table(rows: int, seed: int, columns: int = COLUMNS):
+    """Numeric columns uniform in [0, 1) (3 decimals); label x0 + x1 > 1, 10 % flipped."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    X = np.round(rng.random((rows, COLUMNS)), 3)
+    X = np.round(rng.random((rows, columns)), 3)
     clean = X[:, 0] + X[:, 1] > 1.0
     y = (clean ^ (rng.random(rows) < NOISE)).astype(np.int64)
     return X, y
@@ -210,10 +224,10 @@ def failure(run: dict, kill_after: float) -> str | None:
     return None
 
 
-def run_library(folder: Path, objective: str, args, env: dict) -> dict:
+def run_library(folder: Path, objective: str, method: str, args, env: dict) -> dict:
     kill_after = args.time_limit + KILL_MARGIN
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", "library", str(folder)]
-    cmd += [objective, str(args.depth), str(args.time_limit)]
+    cmd += [objective, str(args.depth), str(args.time_limit), method]
     run = spawn(cmd, env, folder, args.memory_cap_gb, kill_after)
     row = {"process": run["wall"], "peak_mb": run["peak_mb"]}
     reason = failure(run, kill_after)
@@ -226,7 +240,7 @@ def run_library(folder: Path, objective: str, args, env: dict) -> dict:
     return row
 
 
-def run_cli(folder: Path, objective: str, args, y, env: dict) -> dict:
+def run_cli(folder: Path, objective: str, method: str, args, y, env: dict) -> dict:
     import numpy as np
 
     kill_after = args.time_limit + KILL_MARGIN
@@ -239,7 +253,7 @@ def run_cli(folder: Path, objective: str, args, y, env: dict) -> dict:
     else:
         cmd = [*cli, "infer", str(data)] + (["--size"] if objective == "size" else [])
     cmd += ["--time-limit", str(args.time_limit), "--format", "json", "-o", str(document)]
-    cmd += ["--save", str(model)]
+    cmd += ["--save", str(model)] + ([] if method == "auto" else ["--method", method])
     run = spawn(cmd, env, folder, args.memory_cap_gb, kill_after)
     row = {"process": run["wall"], "timed": run["wall"], "peak_mb": run["peak_mb"]}
     reason = failure(run, kill_after)
@@ -304,11 +318,21 @@ def _consistent(row: dict, objective: str) -> str:
     return "yes" if row.get("errors") == 0 else f"no ({row['errors']} errors)"
 
 
-def table_row(size: int, objective: str, mode: str, row: dict, cart: float | None, limit: float):
+def _cells(size: int, row: dict) -> str:
+    return _cell_count(size * row["columns"])
+
+
+def _cell_count(cells: int) -> str:
+    return f"{cells:.1e}".replace("e+0", "e")
+
+
+def table_row(size: int, run: str, mode: str, row: dict, cart: float | None, limit: float):
+    objective, _, method = run.partition(" ")
     label = objective if objective != "error" else f"error (d<={row['max_depth']})"
+    label += f" {method}" if method else ""
     if row.get("failed"):
-        cells = [_rows_label(size), label, mode, row["failed"].replace("|", "/")]
-        cells += [f"{row.get('timed', row['process']):.2f}", "no (no tree)"]
+        cells = [_rows_label(size), _cells(size, row), label, mode, row["failed"].replace("|", "/")]
+        cells += [f"{row.get('timed', row['process']):.2f}", "-", "no (no tree)"]
         cells += [f"{row['peak_mb']:.0f}"] + ["-"] * 5
         return [*cells, "-" if cart is None else f"{cart:.4f}", "-"]
     timed = row["timed"]
@@ -322,10 +346,12 @@ def table_row(size: int, objective: str, mode: str, row: dict, cart: float | Non
             diff = f"{accuracy - cart:+.4f}"
     return [
         _rows_label(size),
+        _cells(size, row),
         label,
         mode,
         "ok",
         f"{timed:.2f}",
+        f"{timed - limit:+.2f}",
         within,
         f"{row['peak_mb']:.0f}",
         str(row.get("depth")),
@@ -340,10 +366,12 @@ def table_row(size: int, objective: str, mode: str, row: dict, cart: float | Non
 
 HEADER = [
     "rows",
+    "cells",
     "objective",
     "mode",
     "status",
     "time s",
+    "over s",
     "within limit",
     "peak MB",
     "depth",
@@ -364,6 +392,38 @@ def _verdict(ok: bool | None) -> str:
     return "not measured" if ok is None else ("PASS" if ok else "FAIL")
 
 
+def _objective(run: str) -> str:
+    """The objective of a run's label (``error``, ``error contree``, ...)."""
+    return run.split()[0]
+
+
+def overrun_line(results: list[tuple[int, str, str, dict, float | None]], limit: float) -> str:
+    """The worst overrun (time - limit) per table size, against :data:`OVERRUN_PROMISE`."""
+    worst: dict[int, tuple[float, str]] = {}
+    for size, run, mode, row, _ in results:
+        cells = size * row["columns"]
+        over = row.get("timed", row["process"]) - limit
+        if row.get("failed"):
+            over = max(over, KILL_MARGIN)  # no tree: as bad as it gets
+        if cells not in worst or over > worst[cells][0]:
+            worst[cells] = (over, f"{run} {mode}")
+    missed = []
+    for cells, (over, what) in worst.items():
+        allowed = next((s for top, s in OVERRUN_PROMISE if cells <= top), None)
+        if allowed is not None and over > allowed:
+            missed.append(f"{_cell_count(cells)} cells {what} (+{over:.2f} s > {allowed:g} s)")
+    sizes = "; ".join(
+        f"{_cell_count(cells)} cells {over:+.2f} s ({what})"
+        for cells, (over, what) in sorted(worst.items())
+    )
+    ok = None if not worst else not missed
+    return (
+        f"- time limit kept within 1 s up to 10^6 cells and 2 s up to 10^7 (worst overrun per "
+        f"size: {sizes or 'none'}): {_verdict(ok)}"
+        + (f"; not: {', '.join(missed)}" if missed else "")
+    )
+
+
 def targets(results: list[tuple[int, str, str, dict, float | None]], limit: float) -> list[str]:
     lines = []
 
@@ -382,6 +442,8 @@ def targets(results: list[tuple[int, str, str, dict, float | None]], limit: floa
         + (f"; not: {', '.join(late)}" if late else "")
     )
 
+    lines.append(overrun_line(results, limit))
+
     big = [(s, o, m, r) for s, o, m, r, _ in results if s >= 10**6]
     heavy = [
         f"{name(s, o, m)} ({r['peak_mb']:.0f} MB{', failed' if r.get('failed') else ''})"
@@ -395,7 +457,7 @@ def targets(results: list[tuple[int, str, str, dict, float | None]], limit: floa
         + (f"; not: {', '.join(heavy)}" if heavy else "")
     )
 
-    errs = [(s, o, m, r, c) for s, o, m, r, c in results if o == "error"]
+    errs = [(s, o, m, r, c) for s, o, m, r, c in results if _objective(o) == "error"]
     if errs and all(c is None for *_, c in errs):
         lines.append("- error objective never worse than CART: not measured (scikit-learn missing)")
     else:
@@ -411,13 +473,13 @@ def targets(results: list[tuple[int, str, str, dict, float | None]], limit: floa
             + (f"; not (worse or no tree): {', '.join(worse)}" if worse else "")
         )
 
-    cons = [(s, o, m, r) for s, o, m, r, _ in results if o != "error"]
+    cons = [(s, o, m, r) for s, o, m, r, _ in results if _objective(o) != "error"]
     bad = []
     for s, o, m, r in cons:
         if r.get("failed") or r.get("errors") != 0:
             bad.append(f"{name(s, o, m)} (no consistent tree)")
             continue
-        value = r["depth"] if o == "depth" else r["nodes"]
+        value = r["depth"] if _objective(o) == "depth" else r["nodes"]
         bound = r.get("lower_bound")
         if r.get("proven") is None:
             bad.append(f"{name(s, o, m)} (proof status missing)")
@@ -435,10 +497,29 @@ def targets(results: list[tuple[int, str, str, dict, float | None]], limit: floa
     return lines
 
 
+def runs_of(objectives: list[str], methods: list[str]) -> list[tuple[str, str]]:
+    """Each objective with each method that solves it (``auto`` solves every one)."""
+    return [
+        (objective, method)
+        for objective in objectives
+        for method in methods
+        if method == "auto"
+        or method in (ERROR_METHODS if objective == "error" else CONSISTENCY_METHODS)
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10**4, 10**5, 10**6])
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES))
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=("auto", *dict.fromkeys(ERROR_METHODS + CONSISTENCY_METHODS)),
+        default=["auto"],
+        help="methods to run (each for the objectives it solves)",
+    )
+    parser.add_argument("--columns", type=int, default=COLUMNS, help="columns of each table")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--time-limit", type=float, default=10.0, help="seconds per fit")
     parser.add_argument("--depth", type=int, default=3, help="max_depth of the error objective")
@@ -457,8 +538,8 @@ def main() -> None:
     if args.worker:
         kind, *rest = args.worker
         if kind == "library":
-            folder, objective, depth, limit = rest
-            _worker_library(folder, objective, int(depth), float(limit))
+            folder, objective, depth, limit, method = rest
+            _worker_library(folder, objective, int(depth), float(limit), method)
         else:
             _worker_warmup(rest[1:], int(rest[0]))
         return
@@ -495,20 +576,21 @@ def main() -> None:
         print("|" + "---|" * len(HEADER))
         results = []
         for size in sizes:
-            X, y = make_table(size, args.seed)
+            X, y = make_table(size, args.seed, args.columns)
             write_table(folder, X, y, csv="cli" in args.modes)
             cart = cart_accuracy(X, y, args.depth) if "error" in args.objectives else None
-            for objective in args.objectives:
+            for objective, method in runs_of(args.objectives, args.methods):
                 for mode in args.modes:
                     if mode == "library":
-                        row = run_library(folder, objective, args, env)
+                        row = run_library(folder, objective, method, args, env)
                     else:
-                        row = run_cli(folder, objective, args, y, env)
-                    row["max_depth"] = args.depth
+                        row = run_cli(folder, objective, method, args, y, env)
+                    row["max_depth"], row["columns"] = args.depth, args.columns
                     c = cart if objective == "error" else None
-                    results.append((size, objective, mode, row, c))
+                    run = objective if method == "auto" else f"{objective} {method}"
+                    results.append((size, run, mode, row, c))
                     print(
-                        _markdown(table_row(size, objective, mode, row, c, args.time_limit)),
+                        _markdown(table_row(size, run, mode, row, c, args.time_limit)),
                         flush=True,
                     )
             del X, y

@@ -74,6 +74,7 @@ nitpick_ignore = [
     for name in (
         "numpy.ndarray",
         "collections.abc.Callable",
+        "collections.abc.Mapping",
         "collections.abc.Sequence",
         "collections.abc.Iterator",
         "os.PathLike",

@@ -62,3 +62,16 @@ def _no_sweep_workers_left():
         from satdt.sweep import close_workers
 
         close_workers()
+
+
+@pytest.fixture
+def spawned():
+    """The live child processes of this one that the test started: ``spawned()`` leaves out
+    those alive before it (a pool another test of this worker keeps for reuse, say), so that a
+    no-orphan check sees only its own search's workers."""
+    import os
+
+    from helpers import children
+
+    before = set(children(os.getpid()))
+    return lambda: [pid for pid in children(os.getpid()) if pid not in before]

@@ -54,14 +54,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("satdt: interrupted", file=sys.stderr)
         return 130
-    except Exception as error:
-        if not (interrupt_pending() or _from_a_ctrl_c(error)):
-            raise
-        # a Ctrl-C that other code turned into an error of its own (a dataclass being
-        # created while a module loads reports it as a RuntimeError, an extension module
-        # being imported as an ImportError)
-        print("satdt: interrupted", file=sys.stderr)
-        return 130
 
 
 def _from_a_ctrl_c(error: BaseException) -> bool:
@@ -78,9 +70,18 @@ def _from_a_ctrl_c(error: BaseException) -> bool:
 
 def _run(argv: Sequence[str] | None) -> int:
     with ctrl_c_kept():
-        commands = importlib.import_module(".commands", __name__)
-        honour_interrupt()
-        return commands.main(argv)
+        try:
+            commands = importlib.import_module(".commands", __name__)
+            honour_interrupt()
+            return commands.main(argv)
+        except Exception as error:
+            # a Ctrl-C that other code turned into an error of its own (a dataclass being
+            # created while a module loads reports it as a RuntimeError; NumPy's extension
+            # module, imported while one lands, an ImportError that does not name it). Asked
+            # here, before the block ends and forgets the Ctrl-C it noted.
+            if interrupt_pending() or _from_a_ctrl_c(error):
+                raise KeyboardInterrupt from error
+            raise
 
 
 @contextlib.contextmanager

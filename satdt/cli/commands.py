@@ -2,36 +2,45 @@
 
 from __future__ import annotations
 
-import argparse
+import importlib
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
 
 from ..core.errors import InfeasibleError, SatdtError
-from .born_again import born_again_command
-from .diagram import diagram_command
-from .encode import decode_command, encode_command
-from .explain import explain_command, rashomon_command
 from .files import check_outputs
-from .learn import learn_command, predict_command, tree_estimator
+from .learn import learn_command, tree_estimator
 from .messages import EXIT_INFEASIBLE, EXIT_OK, EXIT_USAGE, cli_message
 from .parser import build_parser
-from .sweep import report_command, sweep_command
-from .warmup import warmup_command
 
 _EXIT_RESERVE = 0.3  # seconds of --time-limit kept for writing the output and exiting
-# The commands that learn no model (no time limit counted from the process start).
-_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "warmup": warmup_command,
-    "predict": predict_command,
-    "explain": explain_command,
-    "rashomon": rashomon_command,
-    "encode": encode_command,
-    "decode": decode_command,
-    "sweep": sweep_command,
-    "report": report_command,
+# The commands that learn no model (no time limit counted from the process start), by the
+# module that runs each: imported when asked for, so that ``satdt infer`` loads none of them
+# (the explanations, the sweeps, ...) before its clock runs.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "warmup": ("warmup", "warmup_command"),
+    "predict": ("learn", "predict_command"),
+    "explain": ("explain", "explain_command"),
+    "rashomon": ("explain", "rashomon_command"),
+    "encode": ("encode", "encode_command"),
+    "decode": ("encode", "decode_command"),
+    "sweep": ("sweep", "sweep_command"),
+    "report": ("sweep", "report_command"),
 }
+
+
+# The commands that learn a model other than a tree from data (their clock is the process's).
+_LEARNERS: dict[str, tuple[str, str]] = {
+    "diagram": ("diagram", "diagram_command"),
+    "born-again": ("born_again", "born_again_command"),
+}
+
+
+def _command(name: str) -> Callable[..., int]:
+    """The function of a command that learns no model, of ``diagram`` or of ``born-again``."""
+    module, function = _COMMANDS.get(name) or _LEARNERS[name]
+    return getattr(importlib.import_module(f".{module}", __package__), function)
 
 
 def _process_started() -> float:
@@ -57,14 +66,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_outputs(args)
         if args.command in _COMMANDS:
-            return _COMMANDS[args.command](args)
+            return _command(args.command)(args)
         # run as a command, --time-limit covers the whole command from the process start,
         # keeping a little time for writing the model and exiting
         started = _process_started() if argv is None else time.perf_counter()
         if args.command == "diagram":
-            return diagram_command(args, started)
+            return _command("diagram")(args, started)
         if args.command == "born-again":
-            return born_again_command(args, started)
+            return _command("born-again")(args, started)
         model = tree_estimator(args)
         if argv is None and model.time_limit is not None and model.time_limit > 4 * _EXIT_RESERVE:
             model.time_limit -= _EXIT_RESERVE

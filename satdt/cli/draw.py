@@ -16,11 +16,11 @@ from ..task.objectives import OBJECTIVES
 def check_drawings(args: argparse.Namespace) -> None:
     """Before any work: ``--draw`` and ``--draw-loop`` need matplotlib and a known format,
     ``--report`` an ``.html`` file."""
-    from ..plot import check_plot_target
-
     for name, flag in (("draw", "--draw"), ("draw_loop", "--draw-loop")):
         path = getattr(args, name, None)
         if path:
+            from ..plot import check_plot_target  # only then: a fit without drawings loads none
+
             check_plot_target(path, what=flag)
     if getattr(args, "report", None):
         from ..report import check_report_target

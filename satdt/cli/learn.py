@@ -15,6 +15,7 @@ from ..data import read_with_schema
 from ..estimators.tree import OptimalTreeClassifier
 from ..models.files import load_model
 from ..search.registry import method_params
+from ..task.objectives import OBJECTIVES
 from .draw import check_drawings, draw, draw_title, write_report
 from .files import read_training, save_model_file, write_output
 from .messages import EXIT_OK
@@ -122,9 +123,16 @@ def learn_command(args: argparse.Namespace, model: OptimalTreeClassifier, starte
 
 
 def _plot_title(args: argparse.Namespace, model: OptimalTreeClassifier, n_rows: int) -> str:
-    """The title of a ``--plot`` curve: dataset, method and depth; final error and its proof."""
+    """The title of a ``--plot`` curve: dataset and method, the bound on the depth asked for;
+    the final value and its proof."""
     result = model.result_
     proof = proof_phrase(result, ", ")
+    if OBJECTIVES[result.objective].consistency:
+        unit = OBJECTIVES[result.objective].unit
+        return (
+            f"{Path(args.data).name}: {model.method_}, {n_rows} rows\n"
+            f"{unit} {result.objective_value:g} ({proof}), {result.runtime:.2f} s"
+        )
     return (
         f"{Path(args.data).name}: {model.method_}, depth <= {model.max_depth}\n"
         f"{result.objective_value:g} errors of {n_rows} rows ({proof}), {result.runtime:.2f} s"

@@ -185,6 +185,9 @@ def _add_infer_command(commands: Any) -> None:
     _add_method_options(infer, "infer")
     _add_output_options(infer)
     _add_n_jobs(infer)
+    _add_plot_options(
+        infer, "the depth (nodes with --size) of the incumbents and the proven lower bound"
+    )
 
 
 def _add_fit_command(commands: Any) -> None:
@@ -212,12 +215,17 @@ def _add_fit_command(commands: Any) -> None:
     _add_method_options(fit, "fit")
     _add_output_options(fit)
     _add_n_jobs(fit)
-    fit.add_argument(
+    _add_plot_options(fit, "the training error of the incumbents")
+
+
+def _add_plot_options(command: Any, what: str) -> None:
+    """``--plot FILE`` (the anytime curve: ``what`` over time) and ``--plot-log-time``."""
+    command.add_argument(
         "--plot",
         metavar="FILE",
-        help="draw the training error of the incumbents over time to FILE (.png, .pdf, .svg; needs matplotlib)",
+        help=f"draw {what} over time to FILE (.png, .pdf, .svg; needs matplotlib)",
     )
-    fit.add_argument(
+    command.add_argument(
         "--plot-log-time", action="store_true", help="with --plot: a logarithmic time axis"
     )
 

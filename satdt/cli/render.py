@@ -18,7 +18,7 @@ from ..models.base import Model
 from ..search.registry import METHODS
 from ..task.objectives import OBJECTIVES
 from .messages import cli_message
-from .reports import diagram_lines, search_lines
+from .reports import background_lines, diagram_lines, search_lines
 
 _INDENTED_NODES = 2000  # JSON output of larger models is not indented
 
@@ -119,6 +119,7 @@ def tree_summary(model: OptimalTreeClassifier, dataset: Dataset) -> list[str]:
     lines += [f"note: {cli_message(note)}" for note in preparation.notes]
     if result.stats.interrupted:
         lines.append("interrupted: the best tree found so far")
+    lines += background_lines(result)
     lines.append(f"time: {result.runtime:.3f} s")
     return lines
 

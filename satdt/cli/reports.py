@@ -15,19 +15,60 @@ from collections.abc import Callable
 from typing import Any
 
 from ..task.born_again import BornAgainSearchStats
+from ..task.objectives import OBJECTIVES
 from ..task.result import SearchResult
 from ..task.stats import (
     SEARCH_NAMES,
     BoxStats,
     BudgetStats,
     ConTreeStats,
+    CoreStats,
     DL85Stats,
     DPStats,
+    GrowingStats,
     HybridStats,
+    ImproveStats,
     PortfolioStats,
     SatStats,
     Stats,
 )
+
+# The most moments a summary's line of bounds over time shows (the first ones and the last).
+MAX_MOMENTS = 12
+
+
+def bounds_over_time(result: SearchResult) -> list[tuple[float, float, float]]:
+    """``(seconds, lower bound, upper bound)`` at each moment either changed: the proven lower
+    bounds (``result.lower_bounds``) beside the incumbents (``result.history``); the upper
+    bound is infinite before the first incumbent (the line of the summary starts at it)."""
+    changes = sorted(
+        [(b.elapsed, 0, b.value) for b in result.lower_bounds]
+        + [(i.elapsed, 1, i.value) for i in result.history]
+    )
+    lower, upper = 0.0, float("inf")
+    moments: list[tuple[float, float, float]] = []
+    for seconds, which, value in changes:
+        if which == 0:
+            lower = max(lower, value)
+        else:
+            upper = min(upper, value)
+        if moments and moments[-1][0] == seconds:
+            moments.pop()
+        moments.append((seconds, lower, upper))
+    return moments
+
+
+def _bounds_line(result: SearchResult) -> list[str]:
+    """The summary's line of the bounds over time (none without a lower bound recorded)."""
+    if not result.lower_bounds:
+        return []
+    moments = [moment for moment in bounds_over_time(result) if moment[2] < float("inf")]
+    shown = [f"{s:.2f} s: {lo:g}-{hi:g}" for s, lo, hi in moments]
+    if len(shown) > MAX_MOMENTS:
+        kept = MAX_MOMENTS // 2
+        shown = [*shown[:kept], f"({len(shown) - 2 * kept} more)", *shown[-kept:]]
+    unit = OBJECTIVES[result.objective].unit
+    return [f"bounds over time ({unit}, lower-upper): " + "; ".join(shown)]
 
 
 def _sat(result: SearchResult, stats: SatStats) -> list[str]:
@@ -41,6 +82,18 @@ def _sat(result: SearchResult, stats: SatStats) -> list[str]:
             f"depth {depths}: a heuristic tree, re-grown at its last levels, was consistent "
             "(no SAT call)"
         )
+    return lines + _bounds_line(result)
+
+
+def _growing(result: SearchResult, stats: GrowingStats) -> list[str]:
+    """A call of partial_fit or fit_teacher: the rows it brought, whether the tree kept."""
+    lines = _sat(result, stats)
+    if stats.questions:
+        lines.append(f"teacher: {stats.questions} questions, {stats.new_rows} counterexamples")
+    else:
+        lines.append(f"new rows: {stats.new_rows} ({stats.rows_seen} given so far)")
+    if stats.tree_kept:
+        lines.append("the tree classified every new row: kept, no SAT call")
     return lines
 
 
@@ -71,7 +124,10 @@ def _dl85(result: SearchResult, stats: DL85Stats) -> list[str]:
 def _portfolio(result: SearchResult, stats: PortfolioStats) -> list[str]:
     names = {"blossom": "Blossom", "dl85": "DL8.5"}
     other = "CA-DL8.5" if stats.proven_by == "cadl85" else "DL8.5"
-    lines = [f"time: Blossom {stats.blossom_seconds:.2f} s, {other} {stats.dl85_seconds:.2f} s"]
+    line = f"time: Blossom {stats.blossom_seconds:.2f} s, {other} {stats.dl85_seconds:.2f} s"
+    if stats.restricted_seconds > 0:
+        line += f", CA-DL8.5 restricted (top-k, discrepancy) {stats.restricted_seconds:.2f} s"
+    lines = [line]
     if stats.proven_by:
         lines.append(f"optimality proven by {names.get(stats.proven_by, 'CA-DL8.5')}")
     if stats.dl85_seconds > 0:
@@ -84,6 +140,32 @@ def _contree(result: SearchResult, stats: ConTreeStats) -> list[str]:
         f"splits evaluated: {stats.expansions}, depth-two solves: {stats.bottom_solves}, "
         f"cache: {stats.cache_entries} subproblems ({stats.cache_mb:.1f} MB"
         f"{', full' if stats.cache_full else ''}), {stats.cache_hits} hits"
+    ]
+
+
+def _improve(result: SearchResult, stats: ImproveStats) -> list[str]:
+    """The local improvement: the depths, the subtrees re-solved, what the merged values saved."""
+    if stats.solves == 0:
+        return []
+    return [
+        f"local improvement: depth {stats.start_depth} -> {stats.depth} "
+        f"({stats.improvements} times lower, {stats.passes} passes); subtrees re-solved: "
+        f"{stats.solves}, {stats.replaced} replaced, {stats.resplits} new splits",
+        f"less to search: {stats.thresholds_dropped:,} of {stats.thresholds:,} thresholds "
+        f"between values of one class dropped, {stats.rows_merged} rows merged, "
+        f"{stats.columns_dropped} columns dropped",
+    ]
+
+
+def _cores(result: SearchResult, stats: CoreStats) -> list[str]:
+    """The lower bounds from cores: each depth refuted and the rows that refuted it."""
+    if stats.decisions == 0:
+        return []
+    refuted = ", ".join(f"depth {depth} on {rows}" for depth, rows in stats.cores)
+    return [
+        f"cores: {stats.decisions} decisions; refuted {refuted or 'none'}; core of "
+        f"{stats.rows} rows now, {stats.thresholds:,} thresholds searched "
+        f"({stats.thresholds_dropped:,} of the table's dropped)"
     ]
 
 
@@ -123,7 +205,11 @@ def _hybrid(result: SearchResult, stats: HybridStats) -> list[str]:
             f"depth-two solves: {tree.bottom_solves}, cache: {tree.cache_entries} subproblems "
             f"({tree.cache_mb:.1f} MB{', full' if tree.cache_full else ''})"
         )
-    return lines
+    if stats.cores is not None:
+        lines += _cores(result, stats.cores)
+    if stats.improve is not None:
+        lines += _improve(result, stats.improve)
+    return lines + _bounds_line(result)
 
 
 def _budget(result: SearchResult, stats: BudgetStats) -> list[str]:
@@ -166,12 +252,15 @@ def _born_again(result: SearchResult, stats: BornAgainSearchStats) -> list[str]:
 # Each statistics class's lines (a subclass without its own takes its closest ancestor's).
 REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
     SatStats: _sat,
+    GrowingStats: _growing,
     BoxStats: _boxes,
     DPStats: _dp,
     DL85Stats: _dl85,
     PortfolioStats: _portfolio,
     ConTreeStats: _contree,
     HybridStats: _hybrid,
+    ImproveStats: _improve,
+    CoreStats: _cores,
     BudgetStats: _budget,
     BornAgainSearchStats: _born_again,
 }
@@ -191,6 +280,26 @@ def search_lines(result: SearchResult) -> list[str]:
     came before any search: one class, a greedy tree that the time limit kept)."""
     report = report_of(type(result.stats))
     return [] if report is None else report(result, result.stats)
+
+
+def background_lines(result: SearchResult) -> list[str]:
+    """What a first run had compiled in the background (none when nothing was: the kernels
+    were in the cache, or the search needed none, as SAT)."""
+    states = result.compiled_in_background
+    if not states:
+        return []
+    words = {
+        "compiled": "compiled",
+        "compiling": "still compiling",
+        "failed": "failed (satdt-compile.log in Numba's cache folder says why)",
+    }
+    parts = []
+    for state, phrase in words.items():
+        groups = [group for group, seen in states.items() if seen == state]
+        if groups:
+            parts.append(f"{phrase}: {', '.join(groups)}")
+    later = "; later runs load them from Numba's cache" if set(states.values()) - {"failed"} else ""
+    return [f"first run: kernels in the background ({'; '.join(parts)}){later}"]
 
 
 def diagram_lines(method: str, stats: Any) -> list[str]:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any, TextIO
 
-from ..task.events import Event, Progress, SatCall
+from ..task.events import Event, LowerBound, Progress, SatCall
+from ..task.objectives import OBJECTIVES
 from ..task.result import SearchResult
 
 _TRACE_HEADER = "depth round examples variables   clauses answer                   time s  counterexamples added"
@@ -23,6 +24,8 @@ class Status:
         self.trace = trace
         self.line_numbers = line_numbers
         self.trace_started = False
+        self.lower = 0.0  # the bounds so far, for the --trace lines
+        self.upper = float("inf")
 
     def show(self, text: str) -> None:
         if self.enabled:
@@ -36,6 +39,18 @@ class Status:
         elif isinstance(event, Progress):
             done = f" {event.done:g}/{event.total:g}" if event.total else ""
             self.show(f"{event.step}{done}")
+        elif isinstance(event, LowerBound):
+            self.lower = event.value
+            self.bounds(event.elapsed)
+
+    def bounds(self, seconds: float, objective: str = "depth") -> None:
+        """A ``--trace`` line: the bounds proven and achieved once either changed."""
+        if self.trace is None or self.upper == float("inf"):
+            return
+        self.clear()
+        unit = OBJECTIVES[objective].unit
+        self.trace.write(f"bounds: {self.lower:g} <= {unit} <= {self.upper:g}  ({seconds:.3f} s)\n")
+        self.trace.flush()
 
     def sat_call(self, call: SatCall) -> None:
         if self.trace is not None:
@@ -57,6 +72,9 @@ class Status:
         )
 
     def improve(self, result: SearchResult) -> None:
+        if OBJECTIVES[result.objective].consistency:
+            self.upper = result.objective_value
+            self.bounds(result.runtime, result.objective)
         self.show(f"{result.runtime:7.2f} s  best {result.objective}: {result.objective_value:g}")
 
     def clear(self) -> None:

@@ -10,10 +10,8 @@ is compiled (:mod:`satdt.dp.contree`).
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
-from numba import njit, objmode, types
+from numba import njit, types
 
 from ._contree_kernels import (
     BOOL_T,
@@ -43,6 +41,7 @@ from ._contree_kernels import (
     branch_next,
     branch_update,
     class_totals,
+    clock,
     depth_one_all,
 )
 from ._contree_scan import (
@@ -61,14 +60,6 @@ from ._contree_scan import (
 # solve_d2 looks at the clock after this much work (rows x columns passed over), about a
 # millisecond: one depth-two subproblem on 10^5 rows with many thresholds can take minutes.
 CLOCK_WORK = 1_000_000
-
-
-@njit((), cache=True)
-def _clock():
-    """``time.perf_counter()`` from inside a kernel (about a microsecond)."""
-    with objmode(now="float64"):
-        now = time.perf_counter()
-    return now
 
 
 _SMALL_SORT = 15  # as Numba's quicksort: insertion sort below this many entries
@@ -208,7 +199,6 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
     out[O_D2SPLITS] = 0
     out[O_CUTS] = 0
     out[O_TIMEOUT] = 0
-    work = 0
     best = ub
     target = ub
     leaf = _leaf_error(FQ, tot) + pen
@@ -224,7 +214,9 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
     Ks = np.empty(m, dtype=np.int64)
     err = np.empty(m)
     hint = np.empty(m, dtype=np.int64)
-    depth_one_all(order, Rt, W, rw, rc, s, FQ, tot, CL, pos, P, Ks, err, hint)
+    if not depth_one_all(order, Rt, W, rw, rc, s, FQ, tot, CL, pos, P, Ks, err, hint, deadline):
+        out[O_TIMEOUT] = 1
+        return best
     features = np.arange(m)
     quick_argsort(err, features)
     rk_s = np.empty((m, n), dtype=np.int32)
@@ -232,27 +224,30 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
     wt_s = np.empty((m, n))
     sup = s > 1
     binary = C == 2 and not sup  # (d2split_support takes the general arrays)
-    for f in range(m):
+    b_s = np.empty((m, n) if binary else (1, 1))
+    rc_s = np.zeros((m, n) if sup else (1, 1), dtype=np.int64)
+    work = 0
+    for f in range(m):  # each column's rows in its order, the clock looked at between columns
+        if work >= CLOCK_WORK:
+            work = 0
+            if clock() >= deadline:
+                out[O_TIMEOUT] = 1
+                return best
+        work += n
         for q in range(n):
             row = order[f, q]
             rk_s[f, q] = Rt[f, row]
             if binary:  # the two class weights
                 cl_s[f, q] = 0
                 wt_s[f, q] = W[row, 0]
+                b_s[f, q] = W[row, 1]
             else:
                 cl_s[f, q] = cls[row]
                 wt_s[f, q] = rw[row]
-    b_s = np.empty((m, n) if binary else (1, 1))
-    if binary:
-        for f in range(m):
-            for q in range(n):
-                b_s[f, q] = W[order[f, q], 1]
-    rc_s = np.zeros((m, n) if sup else (1, 1), dtype=np.int64)
+            if sup:
+                rc_s[f, q] = rc[row]
     count = 0
     if sup:
-        for f in range(m):
-            for q in range(n):
-                rc_s[f, q] = rc[order[f, q]]
         for q in range(n):
             count += rc[order[0, q]]
     # every column's Branch state, so that each column's first split (its best single
@@ -277,6 +272,13 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
             of = order[f1]
             steps = 0
             while phase == 1 or steps == 0:
+                # every step passes over the rows (a ruled-out split too): the clock is looked
+                # at after about CLOCK_WORK of them, wherever they went
+                if work >= CLOCK_WORK:
+                    work = 0
+                    if clock() >= deadline:
+                        out[O_TIMEOUT] = 1
+                        break
                 w = branch_next(queue, ctl, Pf, thL, thR, K, target, flags, pen, drop)
                 if w < 0:
                     break
@@ -302,6 +304,7 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
                         countL += rc[row]
                 for k in range(cut, n):
                     goleft[of[k]] = False
+                work += n
                 for c in range(C):
                     FQ2[1, c] = FQ[c] - FQ2[0, c]
                 totR = tot - totL
@@ -350,11 +353,6 @@ def solve_d2(order, Rt, W, rw, rirr, cls, rc, rule, ub, slack, flags, goleft, ou
                     )
                 out[O_D2SPLITS] += 1
                 work += n * m
-                if work >= CLOCK_WORK:
-                    work = 0
-                    if _clock() >= deadline:
-                        out[O_TIMEOUT] = 1
-                        break
                 if res[4] and res[5] and tl + tr < target:
                     best = tl + tr
                     target = best - slack

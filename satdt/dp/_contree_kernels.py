@@ -36,8 +36,10 @@ depth two (a module of its own: the search can start without it, see :mod:`satdt
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
-from numba import njit, types
+from numba import njit, objmode, types
 
 # Numba types of the kernels' arguments: each kernel is compiled for one signature (see
 # :mod:`satdt.dp._counts`).
@@ -420,6 +422,18 @@ def class_totals(order0, W, rw, rirr, FQ):
     return tot, floor
 
 
+@njit((), cache=True)
+def clock():
+    """``time.perf_counter()`` from inside a kernel (about a microsecond)."""
+    with objmode(now="float64"):
+        now = time.perf_counter()
+    return now
+
+
+# depth_one_all looks at the clock after this many rows x columns (a few milliseconds).
+_ONE_WORK = 1 << 20
+
+
 @njit(
     (
         ORDER_T,
@@ -436,18 +450,28 @@ def class_totals(order0, W, rw, rirr, FQ):
         I64_T,
         F64_T,
         I64_T,
+        types.float64,
     ),
     cache=True,
 )
-def depth_one_all(order, Rt, W, rw, rc, s, FQ, tot, CL, pos, P, Ks, err, hint):
+def depth_one_all(order, Rt, W, rw, rc, s, FQ, tot, CL, pos, P, Ks, err, hint, deadline):
     """Split points of every column (``pos``, ``P``, ``Ks``) and each column's best single split
-    (its error ``err`` and index ``hint``), splits with support ``s`` only."""
-    m = order.shape[0]
+    (its error ``err`` and index ``hint``), splits with support ``s`` only. Returns False when
+    ``deadline`` (a ``time.perf_counter()`` value; ``inf``: none) passed first, looked at
+    between columns (two passes over a subproblem of 10^5 rows take about 10 ms per column)."""
+    m, n = order.shape
+    work = 0
     for f in range(m):
+        if work >= _ONE_WORK:
+            work = 0
+            if clock() >= deadline:
+                return False
+        work += n
         Ks[f] = split_points(order[f], Rt[f], rw, rc, s, pos[f], P[f])
         e, kb, _ = depth_one_scan(order[f], Rt[f], W, rw, rc, s, FQ, tot, CL)
         err[f] = e
         hint[f] = kb
+    return True
 
 
 @njit(

@@ -35,7 +35,7 @@ class Companion(Protocol):
 def path_tree(frames: list[list[Any]]) -> tuple[float, Any]:
     """The best complete tree the current path gives: ``(cost, nested tree)`` (``None``: none).
 
-    A frame is ``[leaf, best, best_tree, feature, side, right_leaf, lv, lt]``: the node's cost
+    A frame is ``[leaf, best, best_tree, feature, side, right_leaf, lv, lt, ...]``: the node's cost
     as a leaf, its best tree so far and its cost, the feature in progress, ``side`` -1 between
     features, 0 while the left child is searched and 1 while the right one is, the cost of the
     right rows as a leaf, and the left child's finished tree and cost. Walking the path up
@@ -46,7 +46,7 @@ def path_tree(frames: list[list[Any]]) -> tuple[float, Any]:
     within each restart.
     """
     value, tree = math.inf, None
-    for leaf, best, best_tree, f, side, right_leaf, lv, lt in reversed(frames):
+    for leaf, best, best_tree, f, side, right_leaf, lv, lt, *_ in reversed(frames):
         v, t = leaf, LEAF
         if best_tree is not None and best < v:
             v, t = best, best_tree

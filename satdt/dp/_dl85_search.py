@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import TimeUp
+from ..core.errors import TimeUp, honour_interrupt
 from . import kernels
 from ._counts import make_space, node_totals, single_counts, solve_depth1, solve_depth2
 from ._dl85_anytime import LEAF, Companion, CompanionProved, path_tree
@@ -58,6 +58,10 @@ from .rules import Rule
 _THREE_WORK = 2_000_000
 # Seconds between two looks at the three-level kernel's group while it compiles (a first run).
 _THREE_LOOK = 0.25
+# Seconds between two looks at the clock with no deadline and no companion: a Ctrl-C that
+# other code swallowed (noted by the command line, see :func:`~satdt.core.errors.on_sigint`)
+# is raised there.
+_LOOK = 0.05
 
 
 def _three():
@@ -118,7 +122,7 @@ class Search(BranchCache):
         # on a first run its group may still be compiling: those nodes are then searched like
         # the others (exact all the same) until it is ready
         self.three = None
-        self._three_size = (self.data.Bd.shape[0], M, C, max_cache_mb * 2**20 / 4)
+        self._three_size = (self.data.Bd.shape[0], M, C, three_cache_bytes(max_cache_mb))
         self._three_look = 0.0 if depth >= 3 else math.inf
         self._take_three()
         if min_support > 1 and depth >= 2:  # supports counted like a one-class weight
@@ -141,6 +145,8 @@ class Search(BranchCache):
         self.bottom = 0
         self.cuts = 0
         self.restarts = 0  # CA-DL8.5's restarts completed
+        if hasattr(companion, "watch"):  # a companion that schedules by this search's progress
+            companion.watch(self)
 
     def _take_three(self) -> None:
         """Start using the three-level kernel once its group is loaded: at once when it is
@@ -155,19 +161,43 @@ class Search(BranchCache):
         three = kernels_of("dl85").later  # the three-level kernel's group
         if kernels.load_soon(three, self.deadline) or not kernels.request(three):
             _three()
-            self.three = new_three_level(*self._three_size)
+            self.three = self._new_three()
             self._three_look = math.inf
         else:
             self._three_look = now + _THREE_LOOK
 
-    def _next_wake(self) -> float | None:
-        """When ``node`` must next look up: the deadline, or the companion's next slice."""
-        if self.companion is None:
-            return self.deadline
-        turn = time.perf_counter() + self.companion.every
+    def progress(self) -> float:
+        """How much of the search (of the current restart) is done, roughly: the features
+        tried at each node on the current path, each feature's subtree an equal share of its
+        node's and each child half of its feature's (the first features, searched under the
+        loosest bounds, cost more than their share: an underestimate early on)."""
+        done, share = 0.0, 1.0
+        for frame in self.frames:
+            tried, count = frame[8], frame[9]
+            done += share * tried / count
+            share /= count
+            if frame[4] == 1:  # the right child: the left one's half is done
+                done += share / 2
+            if frame[4] >= 0:
+                share /= 2
+        return min(done, 1.0)
+
+    def _new_three(self):
+        """The three-level kernel's work arrays and cache of children (a worker of a proof
+        on several cores shares its cache with the others: :mod:`satdt.dp.root_split`)."""
+        return new_three_level(*self._three_size)
+
+    def _next_wake(self) -> float:
+        """When ``node`` must next look up: the deadline, the companion's next slice, or in
+        :data:`_LOOK` seconds (a Ctrl-C to honour)."""
+        every = _LOOK if self.companion is None else self.companion.every
+        turn = time.perf_counter() + every
         return turn if self.deadline is None else min(turn, self.deadline)
 
     def _wake(self) -> None:
+        """Between two nodes: a Ctrl-C that other code swallowed (an optional import that
+        caught it as an ImportError, say) is raised; the deadline; the companion's turn."""
+        honour_interrupt()
         now = time.perf_counter()
         if self.deadline is not None and now >= self.deadline:
             raise TimeUp
@@ -191,7 +221,7 @@ class Search(BranchCache):
         ``terminal``: the rule cut nothing here or below, so a tree is this node's optimum and
         a failure proves ``optimum >= value``.
         """
-        if self.wake is not None and time.perf_counter() >= self.wake:
+        if time.perf_counter() >= self.wake:
             self._wake()
         self.nodes += 1
         data = self.data
@@ -372,8 +402,9 @@ class Search(BranchCache):
         child_ub = min(ub, leaf)
         # this node on the current path: its leaf, best so far, feature in progress (see
         # path_tree); frame[4] is -1 between features, 0 while the left child is searched, 1
-        # while the right one is
-        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None]
+        # while the right one is; then how many of its features were tried, of how many
+        # (:meth:`progress`)
+        frame = [leaf, child_ub, best_tree, -1, -1, 0.0, 0.0, None, 0, max(cand.size, 1)]
         self.frames.append(frame)
         if kept:
             child_ub, best_tree = self._best_known(record, frame)
@@ -390,8 +421,9 @@ class Search(BranchCache):
         # all the node's columns at once when every feature will be tried; one by one under a
         # rule, which usually tries few of them per restart
         column = self.data.Bd[rows] if rule is None and rem > 3 else None
-        for i in order:
-            frame[4] = -1
+        frame[9] = max(len(order), 1)
+        for tried, i in enumerate(order):
+            frame[4], frame[8] = -1, tried
             if lb >= child_ub - self.tol:
                 bounded = True
                 break
@@ -479,12 +511,13 @@ class Search(BranchCache):
             start, bounded = kernel.depth3_splits(
                 rows, self.data, feats, flb, start, _THREE_WORK, self.P, self.tol, self.scr, three
             )
+            frame[8], frame[9] = start, max(feats.size, 1)
             if three.state[kernel.S_CHILD_UB] < child_ub:
                 child_ub = float(three.state[kernel.S_CHILD_UB])
                 best_tree = _three_tree(three.best)
                 frame[1], frame[2], frame[4] = child_ub, best_tree, -1
                 self._compose()
-            if start < feats.size and self.wake is not None and time.perf_counter() >= self.wake:
+            if start < feats.size and time.perf_counter() >= self.wake:
                 self._wake()
         val[order] = flb
         if kept:
@@ -618,6 +651,12 @@ def _three_tree(row: np.ndarray) -> Any:
 
     r = [int(v) for v in row]
     return (r[0], child(*r[1:4]), child(*r[4:7]))
+
+
+def three_cache_bytes(max_cache_mb: float) -> float:
+    """The bytes of a search's cache cap that its three-level kernel's cache of children
+    holds: a quarter."""
+    return max_cache_mb * 2**20 / 4
 
 
 def _leaf(counts: np.ndarray) -> float:

@@ -139,6 +139,49 @@ def _cached(three, key, rows):
 
 
 @njit(cache=True, inline="always")
+def _peer_cached(peers, key, rows):
+    """A child solved by another worker of the proof: ``(worker, entry)``, or ``(-1, -1)``.
+
+    Worker ``w``'s table is read up to ``peers.limit[w]`` entries, those it said were complete
+    (under a lock, before this search read the count): a slot naming a later entry is
+    skipped, and an empty slot (or one written since, not seen yet) ends the look-up, a miss.
+    """
+    pool = peers.pool
+    n = rows.shape[0]
+    for w in range(peers.limit.shape[0]):
+        limit = peers.limit[w]
+        if limit <= 0:  # this search's own table, or nothing complete yet
+            continue
+        mask = peers.slots.shape[1] - 1
+        s = key & mask
+        while True:
+            e = peers.slots[w, s] - 1
+            if e < 0:
+                break
+            if e < limit and peers.keys[w, e] == key and peers.lens[w, e] == n:
+                at = peers.starts[w, e]
+                same = True
+                for t in range(n):
+                    if pool[w, at + t] != rows[t]:
+                        same = False
+                        break
+                if same:
+                    return w, e
+            s = (s + 1) & mask
+    return -1, -1
+
+
+@njit(cache=True, inline="always")
+def _from_peer(three, w, e, x, o):
+    """Another worker's cached child: its optimum, its subtree to ``three.trees[x, o:o + 3]``."""
+    three.fill[2] += 1
+    peers = three.peers
+    for t in range(3):
+        three.trees[x, o + t] = peers.subtrees[w, e, t]
+    return peers.values[w, e]
+
+
+@njit(cache=True, inline="always")
 def _from_cache(three, e, x, o):
     """A cached child's optimum, its subtree to ``three.trees[x, o:o + 3]``."""
     three.fill[2] += 1
@@ -269,10 +312,14 @@ def depth3_splits(rows, data, feats, flb, start, budget, penalty, tol, scr, thre
             if e >= 0:
                 lv = _from_cache(three, e, x, 0)
             else:
-                _count_small(small_left, nl, nr, data, a, scr, three)
-                counted = True
-                lv = _solve_child(nl, small_left, a, penalty, scr, three, x, 0)
-                _store_child(three, -2 - e, key_l, split[:nl], lv, x, 0)
+                w, pe = _peer_cached(three.peers, key_l, split[:nl])
+                if pe >= 0:
+                    lv = _from_peer(three, w, pe, x, 0)
+                else:
+                    _count_small(small_left, nl, nr, data, a, scr, three)
+                    counted = True
+                    lv = _solve_child(nl, small_left, a, penalty, scr, three, x, 0)
+                    _store_child(three, -2 - e, key_l, split[:nl], lv, x, 0)
         elif status == 1:
             stats[T_CUTS] += 1
         st[S_LAST_F0] = f
@@ -290,10 +337,14 @@ def depth3_splits(rows, data, feats, flb, start, budget, penalty, tol, scr, thre
             if e >= 0:
                 rv = _from_cache(three, e, x, 3)
             else:
-                if not counted:
-                    _count_small(small_left, nl, nr, data, a, scr, three)
-                rv = _solve_child(nr, not small_left, a, penalty, scr, three, x, 3)
-                _store_child(three, -2 - e, key_r, right, rv, x, 3)
+                w, pe = _peer_cached(three.peers, key_r, right)
+                if pe >= 0:
+                    rv = _from_peer(three, w, pe, x, 3)
+                else:
+                    if not counted:
+                        _count_small(small_left, nl, nr, data, a, scr, three)
+                    rv = _solve_child(nr, not small_left, a, penalty, scr, three, x, 3)
+                    _store_child(three, -2 - e, key_r, right, rv, x, 3)
         elif status == 1:
             stats[T_CUTS] += 1
         st[S_LAST_F1] = f

@@ -34,9 +34,11 @@ U8_T = types.uint8[::1]
 F64_T = types.float64[::1]
 F64_2D_T = types.float64[:, ::1]
 
-# Split rules (ctl[MODE]).
+# Split rules (ctl[MODE]): Gini over every gap, or after the deadline Gini over the gaps that
+# leave at least a quarter of the rows on each side (else the median rule), so that the rest
+# of the tree has logarithmic depth (Gini alone may peel one row off at a time: O(n) levels).
 GINI = 1
-MEDIAN = 2
+BALANCED = 2
 # Slots of the control array ctl of grow.
 TOP, N_NODES, MODE, MAX_DEPTH, BUDGET, SHIFT, LOCAL = range(7)
 # Return values of grow.
@@ -218,21 +220,34 @@ def _may_beat(sum_left, w_left, sum_right, w_right, best):
 
 
 @njit(
-    (I32_2D_T, I32_2D_T, types.int64, F64_T, F64_T, types.int64, types.int64, F64_T),
+    (
+        I32_2D_T,
+        I32_2D_T,
+        types.int64,
+        F64_T,
+        F64_T,
+        types.int64,
+        types.int64,
+        types.int64,
+        types.int64,
+        F64_T,
+    ),
     cache=True,
     error_model="numpy",
 )
-def _best_split(idx, code, shift, w, counts, s, e, left):  # noqa: C901 — Numba innermost scan: splitting it costs speed
+def _best_split(idx, code, shift, w, counts, s, e, lo, hi, left):  # noqa: C901 — Numba innermost scan: splitting it costs speed
     """The Gini split of the rows at positions ``s:e``: ``(column, last left position)``.
 
     The largest ``score = sum_k L_k**2 / w_L + sum_k R_k**2 / w_R`` over the class weights
     ``L``, ``R`` of the two sides (the lowest weighted Gini impurity), between two
-    consecutive distinct values of the rows, in one pass per column with cumulative class
+    consecutive distinct values of the rows whose last left position lies in ``[lo, hi]``
+    (``[s, e - 2]``: every gap), in one pass per column with cumulative class
     weights. Ties: lowest column, then lowest threshold (a later candidate must score
     strictly higher). ``counts`` are the class weights of the rows; ``left`` a scratch array.
     With integer weights every sum is exact, so each score is exactly the float of this
     formula, whatever the order of the additions. No score exceeds the total weight (reached
-    by a split into pure sides), so the search stops there. Column -1: identical rows.
+    by a split into pure sides), so the search stops there. Column -1: no gap in ``[lo, hi]``
+    (over every gap: identical rows).
     """
     n_classes = counts.shape[0]
     mask = (1 << shift) - 1
@@ -255,7 +270,7 @@ def _best_split(idx, code, shift, w, counts, s, e, left):  # noqa: C901 — Numb
             for q in range(s, e - 1):
                 a = kc[q]
                 ones += a & 1
-                if (a ^ kc[q + 1]) >> shift:
+                if (a ^ kc[q + 1]) >> shift and lo <= q <= hi:
                     w_left = float(q - s + 1)
                     l1 = float(ones)
                     l0 = w_left - l1
@@ -279,7 +294,7 @@ def _best_split(idx, code, shift, w, counts, s, e, left):  # noqa: C901 — Numb
                 wt = w[ic[q]]
                 w_left += wt
                 l1 += wt * (a & 1)
-                if (a ^ kc[q + 1]) >> shift:
+                if (a ^ kc[q + 1]) >> shift and lo <= q <= hi:
                     l0 = w_left - l1
                     r0 = t0 - l0
                     r1 = t1 - l1
@@ -300,7 +315,7 @@ def _best_split(idx, code, shift, w, counts, s, e, left):  # noqa: C901 — Numb
                 wt = 1.0 if unit else w[ic[q]]
                 w_left += wt
                 left[a & mask] += wt
-                if (a ^ kc[q + 1]) >> shift:
+                if (a ^ kc[q + 1]) >> shift and lo <= q <= hi:
                     sum_left = 0.0
                     sum_right = 0.0
                     for k in range(n_classes):
@@ -318,7 +333,7 @@ def _best_split(idx, code, shift, w, counts, s, e, left):  # noqa: C901 — Numb
 
 @njit((I32_2D_T, types.int64, types.int64, types.int64), cache=True)
 def _median_split(code, shift, s, e):
-    """The cheap split used after the deadline: ``(column, last left position)``.
+    """The balanced rule's last resort: ``(column, last left position)``.
 
     The column with the most distinct values among the rows at positions ``s:e`` (the
     lowest on ties), cut at the gap between distinct values nearest to the middle row. Both
@@ -470,7 +485,8 @@ def grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_lo
     left, right, row below, row above)`` where the rows hold the two values the threshold
     falls between; class weights go to ``tree_counts[i]``. A node becomes a leaf when it is
     pure, at depth ``ctl[MAX_DEPTH]`` (-1: no limit), or when its rows are identical. Splits
-    follow :func:`_best_split` or, when ``ctl[MODE] == MEDIAN``, :func:`_median_split`.
+    follow :func:`_best_split` over every gap or, when ``ctl[MODE] == BALANCED``, over the
+    gaps leaving a quarter of the rows on each side, else :func:`_median_split`.
 
     Local numbering: the first node of at most ``ctl[LOCAL]`` rows on a path renumbers its
     rows ``start .. end - 1`` in ``idx`` (``origin[i]`` is the row numbered ``i``,
@@ -528,10 +544,13 @@ def grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_lo
             _renumber(idx, s, e, w, origin, w_local, buf_idx)
             local = 1
         weights = w_local if local else w
-        if mode == MEDIAN:
+        lo, hi = s, e - 2  # every gap
+        if mode == BALANCED:  # a quarter of the rows at least on each side
+            quarter = max(1, (e - s) // 4)
+            lo, hi = s + quarter - 1, e - quarter - 1
+        c, q = _best_split(idx, code, shift, weights, counts, s, e, lo, hi, scratch)
+        if c < 0 and mode == BALANCED:
             c, q = _median_split(code, shift, s, e)
-        else:
-            c, q = _best_split(idx, code, shift, weights, counts, s, e, scratch)
         if c < 0:
             continue
         tree[node, 0] = c

@@ -3,7 +3,7 @@
 satdt must give a real tree on a fresh install, before any Numba kernel is compiled:
 :func:`grow_numpy` grows exactly the tree of the Numba kernels
 (:mod:`satdt.dp._greedy_kernels`): the same Gini splits and tie rules, the same leaves, the
-same preorder, the same median rule after the deadline. It never imports Numba.
+same preorder, the same balanced rule after the deadline. It never imports Numba.
 
 The kernels grow the tree depth-first, node by node, which Python cannot afford; here it
 grows breadth-first, one level of open nodes at a time, each step a few array operations:
@@ -54,13 +54,13 @@ def grow_numpy(
     max_depth: int | None,
     deadline: float | None,
 ) -> tuple[Tree, bool]:
-    """The tree of :func:`satdt.dp.greedy._grow_numba` and whether the deadline forced the median rule.
+    """The tree of :func:`satdt.dp.greedy._grow_numba` and whether the deadline forced the balanced rule.
 
     The inputs are those of ``_grow_numba`` (after ``_check_inputs``): ``X`` float64, C-contiguous and
     finite, ``(n, p)``; ``y`` int32 class indices; ``w`` float64 weights, empty for all 1;
     ``max_depth`` a non-negative int or None; ``deadline`` a :func:`time.perf_counter` value
     or None, looked at before each level and each block of the Gini search. Once it has
-    passed, the remaining splits follow the median rule (:func:`_median_level`).
+    passed, the remaining splits follow the balanced rule (:func:`_balanced_level`).
     """
     n, p = X.shape
     n_classes = int(n_classes)
@@ -94,7 +94,7 @@ def grow_numpy(
             found = _gini_level(rows[:, :m], codes[:, :m], w, shift, starts, counts, deadline)
         if found is None:
             fell_back = True
-            found = _median_level(codes[:, :m], shift, starts)
+            found = _balanced_level(rows[:, :m], codes[:, :m], w, shift, starts, counts)
         column, cut = found
         split = np.flatnonzero(column >= 0)
         counts, moved, child, below, above = _split(
@@ -194,6 +194,28 @@ def _reorder(values: np.ndarray, order: np.ndarray, change: np.ndarray, wrong: n
     order[redo] = order[redo[np.lexsort((order[redo], values[order[redo]], run[redo]))]]
 
 
+def _balanced_level(
+    rows: np.ndarray,
+    codes: np.ndarray,
+    w: np.ndarray,
+    shift: int,
+    starts: np.ndarray,
+    counts: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per open node, the split of the balanced rule (after the deadline), as the kernels'
+    ``BALANCED`` mode: the Gini split among the gaps that leave at least a quarter of the
+    node's rows on each side, else the median split (:func:`_median_level`)."""
+    first, last = starts[:-1], starts[1:]
+    quarter = np.maximum(1, (last - first) // 4)
+    window = (first + quarter - 1, last - quarter - 1)
+    column, cut = _gini_level(rows, codes, w, shift, starts, counts, None, window)
+    median = column < 0
+    if median.any():
+        by_median = _median_level(codes, shift, starts)
+        column[median], cut[median] = by_median[0][median], by_median[1][median]
+    return column, cut
+
+
 def _gini_level(
     rows: np.ndarray,
     codes: np.ndarray,
@@ -202,13 +224,16 @@ def _gini_level(
     starts: np.ndarray,
     counts: np.ndarray,
     deadline: float | None,
+    window: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Per open node, the Gini split: ``(column or -1, position of the last row going left)``.
 
     As :func:`satdt.dp._greedy_kernels._best_split`: the largest
     ``sum_k L_k**2 / w_L + sum_k R_k**2 / w_R`` (a side of weight 0 counting 0) over the gaps
-    between distinct values; ties go to the lowest column, then the lowest gap. Column -1:
-    identical rows. None when the deadline passes before a block.
+    between distinct values (with ``window = (lo, hi)``, only those whose last left position
+    lies in ``[lo[a], hi[a]]`` for node ``a``); ties go to the lowest column, then the lowest
+    gap. Column -1: no such gap (over every gap: identical rows). None when the deadline
+    passes before a block.
 
     The positions are scanned in blocks, all columns at once, in work arrays allocated once
     (fresh memory for every temporary would cost more than the arithmetic). The class weights
@@ -259,6 +284,9 @@ def _gini_level(
         np.not_equal(rank[:, 1:], rank[:, :-1], out=gap)
         ends = last[nodes] - 1 - a
         gap[:, ends[ends < span]] = False  # the last row of a node and the first of the next
+        if window is not None:
+            position = np.arange(a, b)
+            gap &= (position >= window[0][nodes][piece]) & (position <= window[1][nodes][piece])
         np.bitwise_and(code[:, :-1], mask, out=classes)
         if w.size:
             np.take(w, rows[:, a:b], out=weight, mode="clip")

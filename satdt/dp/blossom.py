@@ -27,6 +27,7 @@ import time
 
 import numpy as np
 
+from ..core.errors import honour_interrupt
 from ..models.tree import Tree
 from ..task.result import SearchResult
 from ..task.stats import DPStats
@@ -294,6 +295,7 @@ class BlossomRun:
             chunk = min(_CHUNK_SECONDS, until - time.perf_counter())
             self.budget = int(min(max(self.rate * chunk, 1_000), 1e12))
         while not self.proven:
+            honour_interrupt()  # a Ctrl-C that other code swallowed, raised between chunks
             tic = time.perf_counter()
             status = k.search(
                 self.prep.data,

@@ -127,6 +127,39 @@ class Space(NamedTuple):
     loc: np.ndarray  # int64 (M,)
 
 
+class Peers(NamedTuple):
+    """The caches of children of the other searches of one proof (DL8.5's workers sharing the
+    root's splits, :mod:`satdt.dp.root_split`), read-only: row ``w`` of each array is worker
+    ``w``'s table, laid out as :class:`ThreeLevel`'s own, in memory the workers share. Worker
+    ``w`` writes only its row and says how many of its entries are complete; ``limit[w]`` is
+    what this search last read of it (entries ``e < limit[w]`` are visible, the others
+    skipped; -1 for this search's own row). No rows (``W = 0``) on one core."""
+
+    slots: np.ndarray  # int64 (W, S)
+    keys: np.ndarray  # int64 (W, E)
+    values: np.ndarray  # float64 (W, E)
+    subtrees: np.ndarray  # int64 (W, E, 3)
+    starts: np.ndarray  # int64 (W, E)
+    lens: np.ndarray  # int64 (W, E)
+    pool: np.ndarray  # int32 (W, R)
+    limit: np.ndarray  # int64 (W,)
+
+
+def no_peers() -> Peers:
+    """:class:`Peers` of a search alone (no rows)."""
+    table = np.zeros((0, 1), dtype=np.int64)
+    return Peers(
+        slots=table,
+        keys=table,
+        values=np.zeros((0, 1)),
+        subtrees=np.zeros((0, 1, 3), dtype=np.int64),
+        starts=table,
+        lens=table,
+        pool=np.zeros((0, 1), dtype=np.int32),
+        limit=np.zeros(0, dtype=np.int64),
+    )
+
+
 class ThreeLevel(NamedTuple):
     """Work arrays of DL8.5's nodes with three levels left (:func:`satdt.dp._counts.depth3_splits`).
 
@@ -137,7 +170,8 @@ class ThreeLevel(NamedTuple):
     entries (``keys``, the sum of the rows' random ``zobrist`` numbers; the rows themselves in
     ``pool`` from ``starts``, ``lens`` of them, compared in full on a match; ``values`` and
     ``subtrees``, their optimum), within fixed capacities (``fill``: entries and pool cells
-    used, hits, 1 once full).
+    used, hits, 1 once full). A child missing there is looked up in ``peers``, the tables of
+    the other workers of the same proof (none on one core).
     """
 
     parent: Space  # the node's rows over the features that split them
@@ -159,21 +193,45 @@ class ThreeLevel(NamedTuple):
     lens: np.ndarray  # int64 (E,)
     pool: np.ndarray  # int32 (R,)
     fill: np.ndarray  # int64 (4,)
+    peers: Peers
 
 
 # Bytes per cached child besides its rows: key, value, subtree, start, length, two slots.
 CHILD_ENTRY_BYTES = 72
 
 
+def child_cache_sizes(cache_bytes: float) -> tuple[int, int, int]:
+    """``(slots, entries, pool cells)`` of a cache of children within about ``cache_bytes``:
+    half for the entries, half for their rows."""
+    entries = int(cache_bytes / 2 / CHILD_ENTRY_BYTES)
+    return 1 << max(1, (2 * entries - 1).bit_length()), entries, int(cache_bytes / 2 / 4)
+
+
 def new_three_level(
-    n_rows: int, n_features: int, n_classes: int, cache_bytes: float = 0.0
+    n_rows: int,
+    n_features: int,
+    n_classes: int,
+    cache_bytes: float = 0.0,
+    table: tuple[np.ndarray, ...] | None = None,
+    peers: Peers | None = None,
 ) -> ThreeLevel:
     """Zeroed :class:`ThreeLevel` arrays for ``n_rows`` distinct rows, with a cache of
     children within about ``cache_bytes`` (half for entries, half for their rows; zeroed
-    memory the system hands out as it is written)."""
+    memory the system hands out as it is written). ``table``: the cache's arrays ``(slots,
+    keys, values, subtrees, starts, lens, pool)`` given (a worker's row of shared ones, sized
+    by :func:`child_cache_sizes`), with the other workers' ``peers``."""
     M, C = n_features, n_classes
-    entries = int(cache_bytes / 2 / CHILD_ENTRY_BYTES)
-    slots = 1 << max(1, (2 * entries - 1).bit_length())
+    if table is None:
+        slots, entries, cells = child_cache_sizes(cache_bytes)
+        table = (
+            np.zeros(slots, dtype=np.int64),
+            np.zeros(entries, dtype=np.int64),
+            np.zeros(entries),
+            np.zeros((entries, 3), dtype=np.int64),
+            np.zeros(entries, dtype=np.int64),
+            np.zeros(entries, dtype=np.int64),
+            np.zeros(cells, dtype=np.int32),
+        )
     return ThreeLevel(
         parent=new_space(M, C),
         small=new_space(M, C),
@@ -185,14 +243,15 @@ def new_three_level(
         trees=np.full((M, 6), -1, dtype=np.int64),
         stats=np.zeros(5, dtype=np.int64),
         zobrist=np.random.default_rng(0).integers(-(2**63), 2**63 - 1, n_rows, dtype=np.int64),
-        slots=np.zeros(slots, dtype=np.int64),
-        keys=np.zeros(entries, dtype=np.int64),
-        values=np.zeros(entries),
-        subtrees=np.zeros((entries, 3), dtype=np.int64),
-        starts=np.zeros(entries, dtype=np.int64),
-        lens=np.zeros(entries, dtype=np.int64),
-        pool=np.zeros(int(cache_bytes / 2 / 4), dtype=np.int32),
+        slots=table[0],
+        keys=table[1],
+        values=table[2],
+        subtrees=table[3],
+        starts=table[4],
+        lens=table[5],
+        pool=table[6],
         fill=np.zeros(4, dtype=np.int64),
+        peers=no_peers() if peers is None else peers,
     )
 
 

@@ -53,7 +53,7 @@ from ..task.result import Recorder, SearchResult
 from ..task.stats import ConTreeStats, Decision, DPStats
 from .common import prepare_binary
 from .contree import PRUNING, _flags, _root_order, _Search, prepare_numeric
-from .contree_starts import checked_tree
+from .contree_starts import PRIMAL_MAX_CELLS, checked_tree
 
 # The decision's upper bound on the (unit-weight) error: any misclassified row costs 1.
 _DECIDE_BOUND = 0.5
@@ -101,7 +101,7 @@ class ConsistencyDP:
                 "rows with identical features have different labels: settle the contradictions "
                 "before deciding consistency"
             )
-        self.order = _root_order(self.prep)
+        self.order = _root_order(self.prep, check_time)
         self.distinct_rows = int(self.prep.Rt.shape[1])
         self.flags, self.d2 = _flags(PRUNING)
         self.max_cache_mb = max_cache_mb
@@ -242,7 +242,10 @@ class QuantilePrimal:
         X, y, C = self.X, self.y, self.n_classes
         w = np.ones(len(y))
         while self.grids:
-            binarizer = Binarizer(max_thresholds=self.grids.pop(0)).fit(X)
+            thresholds = self.grids.pop(0)
+            if X.shape[0] * X.shape[1] * thresholds > PRIMAL_MAX_CELLS:  # not within a slice
+                continue
+            binarizer = Binarizer(max_thresholds=thresholds).fit(X)
             B = binarizer.transform(X)
             prep = prepare_binary(B, y, w, C)
             if prep.floor > 0:  # rows the grid merges disagree: nothing consistent here

@@ -41,6 +41,11 @@ PRIMAL_THRESHOLDS = (6, 32)
 PRIMAL_COARSE_SHARE = 0.7
 PRIMAL_SHARE = 0.3
 PRIMAL_SECONDS = 30.0
+# A grid's binary matrix is built in one step that no clock interrupts (about 25 ns a cell,
+# Blossom's preparation included): a grid of more cells (rows x binary features) than this is
+# skipped, so that the primal's slice, and the time limit, ends within about half a second of
+# its end (150,000 x 24 numeric cells, 32 thresholds a column: 3 s for both grids).
+PRIMAL_MAX_CELLS = 20_000_000
 
 
 def to_tree(
@@ -139,6 +144,8 @@ def primal(rows: _Rows, report: Callable[[float, Any], None], max_depth: int, un
     coarse, fine = PRIMAL_THRESHOLDS
     coarse_until = time.perf_counter() + PRIMAL_COARSE_SHARE * (until - time.perf_counter())
     for thresholds, stop in ((coarse, coarse_until), (fine, until)):
+        if X.shape[0] * X.shape[1] * thresholds > PRIMAL_MAX_CELLS:
+            continue
         binarizer = Binarizer(max_thresholds=thresholds).fit(X)
         B = binarizer.transform(X)
         sub = Recorder(

@@ -17,14 +17,20 @@ Memory is two ``(p, n)`` int32 matrices plus a few arrays of ``n`` entries. Thre
 between two consecutive distinct values of the node's rows, and are written as the shortest
 decimal between them (as :class:`satdt.prepare.binarize.Binarizer` does), so the tree prints exactly.
 
-A ``deadline`` never leaves the caller without a tree: once it has passed, the remaining open
-nodes are split by a cheap rule (the median of the column with the most distinct values of
-the node's rows) that still ends at pure leaves, so with ``max_depth=None`` the tree is always
-consistent on data without contradictions.
+A ``deadline`` never leaves the caller without a tree, nor with a wait that has no bound:
+Gini alone may peel one row off a node at a time (``n`` levels, ``O(n^2 p)`` work), so once
+the deadline has passed each remaining split is the best Gini split that leaves at least a
+quarter of the node's rows on each side (else the gap nearest the middle of the column with
+the most distinct values). The rest of the tree then has depth at most ``log_{4/3} n`` and
+costs ``O(n p)`` per level, it still ends at pure leaves (with ``max_depth=None`` the tree
+is consistent on data without contradictions), and, unlike a median rule on any column, it
+keeps splitting on the columns that separate the classes (a median rule grew 306,797 nodes
+where Gini grows 1,189 on a 400,000-row table whose classes a diagonal separates).
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -56,6 +62,7 @@ def greedy_numeric_tree(
     sample_weight: np.ndarray | None = None,
     max_depth: int | None = None,
     deadline: float | None = None,
+    balanced: bool = False,
 ) -> Tree:
     """Grow a greedy Gini tree on the numeric design matrix ``X``.
 
@@ -77,10 +84,18 @@ def greedy_numeric_tree(
         identical rows).
     deadline
         A :func:`time.perf_counter` value, looked at after every few tens of milliseconds
-        of work. Once it has passed, the remaining nodes are split at the median of the
-        column with the most distinct values among their rows instead of by Gini: cheaper,
-        and every child is still smaller, so a tree always comes back (consistent when
-        ``max_depth`` is ``None`` and no two identical rows disagree).
+        of work. Once it has passed, the remaining splits leave at least a quarter of the
+        rows on each side (the best Gini split among those, else the median gap of the
+        column with the most distinct values), so the rest of the tree comes back within
+        ``O(n p log n)`` work (consistent when ``max_depth`` is ``None`` and no two
+        identical rows disagree).
+    balanced
+        Split by the rule past the deadline from the start: every split leaves at least a
+        quarter of the node's rows on each side, so the tree has depth at most
+        ``log_{4/3} n`` and costs ``O(n p log n)`` work whatever the data. A consistent tree
+        of large data comes sooner and shallower than by Gini alone (40,000 rows of the bean
+        table: depth 15 in 1.3 s where Gini grows depth 29 in 2.3 s, in NumPy), so it is the
+        better first bound of the minimum-depth search, at a few more nodes.
 
     Returns
     -------
@@ -90,7 +105,7 @@ def greedy_numeric_tree(
         impurity; ties: lowest column, then lowest threshold); each leaf predicts its
         heaviest class (ties: the smallest index).
     """
-    return _grow(X, y, n_classes, sample_weight, max_depth, deadline)[0]
+    return _grow(X, y, n_classes, sample_weight, max_depth, -math.inf if balanced else deadline)[0]
 
 
 def _grow(
@@ -101,7 +116,7 @@ def _grow(
     max_depth: int | None,
     deadline: float | None,
 ) -> tuple[Tree, bool]:
-    """:func:`greedy_numeric_tree`, also saying whether the deadline forced the median rule.
+    """:func:`greedy_numeric_tree`, also saying whether the deadline forced the balanced rule.
 
     The Numba kernels grow it once they are compiled (the first large table has a background
     process compile them, :mod:`satdt.dp.kernels`); until then NumPy grows the same tree
@@ -170,7 +185,7 @@ def _grow_numba(
     while True:
         if deadline is not None and not fell_back and time.perf_counter() >= deadline:
             fell_back = True
-            ctl[_k.MODE] = _k.MEDIAN
+            ctl[_k.MODE] = _k.BALANCED
         status = _k.grow(idx, code, w, stack, stack_counts, tree, tree_counts, ctl, origin, w_local)
         if status == _k.DONE:
             break

@@ -284,6 +284,9 @@ class Loading:
 
     def __init__(self, names: tuple[str, ...], then: tuple[str, ...]) -> None:
         self.error: BaseException | None = None
+        # an Event, not Thread.join: a join that a Ctrl-C interrupts can leave the thread's
+        # lock held, after which the thread looks alive for ever
+        self._loaded = threading.Event()
         self._thread = threading.Thread(
             target=self._load, args=(names, then), name="satdt-load", daemon=True
         )
@@ -297,13 +300,13 @@ class Loading:
                     load([name])
         except BaseException as error:  # raised again in the thread that asks (done)
             self.error = error
+        finally:
+            self._loaded.set()
 
     def done(self, wait: float = 0.0) -> bool:
         """Whether the groups are loaded, waiting at most ``wait`` seconds; an error met
         while loading is raised here."""
-        if wait > 0:
-            self._thread.join(wait)
-        if self._thread.is_alive():
+        if not self._loaded.wait(wait if wait > 0 else 0.0):
             return False
         if self.error is not None:
             raise self.error
@@ -503,6 +506,7 @@ def _write_stamp(stamp: Path, name: str, seconds: float, kernels: dict[str, floa
 
 # ---------------------------------------------------------------------- in the background
 _workers: dict[tuple[str, ...], subprocess.Popen] = {}
+_started: dict[tuple[str, ...], float] = {}  # when each background process was started
 
 
 def _background_allowed() -> bool:
@@ -539,11 +543,31 @@ def request(names: Iterable[str]) -> bool:
             stderr=log,
             close_fds=True,
         )
+        _started[ordered] = time.perf_counter()
     except OSError:
         return False
     finally:
         log.close()
     return True
+
+
+def background(since: float | None = None) -> dict[str, str]:
+    """The kernel groups this process had compiled in a background process (a first run),
+    each ``"compiled"`` (ready now), ``"compiling"`` (its process still at work: later runs
+    load them from the cache once it is done) or ``"failed"``. Empty when none was asked: the
+    kernels were ready, or the fit needed none (a SAT search never asks). ``since``: a
+    ``time.perf_counter()`` value; only the processes started from then on count (those of
+    one fit, in a process that fits again: a notebook, a sweep's worker)."""
+    states: dict[str, str] = {}
+    for groups, worker in _workers.items():
+        if since is not None and _started.get(groups, since) < since:
+            continue
+        for name in groups:
+            if loaded(name) or cached(name):
+                states[name] = "compiled"
+            elif states.get(name) != "compiling":
+                states[name] = "compiling" if worker.poll() is None else "failed"
+    return states
 
 
 def failed(names: Iterable[str]) -> bool:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import honour_interrupt, interrupt_handled
 from ..models.tree import Tree
 from ..task.events import Event
 from ..task.result import Incumbent, Recorder, SearchResult
@@ -51,6 +52,33 @@ def available() -> bool:
     """Whether this process can fork a child that shares the loaded kernels (a platform with
     ``fork``; not a daemonic worker of a process pool, which may have no children)."""
     return "fork" in mp.get_all_start_methods() and not mp.current_process().daemon
+
+
+def start_process(ctx, target, args: tuple) -> mp.process.BaseProcess:
+    """Fork a daemon child process (named ``satdt``) that runs ``target(*args)`` and ignores
+    Ctrl-C, which is this process's to handle (it stops the child and keeps the best tree).
+
+    SIGINT is blocked in this thread while it forks, so the child ignores Ctrl-C from its
+    first instruction: a terminal's Ctrl-C reaches the whole process group, and one raised in
+    the child before it ignored SIGINT would print a traceback and end it. A Ctrl-C that lands
+    here meanwhile is delivered when SIGINT is unblocked, once the child is started.
+    """
+    process = ctx.Process(target=_ignoring_ctrl_c, args=(target, *args), daemon=True, name="satdt")
+    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        process.start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+    return process
+
+
+def _ignoring_ctrl_c(target, *args) -> None:
+    """The child's first step: ignore SIGINT (one that came since the fork is discarded), forget
+    a Ctrl-C the parent noted before it (the parent raises it), then run ``target``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    interrupt_handled()
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    target(*args)
 
 
 class _Stopped(Exception):
@@ -99,7 +127,6 @@ class _ChildRecorder(Recorder):
 def _child(conn, shared, parent: int, solve, problem: dict[str, Any]) -> None:
     """The child's DL8.5 (``solve``, run in the forked process): its trees, restarts and
     finally ``("done", proven, seconds, stats)`` go to the parent through ``conn``."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     recorder = _ChildRecorder(conn, shared, parent)
     tic = time.perf_counter()
     proven = False
@@ -186,13 +213,7 @@ def solve_min_error(
         "settings": replace(settings, sample_weight=w, upper_bound=None),
         "options": dl85.DL85Options(rule=rule), "prep": prep,
     }  # fmt: skip
-    child = ctx.Process(
-        target=_child,
-        args=(writer, shared, os.getpid(), dl85.solve_min_error, problem),
-        daemon=True,
-        name="satdt",
-    )
-    child.start()
+    child = start_process(ctx, _child, (writer, shared, os.getpid(), dl85.solve_min_error, problem))
     writer.close()  # the child holds the only writing end: its death is an end of file here
     messages = _Messages(reader, recorder)
     by_blossom = False
@@ -216,6 +237,7 @@ def _race(run, messages: _Messages, shared, tol: float, deadline: float | None) 
     recorder = run.recorder
     published = math.inf
     while True:
+        honour_interrupt()  # a Ctrl-C that other code swallowed
         best = recorder.best
         if best is not None and best.value < published:
             published = shared[_BEST] = best.value  # the child's next (re)start beats it

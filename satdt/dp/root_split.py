@@ -13,7 +13,9 @@ one-core search does, never less than needed: the optimum is the same. The node 
 splitting on ``f`` then ``g`` is reached by ``g`` then ``f`` too, often in another worker:
 what the workers prove of the nodes with three or more levels left goes to a table of bounds
 in shared memory (:class:`_Bounds`), which cuts such a node at once wherever it is met again
-under a bound it cannot beat (what one cache does on one core).
+under a bound it cannot beat (what one cache does on one core). The three-level kernel's cache
+of children (the nodes with two levels left, the bulk of the work) is shared as well
+(:class:`_Children`): each worker writes its own table and reads the others'.
 
 This process runs Blossom (:class:`~satdt.dp.blossom.BlossomRun`) in slices between looks at
 the workers' messages, for its first trees and beside them while its slices improve the
@@ -33,7 +35,6 @@ import math
 import mmap
 import multiprocessing as mp
 import os
-import signal
 import time
 import zlib
 from dataclasses import dataclass, fields
@@ -42,18 +43,22 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import TimeUp
+from ..core.errors import TimeUp, honour_interrupt
 from ..task.result import SearchResult
 from ..task.stats import DL85Stats, DPStats, PortfolioStats
 from ._dl85_anytime import LEAF
 from .common import PreparedBinary, SearchSettings
+from .parallel import start_process
 
-ALONE = 0.1  # seconds of Blossom alone first: what it proves by then starts no worker
+# Seconds of Blossom alone first: what it proves by then (a small problem) starts no worker;
+# short, since a worker starts in milliseconds (a fork) and a second of proof on two cores
+# should not wait a tenth of it
+ALONE = 0.02
 MIN_DEPTH = 4  # below, the root's children would not use the three-level kernel: one search
 SLICE = 0.02  # seconds of Blossom per slice
 # Blossom's seconds per second spent waiting for the workers: at first, at most (while its slices
 # improve the incumbent: a third of a core) and at least (after slices that did not)
-START_RATIO, MAX_RATIO, MIN_RATIO = 0.125, 0.5, 1.0 / 16.0
+START_RATIO, MAX_RATIO, MIN_RATIO = 1.0 / 16.0, 0.5, 1.0 / 32.0
 EVERY = 0.005  # seconds of DL8.5 between two looks at the parent and the stop flag
 STOP_WAIT = 0.05  # seconds the workers have to send their counters once asked to stop
 # the shared array: the workers' best cost (written under the lock), the parent's (written by
@@ -70,19 +75,90 @@ class _Stopped(Exception):
 
 class _Watch:
     """A worker's look-up between DL8.5 nodes (a :class:`~satdt.dp._dl85_anytime.Companion`):
-    exit when the parent is gone, stop when asked."""
+    exit when the parent is gone, stop when asked, and trade the news of the caches of
+    children with the other workers (``trade``, once the search has its cache)."""
 
     every = EVERY
 
     def __init__(self, shared, parent: int) -> None:
         self.shared, self.parent = shared, parent
+        self.trade = None
 
     def pause(self, now: float) -> bool:
         if os.getppid() != self.parent:  # the parent is gone: nobody wants the answer
             os._exit(0)
         if self.shared[_STOP]:
             raise _Stopped
+        if self.trade is not None:
+            self.trade()
         return False
+
+
+class _Children:
+    """The workers' caches of children (the nodes with two levels left that the three-level
+    kernel solves, :mod:`satdt.dp._dl85_three`) in memory they share: one table per worker,
+    each written by its worker alone and read by the others.
+
+    The same child is reached under root split ``f`` (then ``g``, ``h``) and under ``g`` or
+    ``h``, often in another worker: without this each worker solved it again (two workers on
+    heart-cleveland at depth 5 made 40 % more depth-two solves than one). A worker says how
+    many of its entries are complete (``count``, written under ``lock`` after the kernel
+    that wrote them returned) and reads the others' counts under the same lock: what it then
+    reads of their tables, below those counts, was written before (the lock orders the
+    two). Between two looks (every :data:`EVERY` seconds of search) a child another worker
+    is solving is solved twice; the result is the same, as it is exact. The tables are one
+    anonymous shared mapping, whose zeroed pages the system hands out as they are written.
+    """
+
+    def __init__(self, ctx, n_jobs: int, cache_bytes: float) -> None:
+        from .common import child_cache_sizes
+
+        slots, entries, cells = child_cache_sizes(cache_bytes)
+        shapes = [
+            ("slots", np.int64, (slots,)),
+            ("keys", np.int64, (entries,)),
+            ("values", np.float64, (entries,)),
+            ("subtrees", np.int64, (entries, 3)),
+            ("starts", np.int64, (entries,)),
+            ("lens", np.int64, (entries,)),
+            ("pool", np.int32, (cells,)),
+            ("count", np.int64, ()),
+        ]
+        sizes = [n_jobs * np.dtype(dtype).itemsize * math.prod(shape) for _, dtype, shape in shapes]
+        self.memory = mmap.mmap(-1, sum(-(-size // 8) * 8 for size in sizes))  # 8-byte aligned
+        self.arrays: dict[str, np.ndarray] = {}
+        offset = 0
+        for (name, dtype, shape), size in zip(shapes, sizes, strict=True):
+            count = size // np.dtype(dtype).itemsize
+            flat = np.frombuffer(self.memory, dtype, count, offset)
+            self.arrays[name] = flat.reshape((n_jobs, *shape))
+            offset += -(-size // 8) * 8
+        self.lock = ctx.Lock()
+
+    def table(self, w: int) -> tuple[np.ndarray, ...]:
+        """Worker ``w``'s own table (its rows of the shared arrays)."""
+        names = ("slots", "keys", "values", "subtrees", "starts", "lens", "pool")
+        return tuple(self.arrays[name][w] for name in names)
+
+    def peers(self, w: int):
+        """The tables of the other workers, as worker ``w`` reads them (nothing visible yet)."""
+        from .common import Peers
+
+        a = self.arrays
+        limit = np.zeros(a["count"].shape[0], dtype=np.int64)
+        limit[w] = -1
+        return Peers(
+            a["slots"], a["keys"], a["values"], a["subtrees"], a["starts"], a["lens"],
+            a["pool"], limit,
+        )  # fmt: skip
+
+    def trade(self, w: int, three) -> None:
+        """Say how many of worker ``w``'s entries are complete; read the others' counts."""
+        count, limit = self.arrays["count"], three.peers.limit
+        with self.lock:
+            count[w] = three.fill[0]
+            limit[:] = count
+        limit[w] = -1
 
 
 def _best(shared) -> float:
@@ -168,10 +244,23 @@ def _node_keys(rem: int, rows: np.ndarray) -> tuple[int, int]:
 def _shared_search(base):
     """DL8.5's search class with the shared table of bounds in front of its nodes with three
     or more levels left: a node whose stored bound reaches its upper bound is cut at once,
-    and every such node's result is stored (its optimum, or the bound it failed to beat)."""
+    and every such node's result is stored (its optimum, or the bound it failed to beat);
+    its three-level kernel's cache of children is worker ``worker``'s table of ``children``,
+    and it reads the others'."""
 
     class SharedSearch(base):
         bounds: _Bounds
+        children: _Children
+        worker: int
+
+        def _new_three(self):
+            from .common import new_three_level
+
+            n_rows, n_features, n_classes, _ = self._three_size
+            children, w = self.children, self.worker
+            return new_three_level(
+                n_rows, n_features, n_classes, table=children.table(w), peers=children.peers(w)
+            )
 
         def node(self, rows, rem, depth, ub, state):
             if rem < 3:
@@ -193,18 +282,21 @@ def _shared_search(base):
 class _Board:
     """What the parent and its workers share: ``shared`` (the bounds and the queue, laid out
     as the indices above say), ``status`` (each root split's: 0, 1 in progress, ``_DONE``),
-    the ``lock`` over both, the table of proved node ``bounds`` and the parent's pid."""
+    the ``lock`` over both, the table of proved node ``bounds``, the workers' caches of
+    ``children`` and the parent's pid."""
 
     shared: Any
     status: Any
     lock: Any
     bounds: _Bounds
+    children: _Children
     parent: int
 
 
 def _worker(
     conn: Any,
     board: _Board,
+    w: int,
     prep: PreparedBinary,
     K: int,
     settings: SearchSettings,
@@ -219,7 +311,6 @@ def _worker(
     from ._dl85_search import Search, _leaf
     from .dl85 import _fill_stats
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     tic = time.perf_counter()
     P = settings.leaf_penalty
     sent = [math.inf]
@@ -232,12 +323,23 @@ def _worker(
 
     search = None
     finished = False
+    watch = _Watch(shared, board.parent)
+    SharedSearch = _shared_search(Search)
+    SharedSearch.bounds, SharedSearch.children, SharedSearch.worker = (
+        board.bounds,
+        board.children,
+        w,
+    )
     try:
-        search = _shared_search(Search)(
-            prep, K, settings.min_support, P, cache_mb, settings.deadline, tol, on_root,
-            _Watch(shared, board.parent),
-        )  # fmt: skip
-        search.bounds = board.bounds
+        search = SharedSearch(
+            prep, K, settings.min_support, P, cache_mb, settings.deadline, tol, on_root, watch
+        )
+
+        def trade() -> None:
+            if search.three is not None:
+                board.children.trade(w, search.three)
+
+        watch.trade = trade
         data = prep.data
         rows = np.arange(data.Bd.shape[0], dtype=np.int32)
         tot = np.empty(data.W.shape[1])
@@ -261,7 +363,7 @@ def _worker(
             child_ub = min(leaf, _best(shared) - tol)
             value = val[i]
             if lb < child_ub - tol and val[i] < child_ub:
-                search.frames[:] = [[leaf, child_ub, None, -1, -1, 0.0, 0.0, None]]
+                search.frames[:] = [[leaf, child_ub, None, -1, -1, 0.0, 0.0, None, i, cand.size]]
                 f = int(cand[i])
                 value, lt, rt, _ = search._branch(
                     rows, None, f, tot, single[i], K, 0, child_ub, 0.0, search.frames[0]
@@ -272,6 +374,7 @@ def _worker(
                 search.cuts += 1
             shared[_BOUNDS + i] = max(val[i], value)
             status[i] = _DONE
+            trade()
     except (_Stopped, TimeUp):
         pass
     except Exception as exc:  # the parent raises it (an internal error, say)
@@ -309,6 +412,7 @@ def solve_min_error(
     longest worker's seconds, and who proved the optimum.
     """
     from . import blossom, dl85  # loaded here before the fork: the workers share them
+    from ._dl85_search import three_cache_bytes
 
     tic = time.perf_counter()
     recorder, deadline = settings.recorder, settings.deadline
@@ -336,16 +440,17 @@ def solve_min_error(
     lock = ctx.Lock()
     # an eighth of the cache's cap for the shared bounds (24 bytes an entry), the rest theirs
     bounds = _Bounds(ctx, int(max_cache_mb * 2**20 / 8 / 24))
-    board = _Board(shared, status, lock, bounds, os.getpid())
+    cache_mb = max_cache_mb * 7 / 8 / n_jobs
+    children = _Children(ctx, n_jobs, three_cache_bytes(cache_mb))
+    board = _Board(shared, status, lock, bounds, children, os.getpid())
     messages = _Messages(on_root)
     workers = []
     by_blossom = proven = False
     try:
-        for _ in range(n_jobs):
+        for number in range(n_jobs):
             reader, writer = ctx.Pipe(duplex=False)
-            args = (writer, board, prep, K, settings, max_cache_mb * 7 / 8 / n_jobs, tol)
-            worker = ctx.Process(target=_worker, args=args, daemon=True, name="satdt")
-            worker.start()
+            args = (writer, board, number, prep, K, settings, cache_mb, tol)
+            worker = start_process(ctx, _worker, args)  # it ignores Ctrl-C, ours to handle
             writer.close()  # the worker holds the only writing end: its death ends the file
             messages.open.append(reader)
             workers.append(worker)
@@ -424,6 +529,7 @@ def _race(run, messages: _Messages, shared, tol: float, deadline: float | None) 
     recorder = run.recorder
     ratio = START_RATIO  # Blossom's seconds per second of waiting (halved after an idle slice)
     while True:
+        honour_interrupt()  # a Ctrl-C that other code swallowed
         best = recorder.best
         if best is not None and best.value < shared[_PARENT]:
             shared[_PARENT] = best.value

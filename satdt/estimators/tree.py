@@ -37,6 +37,7 @@ from ..task.events import Event
 from ..task.objectives import OBJECTIVES
 from ..task.spec import Task
 from .base import SatdtEstimator, resolve_n_jobs
+from .streaming import StreamingTree, end_stream
 
 
 class ParetoFront(list):
@@ -47,13 +48,16 @@ class ParetoFront(list):
         self.stop_reason = stop_reason
 
 
-class OptimalTreeClassifier(SatdtEstimator):
+class OptimalTreeClassifier(StreamingTree, SatdtEstimator):
     """Optimal decision trees: minimum depth, minimum size (SAT) or minimum error (DP).
 
     Every tree returned is re-checked against the training data. ``result_`` holds the
     :class:`~satdt.task.result.SearchResult` (objective value, lower bound, proven or not, the
     history of incumbents, events and the method's statistics); ``tree_`` the tree;
-    ``method_`` the name of the method that ran (what ``method="auto"`` chose).
+    ``method_`` the name of the method that ran (what ``method="auto"`` chose). For the
+    consistency objectives, :meth:`partial_fit` keeps the minimum tree of rows that arrive in
+    batches and :meth:`fit_teacher` learns from a teacher's counterexamples; both keep their
+    search in ``stream_``.
     """
 
     _PARAMS: ClassVar[tuple[Param, ...]] = TREE_PARAMS
@@ -174,6 +178,7 @@ class OptimalTreeClassifier(SatdtEstimator):
             ``self``, fitted.
         """
         method, options = self._resolve()
+        end_stream(self)
         data = self._prepare(dataset, sample_weight, on_event, started)
         # if the limit passes while auto looks at the data, its choice without them
         with contextlib.suppress(TimeUp):
@@ -300,6 +305,7 @@ class OptimalTreeClassifier(SatdtEstimator):
                 "the Pareto front is a size objective without max_nodes: use objective='size'"
             )
         method, options = self._resolve()
+        end_stream(self)
         data = self._prepare(dataset, None, on_event, None)
         method = self._method_for(data, method, options)
         task = Task(data, self.objective, self.max_depth, None, options)

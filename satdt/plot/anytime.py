@@ -24,9 +24,11 @@ def plot_history(
     """Draw the incumbent's objective value over time as a step plot and save it to ``path``.
 
     One step per entry of ``result.history``, held until ``result.runtime``; a dot marks each
-    new incumbent. When the search did not prove its last tree optimal, the proven lower bound
-    is drawn as a dashed line, so the remaining gap is visible. The format follows the file
-    extension (PNG by default).
+    new incumbent. Where the search recorded its proven lower bound over time
+    (``result.lower_bounds``: the consistency searches), it is drawn as a second, dashed step
+    curve, so the gap between the bounds shows at every moment; otherwise, when the search
+    did not prove its last tree optimal, the final lower bound is a dashed line. The format
+    follows the file extension (PNG by default).
 
     Parameters
     ----------
@@ -67,7 +69,19 @@ def plot_history(
         axes.axvspan(start, times[0], color="0.92", linewidth=0, label="no tree yet")
     axes.step([*times, end], [*values, values[-1]], where="post", color="C0", linewidth=1.8)
     axes.plot(times, values, "o", color="C0", markersize=4, label="new incumbent")
-    if not result.proven_optimal and math.isfinite(result.lower_bound):
+    if result.lower_bounds:
+        bound_times = [max(float(bound.elapsed), start) for bound in result.lower_bounds]
+        bounds = [float(bound.value) for bound in result.lower_bounds]
+        axes.step(
+            [*bound_times, end],
+            [*bounds, bounds[-1]],
+            where="post",
+            color="C3",
+            linestyle="--",
+            linewidth=1.2,
+            label=f"proven lower bound (last {bounds[-1]:g})",
+        )
+    elif not result.proven_optimal and math.isfinite(result.lower_bound):
         axes.axhline(
             result.lower_bound,
             color="C3",

@@ -48,7 +48,9 @@ def plot_loop(
     Parameters
     ----------
     result
-        A SAT search's result (``model.result_`` of ``OptimalTreeClassifier(method="sat")``).
+        A SAT search's result (``model.result_`` of ``OptimalTreeClassifier(method="sat")``,
+        of ``partial_fit`` or of ``fit_teacher``, whose SAT calls show the rows the teacher
+        returned).
     path
         Save the figure there (format from the extension); default: a pyplot figure to show.
     max_panels, columns
@@ -83,6 +85,7 @@ def plot_loop(
     if left_out:
         first = (max_panels - 1) // 2
         numbered = numbered[:first] + numbered[first + left_out :]
+    taught = getattr(result.stats, "questions", 0) > 0  # fit_teacher: the teacher's rows
     panels = []
     for number, call in numbered:
         bound = "" if call.max_leaves is None else f", <= {call.max_leaves} leaves"
@@ -94,13 +97,17 @@ def plot_loop(
             picture = model_picture(call.tree, None, None, max_depth, True)
             wrong = call.tree.count_error()
             rows = "training row" if wrong == 1 else "training rows"
-            if call.counterexamples:
+            if call.counterexamples and taught:
+                foot = f"the teacher: wrong on {_row_list(call.counterexamples, row_names)} (red)"
+            elif call.counterexamples:
                 foot = (
                     f"{wrong:g} {rows} wrong (red); adds "
                     f"{_row_list(call.counterexamples, row_names)}"
                 )
             elif wrong:
                 foot = f"{wrong:g} {rows} wrong: the last levels are re-grown"
+            elif taught:
+                foot = "right on the teacher's rows so far"
             else:
                 foot = f"every training row right: depth {call.depth} is enough"
             panels.append(Panel(head, picture=picture, foot=foot, colour="#1f5f99"))
@@ -125,7 +132,11 @@ def plot_loop(
             colour="#1d6b35" if result.proven_optimal else "0.3",
         )
     )
-    if title is None:
+    if title is None and taught:
+        title = (
+            f"learning from a teacher: {len(calls)} SAT calls, {result.stats.questions} questions"
+        )
+    elif title is None:
         title = f"the counterexample-guided loop: {len(calls)} SAT calls"
         if left_out:
             title += f" ({left_out} not shown)"
@@ -137,6 +148,8 @@ def _loop_summary(result: SearchResult, n_calls: int) -> str:
     """The last panel's footnote: the calls, the rows encoded, a depth no call was needed for."""
     used, rows = getattr(result.stats, "examples_used", 0), getattr(result.stats, "rows", 0)
     text = f"{n_calls} SAT calls" + (f", {used} of {rows} distinct rows encoded" if used else "")
+    if getattr(result.stats, "questions", 0):
+        text += "; the teacher accepts it"
     if result.model.depth in getattr(result.stats, "settled_without_sat_call", ()):
         text += f"; depth {result.model.depth}: a repaired heuristic tree, no SAT call"
     return text

@@ -11,6 +11,7 @@ bound of a size search. The searches over depths and sizes are in :mod:`satdt.sa
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from .perfect import (
     feature_vars,
     leaf_clauses,
     one_feature_clauses,
+    other_class_clauses,
     path_vars,
     perfect_form,
     perfect_leaf_of,
@@ -477,3 +479,87 @@ class CounterexampleLoop:
             self.recorder.event(SatCall(status="SAT", counterexamples=added, **call))
             if not self.add_examples(picked):
                 return LoopOutcome("UNKNOWN")
+
+    # ------------------------------------------------------------------ a problem that grows
+    def grow(self, problem: Problem) -> None:
+        """Take ``problem``: this loop's problem with rows, features and classes appended.
+
+        For :mod:`satdt.sat.growing` (``partial_fit``, teachers). The rows, features and
+        classes of the current problem keep their indices and their values in ``problem``,
+        so every clause in the solver stays true to them; new rows enter the formula only as
+        counterexamples of later rounds. A new feature joins the class of the features it
+        equals, or complements, on every encoded row (a threshold between two values seen
+        equals its neighbour on the rows seen before it, a new category's column is 0 on
+        them); features that match no class form classes of their own, which get their F
+        variables, the clauses (3)-(4) of the encoded rows and a new generation of formula
+        (1), as when a new example splits a class. A new class gets its C variables, the
+        clauses (6) every encoded row owes it, and formula (7) when there is a leaf counter.
+        Only ``features="lazy"`` loops grow. Clauses the deadline keeps from the solver stay
+        queued for the next :meth:`run`.
+        """
+        if not self.lazy:
+            raise ValueError("only a loop with features='lazy' can grow")
+        self.problem = problem
+        clauses: list[list[int]] = []
+        if problem.B.shape[1] > len(self.slot_of):
+            clauses += self._join_features(len(self.slot_of))
+        if problem.n_classes > self.vars.n_classes:
+            clauses += self._join_classes(self.vars.n_classes)
+        with contextlib.suppress(TimeUp):  # queued: run() hands them over first
+            self._add(clauses)
+
+    def _join_features(self, first: int) -> list[list[int]]:
+        """Put features ``first ..`` into classes (see :meth:`grow`); the clauses of new classes."""
+        B = self.problem.B
+        new = np.arange(first, B.shape[1])
+        rows = self.included
+        encoded = B[rows] if rows else np.zeros((0, B.shape[1]), dtype=np.uint8)
+        flip_new = encoded[0, new] if rows else np.zeros(len(new), dtype=np.uint8)
+        self.flip = np.concatenate([self.flip, flip_new]).astype(np.uint8)
+        reps = self.slot_feature
+        known = np.packbits(encoded[:, reps] ^ self.flip[reps], axis=0)
+        slot_of_key = {known[:, s].tobytes(): s for s in range(len(reps))}
+        keys = np.packbits(encoded[:, new] ^ flip_new, axis=0)
+        slot_new = np.empty(len(new), dtype=np.int64)
+        created: list[int] = []
+        members: dict[int, list[int]] = {}
+        for t, f in enumerate(new.tolist()):
+            key = keys[:, t].tobytes()
+            if key not in slot_of_key:
+                slot_of_key[key] = len(reps) + len(created)
+                created.append(slot_of_key[key])
+            slot_new[t] = slot_of_key[key]
+            members.setdefault(int(slot_new[t]), []).append(f)
+        self.slot_of = np.concatenate([self.slot_of, slot_new])
+        self.slot_feature = np.concatenate(
+            [reps, [members[s][(len(members[s]) - 1) // 2] for s in created]]
+        ).astype(np.int64)
+        self.vars.n_features = B.shape[1]
+        if not created:
+            return []
+        F_new = feature_vars(self.pool, self.depth, self._slot_keys(created))
+        self.vars.F = np.concatenate([self.vars.F, F_new], axis=1)
+        values = B[:, self.slot_feature[created]]
+        clauses: list[list[int]] = []
+        for i in rows:
+            clauses += self._routing_clauses(F_new, i, values[i])
+        return clauses + self._some_feature_clauses()
+
+    def _join_classes(self, first: int) -> list[list[int]]:
+        """C variables for classes ``first ..``, the clauses (6) of the encoded rows, formula (7)."""
+        n_classes = self.problem.n_classes
+        C_new = np.array(
+            [
+                [self.pool.id(("C", v, c)) for c in range(first, n_classes)]
+                for v in range(self.vars.n_leaves)
+            ],
+            dtype=np.int64,
+        ).reshape(self.vars.n_leaves, n_classes - first)
+        self.vars.C = np.concatenate([self.vars.C, C_new], axis=1)
+        self.vars.n_classes = n_classes
+        clauses: list[list[int]] = []
+        for i in self.included:
+            clauses += other_class_clauses(path_vars(self.pool, i, self.depth), C_new)
+        if self.counter is not None:
+            clauses += labelled_leaf_vars(self.pool, C_new)[1]
+        return clauses

@@ -177,6 +177,22 @@ def leaf_clauses(tv: PerfectTreeVars, X: np.ndarray, label: int) -> Clauses:
     return block[:, order, :].reshape(n_leaves * c, tv.depth + 1).tolist()
 
 
+def other_class_clauses(X: np.ndarray, C: np.ndarray) -> Clauses:
+    """Formula (6) of one example for classes that are not its own, given as the columns of ``C``.
+
+    For every leaf v and every column c of ``C``: ``NOT (X = v) OR NOT C[v][c]``. These are the
+    clauses (6) that a class added after the example was encoded owes it
+    (:meth:`satdt.sat.loop.CounterexampleLoop.grow`).
+    """
+    depth = len(X)
+    neg_path = _negated_paths(X, depth)
+    n_leaves, c = C.shape
+    block = np.empty((n_leaves, c, depth + 1), dtype=np.int64)
+    block[:, :, :depth] = neg_path[:, None, :]
+    block[:, :, depth] = -C
+    return block.reshape(n_leaves * c, depth + 1).tolist()
+
+
 def example_clauses(tv: PerfectTreeVars, example: int, row: np.ndarray, label: int) -> Clauses:
     """All the clauses (3)-(6) that example ``example`` (features ``row``, class ``label``) adds."""
     X = path_vars(tv.pool, example, tv.depth)

@@ -222,7 +222,7 @@ class LoopSearch:
             if outcome.status == "UNSAT":
                 self.close(k)
                 k += 1
-                self.recorder.lower_bound = k
+                self.recorder.raise_lower_bound(k)
                 continue
             return k, outcome.tree.simplify(self.problem.B), False
         return None, None, False
@@ -297,7 +297,7 @@ def minimum_depth(
     """
     y = problem.y
     max_leaves = _leaf_cap(max_nodes)
-    recorder.lower_bound = depth_lower_bound(int(np.unique(y).size))
+    recorder.raise_lower_bound(depth_lower_bound(int(np.unique(y).size)))
     greedy = _first_tree(problem, first_tree)
     with LoopSearch(problem, options, deadline, recorder, max_leaves) as search:
         if (max_depth is None or greedy.depth <= max_depth) and search.admits(greedy):

@@ -67,6 +67,8 @@ from ..task.stats import SEARCH_NAMES, Decision, HybridStats, Proof
 
 if TYPE_CHECKING:
     from ..dp.consistent import ConsistencyDP, QuantilePrimal
+    from ..dp.cores import CoreBound
+    from ..dp.improve import LocalImprovement
     from ..dp.kernels import Loading
     from ..sat.search import LoopSearch
     from ..task.spec import Task
@@ -93,6 +95,22 @@ SAT_CELLS = 300_000
 # A search's share of the core halves (down to this) each time the other settles a question
 # while it settled none, and doubles (up to 1) each time it settles one.
 MIN_SHARE = 1 / 16
+# ConTree's arms race the same way: those that raise the lower bound against those that look
+# for shallower trees (on a large table the cores stop proving long before the local
+# improvement stops lowering the best tree, and on others the other way round), and the
+# latter among themselves (a decision on the whole of a large table far above its minimum
+# depth never ends, while the local improvement lowers it in seconds).
+LOWER_ARMS = ("contree-cores", "contree-bottom")
+UPPER_ARMS = ("contree-top", "contree-primal", "contree-improve")
+
+
+# The search each arm's answers are credited to (ConTree's own arms: "contree").
+_ARM_SEARCH = {
+    "sat": "sat",
+    "contree-primal": "blossom",
+    "contree-cores": "cores",
+    "contree-improve": "improve",
+}
 
 
 def _search_of(arm: str) -> str:
@@ -111,10 +129,11 @@ def _kernel_groups() -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _primal_groups() -> tuple[str, ...]:
-    """The primal arm's kernel groups: Blossom's (from the table of searches)."""
+    """The primal arm's kernel groups, Blossom's, and the greedy tree's, which the local
+    improvement grows (from the table of searches)."""
     from ..dp.kernels import kernels_of
 
-    return kernels_of("blossom").start
+    return (*kernels_of("blossom").start, *kernels_of("greedy").start)
 
 
 class _Kernels:
@@ -235,13 +254,19 @@ class ConsistencyPortfolio:
         # the size at the minimum depth, which only the depth phase's end tells
         self.recording = task.objective == "depth" or task.max_depth is not None
         self.leaf_bound: int | None = None  # the fewest leaves proven, once sizes are searched
+        self.size_bounds = task.objective == "size"  # whether leaf bounds bound the objective
         self.stats = HybridStats(rows=len(data.y))
         self.spent: dict[str, float] = defaultdict(float)  # seconds per arm
         self.share = {"sat": 1.0, "contree": 1.0}  # per search
         self.since = {"sat": 0.0, "contree": 0.0}  # seconds per search since a settlement
+        self.arm_share: dict[str, float] = defaultdict(lambda: 1.0)  # within ConTree's share
+        self.arm_since: dict[str, float] = defaultdict(float)  # seconds since a settlement
+        self.last_arm = ""  # the arm that ran last
         self.kernels = _Kernels() if use_contree else None
         self.dp: ConsistencyDP | None = None
         self.primal: QuantilePrimal | None = None  # the primal arm at the top arm's depth
+        self.improve: LocalImprovement | None = None  # the local improvement of the best tree
+        self.cores: CoreBound | None = None  # the lower bounds from cores
         self.sat: _Sat | None = None
         # both sides record trees over the user's columns; the map is for the SAT loop's trace
         self.recorder.begin(data.user_tree)
@@ -269,13 +294,14 @@ class ConsistencyPortfolio:
     def _prove(self, depth: int, answer: str, by: str, leaves: int | None = None) -> None:
         """Keep what was settled, and say it on the status line; the search that settled it
         gets a larger share of the core, the other, if it ran meanwhile, a smaller one."""
-        if by in ("sat", "contree", "blossom"):
+        if by in ("sat", "contree", "blossom", "cores", "improve"):
             kind = _search_of(by)
             other = "contree" if kind == "sat" else "sat"
             if self.since[other] > 0:  # a race the other lost (alone, nothing is learnt)
                 self.share[other] = max(MIN_SHARE, self.share[other] / 2)
                 self.share[kind] = min(1.0, self.share[kind] * 2)
             self.since = {"sat": 0.0, "contree": 0.0}
+            self._race(self.last_arm)
         self.stats.proofs.append(Proof(depth, answer, by, self.recorder.elapsed(), leaves))
         what = f"depth {depth}" if leaves is None else f"depth {depth}, under {leaves} leaves"
         verdict = "a consistent tree" if answer == "found" else "no consistent tree"
@@ -288,6 +314,22 @@ class ConsistencyPortfolio:
         if self.recorder.improve(tree, value, mapped=True) is not None:
             self.stats.found_by = by
 
+    def _race(self, winner: str) -> None:
+        """ConTree's arm ``winner`` settled a question: the arms it races (see
+        :data:`UPPER_ARMS`) that ran meanwhile without settling one get half their share of
+        ConTree's time, the winner twice its own."""
+        if winner in LOWER_ARMS:
+            losers = UPPER_ARMS
+        elif winner in UPPER_ARMS:
+            losers = UPPER_ARMS + LOWER_ARMS
+        else:
+            return
+        for arm in losers:
+            if arm != winner and self.arm_since[arm] > 0:
+                self.arm_share[arm] = max(MIN_SHARE, self.arm_share[arm] / 2)
+        self.arm_share[winner] = min(1.0, self.arm_share[winner] * 2)
+        self.arm_since.clear()
+
     def _found(self, tree: Tree, by: str, depth: int) -> None:
         """A consistent tree of depth at most ``depth`` was found."""
         self._prove(depth, "found", by)
@@ -295,6 +337,8 @@ class ConsistencyPortfolio:
             return
         if self.best is None or tree.depth < self.best.depth:
             self.best, self.best_by = tree, by
+            if self.improve is not None:
+                self.improve.offer(tree)
         if self.recording:
             self._record(tree, by)
 
@@ -305,7 +349,7 @@ class ConsistencyPortfolio:
             self.lower = depth + 1
             self.stats.lower_bound_by = by
             if self.objective == "depth":
-                self.recorder.lower_bound = self.lower
+                self.recorder.raise_lower_bound(self.lower)
         if self.sat is not None:
             self.sat.refuted(depth)
 
@@ -362,6 +406,10 @@ class ConsistencyPortfolio:
         pause = _POLL if until is None else max(0.0, min(_POLL, until - time.perf_counter()))
         time.sleep(pause)
 
+    def _share(self, arm: str) -> float:
+        """An arm's share of the core: its search's, times its own within the search."""
+        return self.share[_search_of(arm)] * self.arm_share[arm]
+
     def _turn(self, arms: list[tuple[str, Callable[[float | None], Any]]]) -> tuple[str, Any]:
         """Give the next turn to the arm that has run least for its search's share; returns
         its name and answer. With no arm able to run (ConTree's kernels still compiling, no
@@ -371,13 +419,16 @@ class ConsistencyPortfolio:
         if not arms:
             time.sleep(_POLL)
             return "", None
-        name, run = min(arms, key=lambda arm: self.spent[arm[0]] / self.share[_search_of(arm[0])])
+        name, run = min(arms, key=lambda arm: self.spent[arm[0]] / self._share(arm[0]))
         started = time.perf_counter()
+        self.last_arm = name
         try:
             answer = run(self._slice(name))
         finally:
             seconds = time.perf_counter() - started
             self.spent[name] += seconds
+            self.stats.arm_seconds[name] = self.spent[name]
+            self.arm_since[name] += seconds
             kind = _search_of(name)
             self.since[kind] += seconds
             setattr(self.stats, f"{kind}_seconds", getattr(self.stats, f"{kind}_seconds") + seconds)
@@ -422,12 +473,19 @@ class ConsistencyPortfolio:
         arms: list[tuple[str, Callable[[float | None], Any]]] = []
         if self._dp_ready():
             dp, cap = self.dp, self.max_leaves
-            arms.append(("contree-bottom", lambda until: (low, dp.decide(low, until, cap))))
+            cores = self._cores()
+            if cores is None:  # a node cap: the whole table's decision at the bottom
+                arms.append(("contree-bottom", lambda until: (low, dp.decide(low, until, cap))))
+            else:
+                arms.append(("contree-cores", lambda until: (low, cores.advance(low, until))))
             if top > low:
                 arms.append(("contree-top", lambda until: (top, dp.decide(top, until, cap))))
             primal = self._primal_at(top) if top > low else None
             if primal is not None:
                 arms.append(("contree-primal", lambda until: (top, primal.advance(until))))
+            improve = self._improver() if top > low else None
+            if improve is not None:
+                arms.append(("contree-improve", lambda until: (top, improve.advance(until, low))))
         if self.sat is not None:
             arms.append(("sat", lambda until: (low, self.sat.decide(low, until))))
         return arms
@@ -448,6 +506,44 @@ class ConsistencyPortfolio:
             self.primal = QuantilePrimal(data.X, data.y, data.n_classes, depth)
         return None if self.primal.exhausted else self.primal
 
+    def _later_loaded(self) -> bool:
+        """Whether the kernels the primal arm and the local improvement run on are loaded."""
+        from ..dp import kernels
+
+        return all(kernels.loaded(group) for group in _primal_groups())
+
+    def _cores(self) -> CoreBound | None:
+        """The lower bounds from cores (without a node cap)."""
+        if self.max_leaves is not None:
+            return None
+        if self.cores is None:
+            from ..dp.cores import CoreBound
+
+            data = self.data
+            self.cores = CoreBound(
+                data.X,
+                data.y,
+                data.n_classes,
+                max_cache_mb=float(self.task.options.get("max_cache_mb", 512)) / 2,
+            )
+            self.stats.cores = self.cores.stats
+        return self.cores
+
+    def _improver(self) -> LocalImprovement | None:
+        """The local improvement of the best tree (without a node cap, once its kernels are
+        loaded; None once it has nothing more to try)."""
+        if self.max_leaves is not None or self.best is None or not self._later_loaded():
+            return None
+        if self.improve is None:
+            from ..dp.improve import LocalImprovement
+
+            data = self.data
+            self.improve = LocalImprovement(
+                data.X, data.y, data.n_classes, self.best, deadline=self.deadline
+            )
+            self.stats.improve = self.improve.stats
+        return None if self.improve.exhausted else self.improve
+
     def _depth_phase(self) -> None:
         """Raise ``lower`` and lower the best tree's depth until they meet."""
         while self.lower < self._upper():
@@ -455,16 +551,17 @@ class ConsistencyPortfolio:
             if result is None:
                 continue
             depth, answer = result
-            by = {"sat": "sat", "contree-primal": "blossom"}.get(name, "contree")
+            by = _ARM_SEARCH.get(name, "contree")
             if answer.status == "SAT":
                 tree = answer.tree if by == "sat" else self.data.finish(answer.tree)
-                self._found(tree, by, depth)
+                self._found(tree, by, tree.depth if by == "improve" else depth)
             elif answer.status == "UNSAT":
                 self._refuted(depth, by)
 
     def minimum_depth(self) -> SearchResult:
         """The minimum-depth consistent tree (the ``depth`` objective)."""
         timed_out = False
+        self.recorder.raise_lower_bound(self.lower)  # one leaf per class
         try:
             self._first_tree()
             self._depth_phase()
@@ -497,12 +594,19 @@ class ConsistencyPortfolio:
         return recorder.snapshot(proven_optimal=proven)
 
     # ------------------------------------------------------------------ minimum size
+    def _leaves_proven(self, leaves: int) -> None:
+        """No consistent tree of the size phase's depth has fewer than ``leaves`` leaves; for
+        the size objective, a bound on its nodes (the Pareto front records none)."""
+        self.leaf_bound = leaves
+        if self.size_bounds:
+            self.recorder.raise_lower_bound(2 * leaves - 1)
+
     def _size_phase(self, depth: int, upper: Tree) -> Tree:
         """The consistent tree of depth at most ``depth`` with the fewest leaves, from
         ``upper`` (an admissible tree of that depth or less); every smaller tree is recorded.
         Raises :class:`TimeUp` with ``self.leaf_bound`` holding the bound proven so far."""
         best = [upper]
-        self.leaf_bound = leaf_lower_bound(self.n_present, self.lower)
+        self._leaves_proven(leaf_lower_bound(self.n_present, self.lower))
 
         def improve(tree: Tree, by: str) -> None:
             if tree.depth <= depth and tree.n_leaves < best[-1].n_leaves and self._admissible(tree):
@@ -525,14 +629,14 @@ class ConsistencyPortfolio:
                 continue
             if name == "sat-size":
                 lower, proven = answer
-                self.leaf_bound = max(self.leaf_bound, best[-1].n_leaves if proven else lower)
+                self._leaves_proven(max(self.leaf_bound, best[-1].n_leaves if proven else lower))
                 if proven:
                     self._prove(depth, "none", "sat", leaves=best[-1].n_leaves)
                 continue
             if answer.tree is not None:
                 improve(self.data.finish(answer.tree), "contree")
             if answer.status == "SAT" or answer.status == "UNSAT":
-                self.leaf_bound = best[-1].n_leaves
+                self._leaves_proven(best[-1].n_leaves)
                 self._prove(depth, "none", "contree", leaves=best[-1].n_leaves)
         return best[-1]
 
@@ -560,6 +664,7 @@ class ConsistencyPortfolio:
         fewest nodes of a consistent tree of at most that depth; stops early once the L
         leaves at depth d satisfy L <= d + 2 (a deeper tree has at least d + 2 leaves)."""
         last, self.max_depth, self.recording = self.max_depth, None, False
+        self.size_bounds = False
         try:
             self._first_tree()
             self._depth_phase()

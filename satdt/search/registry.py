@@ -266,7 +266,9 @@ METHODS: dict[str, Method] = {
             input="binary",
             summary="DL8.5 with Blossom in slices on one core, "
             "sharing the incumbent; Blossom's share grows while its slices improve the tree and "
-            "shrinks while they do not (what `auto` runs for `error` unless it picks `contree`); "
+            "shrinks while they do not; once DL8.5 is behind the time limit, CA-DL8.5's top-k and "
+            "discrepancy searches join them (what `auto` runs for `error` unless it picks "
+            "`contree`); "
             "with n_jobs >= 2 "
             "DL8.5's root splits shared out among n_jobs processes (depth >= 4; below, DL8.5 on a "
             "second process), Blossom beside them; on a first run it starts with whichever "

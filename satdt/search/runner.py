@@ -169,12 +169,18 @@ class TreeSearch:
 
     def finish(self, result: SearchResult) -> SearchResult:
         """The result of a search that ran: marked stopped by the time limit when it was (and
-        not proven), its tree re-checked against the data unless it was when recorded."""
+        not proven), its tree re-checked against the data unless it was when recorded; on a
+        first run, with the kernel groups it had compiled in the background."""
+        from ..dp import kernels  # the standard library only, until a group was asked for
+
         task = self.task
         data = task.data
         left = data.time_left()
         if not (result.proven_optimal or result.stop_reason) and left is not None and left <= 0:
             result = replace(result, stop_reason="time limit")
+        compiled = kernels.background(since=task.recorder.start)
+        if compiled:
+            result = replace(result, compiled_in_background=compiled)
         if result.model is not task.checked:  # a greedy first tree was checked when recorded
             self._check(result.model, task.recorder.best.value)
         if data.original is not None:
@@ -296,8 +302,10 @@ class TreeSearch:
         """Record a greedy tree grown on the numeric data as the first incumbent.
 
         For the consistency objectives it is grown until every leaf is pure (a consistent
-        tree); for the error objective, to ``max_depth``. Its value becomes the bound the
-        method must beat. ``hurry``: the deadline has passed, grow it at once anyway.
+        tree), each split leaving a quarter of the rows on each side (``balanced``: a shallow
+        tree within ``O(n p log n)`` work); for the error objective, by Gini to
+        ``max_depth``. Its value becomes the bound the method must beat. ``hurry``: the
+        deadline has passed, grow it at once anyway.
         """
         from ..dp.greedy import greedy_numeric_tree
 
@@ -314,6 +322,7 @@ class TreeSearch:
             sample_weight=data.weight,
             max_depth=None if consistency else task.max_depth,
             deadline=None if hurry else data.deadline,
+            balanced=consistency,  # shallower and sooner: the depth's first bound
         )
         # grown on these rows and weights, it carries their class weights (the searched rows',
         # also with a cost matrix: pruning and the value are the search's); a tree grown until

@@ -30,6 +30,16 @@ class Progress(Event):
 
 
 @dataclass(frozen=True)
+class LowerBound(Event):
+    """The proven lower bound on the objective rose to ``value``, ``elapsed`` seconds after
+    the start (:meth:`satdt.task.result.Recorder.raise_lower_bound`)."""
+
+    kind: ClassVar[str] = "lower_bound"
+    value: float
+    elapsed: float
+
+
+@dataclass(frozen=True)
 class SatCall(Event):
     """One call of the SAT solver in a counterexample-guided search.
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..core.errors import REMOVED_IN, SatdtError
 from ..models.tree import Tree
 from ..prepare.costs import model_cost
-from .events import Event, Progress, SatCall
+from .events import Event, LowerBound, Progress, SatCall
 from .stats import Preparation, Stats
 
 if TYPE_CHECKING:
@@ -53,6 +53,13 @@ class Incumbent(NamedTuple):
         """Deprecated alias of ``model``."""
         _deprecated_tree("Incumbent")
         return self.model
+
+
+class Bound(NamedTuple):
+    """The proven lower bound from a moment on: when (seconds since the start) and its value."""
+
+    elapsed: float
+    value: float
 
 
 @dataclass(frozen=True)
@@ -98,6 +105,15 @@ class SearchResult:
     cost_matrix : ndarray, optional
         The fit's misclassification costs (``cost_matrix``, rows the true class in
         ``classes_`` order): ``objective_value`` and ``training_error`` are then costs.
+    compiled_in_background : dict, default {}
+        On a first run, the Numba kernel groups the fit had compiled in a background process
+        (:func:`satdt.dp.kernels.background`), each ``"compiled"``, ``"compiling"`` (still at
+        it when the fit returned: later runs load them) or ``"failed"``; empty when none was.
+    lower_bounds : tuple, default ()
+        The proven lower bound over time, the companion of ``history``: ``(elapsed seconds,
+        bound)`` each time it rose, for the searches that prove bounds as they go (the
+        consistency searches: each depth refuted raises the minimum depth's bound). With
+        ``history`` (the upper bound over time) it gives the gap at every moment.
     """
 
     objective: str
@@ -113,6 +129,8 @@ class SearchResult:
     gap: float = 0.0
     stop_reason: str = ""
     cost_matrix: numpy.ndarray | None = field(default=None, compare=False)
+    compiled_in_background: dict[str, str] = field(default_factory=dict, compare=False)
+    lower_bounds: tuple[Bound, ...] = ()
 
     @property
     def trace(self) -> tuple[SatCall, ...]:
@@ -224,6 +242,7 @@ class Recorder:
         self.history: list[Incumbent] = []
         self.events: list[Event] = []
         self.lower_bound: float = 0.0
+        self.lower_bounds: list[Bound] = []  # see raise_lower_bound
         self.gap = 0.0  # see SearchResult.gap
         self.stats: Stats = Stats()
         self.preparation = Preparation()
@@ -289,6 +308,17 @@ class Recorder:
             self._on_improve(self.snapshot(proven_optimal=False))
         return user_tree
 
+    def raise_lower_bound(self, value: float) -> None:
+        """A proven lower bound: ``lower_bound`` rises to ``value`` when below it, and the
+        rise is kept with its time (``SearchResult.lower_bounds``) and reported (a
+        :class:`~satdt.task.events.LowerBound` event)."""
+        if value <= self.lower_bound:
+            return
+        self.lower_bound = value
+        bound = Bound(self.elapsed(), float(value))
+        self.lower_bounds.append(bound)
+        self.event(LowerBound(bound.value, bound.elapsed))
+
     @property
     def trace(self) -> list[SatCall]:
         """The SAT calls reported so far."""
@@ -313,15 +343,20 @@ class Recorder:
         lower_bound = best.value if proven_optimal else min(self.lower_bound, best.value)
         scale = self._value_scale
         history = self.history
+        bounds = list(self.lower_bounds)
+        if bounds and lower_bound > bounds[-1].value:  # proven at the end
+            bounds.append(Bound(self.elapsed(), lower_bound))
         value = best.value
         gap = self.gap
         offset = self._value_offset
         if offset:  # the lower bound is at least 0, the cost of no tree being below
             history = [i._replace(value=i.value - offset) for i in history]
+            bounds = [b._replace(value=max(b.value - offset, 0.0)) for b in bounds]
             value = best.value - offset
             lower_bound = value if proven_optimal else min(max(lower_bound - offset, 0.0), value)
         if scale != 1.0:  # depth and size stay integers
             history = [i._replace(value=i.value * scale) for i in history]
+            bounds = [b._replace(value=b.value * scale) for b in bounds]
             value, lower_bound, gap = value * scale, lower_bound * scale, gap * scale
         return SearchResult(
             objective=self.objective,
@@ -337,6 +372,7 @@ class Recorder:
             gap=gap,
             stop_reason="" if proven_optimal else stop_reason,
             cost_matrix=self._cost_matrix,
+            lower_bounds=tuple(bounds),
         )
 
 

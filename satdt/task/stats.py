@@ -35,6 +35,23 @@ class SatStats(Stats):
 
 
 @dataclass
+class GrowingStats(SatStats):
+    """Counters of a SAT search whose rows arrive (``partial_fit``, ``fit_teacher``), for one call.
+
+    ``rows`` counts the distinct rows so far, ``examples_used`` the rows any formula holds so
+    far, ``sat_calls`` and ``solve_time`` this call's; ``new_rows`` the distinct rows this call
+    brought (a batch's new rows, a teacher's counterexamples), ``tree_kept`` whether the tree
+    classified them all (no SAT call), ``questions`` the teacher's answers asked for, and
+    ``rows_seen`` every row given so far, repeated ones included.
+    """
+
+    new_rows: int = 0
+    tree_kept: bool = False
+    questions: int = 0
+    rows_seen: int = 0
+
+
+@dataclass
 class DPStats(Stats):
     """Counters of the dynamic-programming searches over binary features."""
 
@@ -121,13 +138,15 @@ class PortfolioStats(DL85Stats):
     """The portfolio of Blossom and CA-DL8.5 (``method="auto"`` for the error objective).
 
     The inherited counters are CA-DL8.5's (Blossom's alone when it finished in its first
-    slice), ``blossom`` holds Blossom's; the seconds each search ran, and which one proved
-    the optimum (``""``: not proven).
+    slice), ``blossom`` holds Blossom's; the seconds each search ran (``restricted_seconds``:
+    CA-DL8.5's restricted searches beside them on one core), and which one proved the optimum
+    (``""``: not proven).
     """
 
     blossom: DPStats | None = None
     blossom_seconds: float = 0.0
     dl85_seconds: float = 0.0
+    restricted_seconds: float = 0.0
     proven_by: str = ""
 
 
@@ -142,11 +161,57 @@ class Decision:
     tree: Tree | None = None
 
 
+@dataclass
+class ImproveStats(Stats):
+    """Counters of the local improvement of a consistent tree (:mod:`satdt.dp.improve`).
+
+    ``start_depth`` and ``depth`` are the incumbent's depth when it began and now;
+    ``passes`` counts the passes (one target depth, one time budget per solve),
+    ``improvements`` the times the depth fell, ``solves`` the subtrees re-solved exactly
+    (ConTree's calls), ``replaced`` those replaced by a shallower one, ``resplits`` the nodes
+    given a new split. Less to search: of the ``thresholds`` of the subproblems solved (their
+    rows' neighbouring values), ``thresholds_dropped`` lay between values of one class;
+    ``rows_merged`` rows became identical to another, ``columns_dropped`` columns had a single
+    value or repeated an earlier one.
+    """
+
+    start_depth: int = 0
+    depth: int = 0
+    passes: int = 0
+    improvements: int = 0
+    solves: int = 0
+    replaced: int = 0
+    resplits: int = 0
+    thresholds: int = 0
+    thresholds_dropped: int = 0
+    rows_merged: int = 0
+    columns_dropped: int = 0
+
+
+@dataclass
+class CoreStats(Stats):
+    """Counters of the lower bounds from cores (:mod:`satdt.dp.cores`).
+
+    ``decisions`` counts ConTree's completed decisions on a core, ``rows`` the core's rows
+    now, ``cores`` each depth refuted with the rows of the core that refuted it; of the
+    table's thresholds, the core's own ``thresholds`` are searched and ``thresholds_dropped``
+    are not (they split the core as one of its own does).
+    """
+
+    decisions: int = 0
+    rows: int = 0
+    cores: list[tuple[int, int]] = field(default_factory=list)
+    thresholds: int = 0
+    thresholds_dropped: int = 0
+
+
 # The searches a consistency portfolio's proofs name (Proof.by), as people read them.
 SEARCH_NAMES = {
     "sat": "SAT",
     "contree": "ConTree",
     "blossom": "Blossom on quantile thresholds",
+    "cores": "ConTree on a core of rows",
+    "improve": "local improvement",
     "greedy": "the greedy tree",
     "classes": "classes",
 }
@@ -187,8 +252,11 @@ class HybridStats(Stats):
     found_by: str = ""
     sat_seconds: float = 0.0
     contree_seconds: float = 0.0
+    arm_seconds: dict[str, float] = field(default_factory=dict)
     sat: SatStats | None = None
     contree: ConTreeStats | None = None
+    improve: ImproveStats | None = None
+    cores: CoreStats | None = None
 
 
 @dataclass

@@ -192,6 +192,21 @@ def test_ctrl_c_returns_best_tree(data_dir):
     assert "Traceback" not in err
 
 
+def test_infer_trace_prints_the_bounds_as_they_change(capsys):
+    """--trace: a line each time the lower bound rises or a shallower tree is found, until
+    they meet; the summary gives the bounds over time."""
+    code, out, _ = run(capsys, "infer", MOUSE, "--trace")
+    assert code == 0
+    lines = [line for line in out.splitlines() if line.startswith("bounds: ")]
+    lower = [int(line.split()[1]) for line in lines]
+    upper = [int(line.split()[5]) for line in lines]
+    assert lower == sorted(lower) and upper == sorted(upper, reverse=True)
+    assert lower[-1] == upper[-1] == 4 and len(lines) >= 4
+    summary = next(line for line in out.splitlines() if line.startswith("bounds over time"))
+    assert summary.startswith("bounds over time (depth, lower-upper): ")
+    assert summary.endswith(": 4-4")
+
+
 def test_fit_minimum_error(capsys, data_dir):
     code, out, _ = run(capsys, "fit", data_dir / "cp4im" / "anneal.txt", "--max-depth", "3")
     assert code == 0
@@ -371,3 +386,36 @@ def test_warmup_command_reports_every_group(capsys):
     assert lines[1].split()[0] == "counts" and lines[1].split()[-1].replace(".", "").isdigit()
     assert any(line.split()[0] == "blossom" for line in lines[1:])
     assert "Numba's cache:" in out and "total:" in out
+
+
+def test_the_summary_says_what_a_first_run_compiled_in_the_background(capsys, monkeypatch):
+    from satdt.dp import kernels
+
+    code, out, _ = run(capsys, "infer", MOUSE)
+    assert code == 0 and "first run:" not in out  # SAT alone: no kernel asked for
+    states = {"contree": "compiled", "greedy": "compiling"}
+    monkeypatch.setattr(kernels, "background", lambda since=None: dict(states))
+    code, out, _ = run(capsys, "infer", MOUSE)
+    assert code == 0
+    assert (
+        "first run: kernels in the background (compiled: contree; still compiling: greedy); "
+        "later runs load them from Numba's cache"
+    ) in out.splitlines()
+
+
+def test_the_lines_of_a_stream_and_of_a_teacher():
+    """A call of partial_fit says the rows it brought and whether the tree kept; fit_teacher
+    how many questions it asked."""
+    import numpy as np
+
+    from satdt.cli.reports import search_lines
+    from satdt.task.teachers import FunctionTeacher
+
+    model = OptimalTreeClassifier().partial_fit(np.array([[0.0], [4.0]]), [0, 1])
+    model.partial_fit(np.array([[1.0], [3.0], [0.0]]), [0, 1, 0])
+    lines = search_lines(model.result_)
+    assert "new rows: 2 (5 given so far)" in lines and "SAT calls: 0" in lines
+    assert "the tree classified every new row: kept, no SAT call" in lines
+    teacher = FunctionTeacher(lambda a, b: a and b, [bool, bool])
+    lines = search_lines(OptimalTreeClassifier().fit_teacher(teacher).result_)
+    assert any(line.startswith("teacher: ") and "questions" in line for line in lines)

@@ -416,6 +416,67 @@ def test_deadline_already_passed_returns_a_tree():
     assert result.lower_bound <= result.objective_value
 
 
+@pytest.fixture(scope="module")
+def wide_root():
+    """A random table of 50,000 x 48 distinct values and 7 classes prepared as ConTree's
+    root: more rows x columns than the kernels' work between two looks at the clock."""
+    rng = np.random.default_rng(11)
+    X = rng.random((50_000, 48))
+    y = rng.integers(0, 7, 50_000)
+    prep = contree.prepare_numeric(X, y, np.ones(50_000), 7)
+    return prep, contree._root_order(prep)
+
+
+def test_the_depth_two_kernel_looks_at_the_clock_before_its_first_split(wide_root):
+    # on 2.4 million cells, a deadline already passed stops the depth-two kernel while it
+    # prepares (its best single splits, its sorted copies), before any D2Split: a depth-two
+    # subproblem of 10^5 rows used to run its whole preparation and first split unchecked
+    from satdt.dp import _contree_d2
+    from satdt.dp import _contree_kernels as k
+
+    prep, order = wide_root
+    m, n = order.shape
+    assert n * m > 2 * _contree_d2.CLOCK_WORK
+    rule = np.zeros(k.N_RULE)
+    rule[k.RULE_SUPPORT] = 1
+    out = np.zeros(k.N_OUT, dtype=np.int64)
+    goleft = np.zeros(n, dtype=np.bool_)
+    args = (order, prep.Rt, prep.W, prep.rw, prep.rirr, prep.cls, prep.rc, rule, np.inf, 0.0)
+    _contree_d2.solve_d2(*args, 15, goleft, out, 0.0)
+    assert out[k.O_TIMEOUT] == 1 and out[k.O_D2SPLITS] == 0  # (before: one split, then)
+
+
+def test_past_the_deadline_a_search_stops_between_columns(wide_root):
+    # the best single splits of every column (one pass each) and the columns' sort look at
+    # the clock between columns; a search past its deadline raises at once
+    from satdt.core.errors import TimeUp
+    from satdt.dp import _contree_kernels as k
+
+    prep, order = wide_root
+    m, n = order.shape
+    scratch = (np.empty((m, n), dtype=np.int64), np.empty((m, n)), np.empty(m, dtype=np.int64))
+    FQ = np.zeros(7)
+    tot, _ = k.class_totals(order[0], prep.W, prep.rw, prep.rirr, FQ)
+    common = (order, prep.Rt, prep.W, prep.rw, prep.rc, 1, FQ, tot, np.zeros(7), *scratch)
+    assert not k.depth_one_all(*common, np.empty(m), np.empty(m, dtype=np.int64), 0.0)
+    assert k.depth_one_all(*common, np.empty(m), np.empty(m, dtype=np.int64), np.inf)
+    looks = []
+
+    def check_time() -> None:
+        looks.append(1)
+        if len(looks) == 3:
+            raise TimeUp
+
+    with pytest.raises(TimeUp):
+        contree._root_order(prep, check_time)
+    assert len(looks) == 3
+    stats = contree.ConTreeStats()
+    search = contree._Search(prep, 15, True, 64, 0.0, stats, lambda value, node: None)
+    with pytest.raises(TimeUp):
+        search.solve(order, 3, np.inf, root=True)
+    assert stats.expansions == 0 and stats.bottom_solves == 0
+
+
 def test_deadline_honoured_and_improvements_reported():
     X, y = load_continuous("page")
     start = time.perf_counter()

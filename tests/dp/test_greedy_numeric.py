@@ -13,6 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from satdt.core.errors import DataError, SatdtError
 from satdt.dp import _greedy_kernels, greedy
+from satdt.dp._greedy_numpy import grow_numpy
 from satdt.dp.greedy import greedy_numeric_tree
 from satdt.models.tree import LEAF, Tree
 
@@ -249,8 +250,51 @@ def test_a_tiny_deadline_on_larger_data():
     tree, fell_back = greedy._grow(X, y, 3, None, None, time.perf_counter())
     assert fell_back
     assert np.array_equal(tree.predict_index(X), y)
-    # the median rule keeps the tree shallow: it halves the rows of a node
-    assert tree.depth <= 3 * np.log2(len(y))
+    # the balanced rule keeps the tree shallow: each side keeps a quarter of a node's rows
+    assert tree.depth <= np.log(len(y)) / np.log(4 / 3) + 1
+
+
+def _node_rows(tree: Tree) -> np.ndarray:
+    return tree.counts.sum(axis=1)
+
+
+def test_past_the_deadline_every_split_keeps_a_quarter_of_the_rows():
+    # alternating classes along one column: Gini peels one row off at a time (n levels,
+    # O(n^2) work); past the deadline each side keeps a quarter of its node's rows at least
+    n = 2000
+    X = np.arange(n, dtype=np.float64)[:, None]
+    y = np.arange(n) % 2
+    gini, fell_back = greedy._grow(X, y, 2, None, None, None)
+    assert not fell_back and gini.depth > n // 4
+    for grow in (greedy._grow, _greedy_numpy_grow):
+        tree, fell_back = grow(X, y, 2, None, None, 0.0)
+        assert fell_back
+        assert np.array_equal(tree.predict_index(X), y)
+        rows = _node_rows(tree)
+        internal = np.flatnonzero(tree.left >= 0)
+        smaller = np.minimum(rows[tree.left[internal]], rows[tree.right[internal]])
+        assert (smaller >= np.maximum(1, rows[internal] // 4)).all()
+        assert tree.depth <= np.log(n) / np.log(4 / 3) + 1
+    assert greedy_numeric_tree(X, y, 2, balanced=True) == tree  # the same rule from the start
+
+
+def _greedy_numpy_grow(X, y, n_classes, w, max_depth, deadline):
+    X, y, w = greedy._check_inputs(X, y, n_classes, w, max_depth)
+    return grow_numpy(X, y, n_classes, w, max_depth, deadline)
+
+
+def test_past_the_deadline_the_columns_that_separate_the_classes_stay_in_use():
+    # a diagonal separates the classes: the balanced rule goes on splitting on x0 and x1, where
+    # a median rule on the column with the most distinct values (here the other columns)
+    # grows a node per few rows
+    rng = np.random.default_rng(5)
+    X = rng.random((20_000, 6))
+    X[:, :2] = np.round(X[:, :2], 3)
+    y = (X[:, 0] + X[:, 1] > 1).astype(np.int64)
+    gini = greedy_numeric_tree(X, y, 2)
+    tree, fell_back = greedy._grow(X, y, 2, None, None, 0.0)
+    assert fell_back and np.array_equal(tree.predict_index(X), y)
+    assert tree.n_nodes <= 2 * gini.n_nodes  # the median rule: 20,295 nodes, Gini 287
 
 
 def test_resuming_after_each_node_changes_nothing(monkeypatch):

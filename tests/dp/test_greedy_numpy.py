@@ -98,7 +98,7 @@ def test_same_tree_without_contradictions(table, max_depth):
 
 @settings(deadline=None, max_examples=examples(200))
 @given(tables(), DEPTHS)
-def test_passed_deadline_gives_the_same_median_tree(table, max_depth):
+def test_passed_deadline_gives_the_same_balanced_tree(table, max_depth):
     X, y, w, n_classes = table
     assert_same(X, y, n_classes, w, max_depth, deadline=0.0)
 

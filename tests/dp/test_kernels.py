@@ -72,6 +72,45 @@ def test_the_kernel_registry_names_each_searchs_groups():
     )
 
 
+class _Worker:
+    """A background compiler's process as :func:`satdt.dp.kernels.background` sees it."""
+
+    def __init__(self, running: bool) -> None:
+        self.running = running
+
+    def poll(self) -> int | None:
+        return None if self.running else 1
+
+
+def test_background_says_what_this_process_had_compiled(monkeypatch):
+    stamped = {"contree"}
+    monkeypatch.setattr(kernels, "loaded", lambda name: False)
+    monkeypatch.setattr(kernels, "cached", lambda name: name in stamped)
+    monkeypatch.setattr(kernels, "_workers", {})
+    assert kernels.background() == {}  # nothing asked: the kernels were ready, or none needed
+    kernels._workers[("contree", "contree_d2")] = _Worker(running=True)
+    kernels._workers[("greedy",)] = _Worker(running=False)
+    assert kernels.background() == {
+        "contree": "compiled",
+        "contree_d2": "compiling",
+        "greedy": "failed",
+    }
+    stamped |= {"contree_d2", "greedy"}  # done meanwhile (the greedy group by another process)
+    assert set(kernels.background().values()) == {"compiled"}
+
+
+def test_background_of_one_fit_leaves_out_the_processes_of_earlier_fits(monkeypatch):
+    monkeypatch.setattr(kernels, "loaded", lambda name: False)
+    monkeypatch.setattr(kernels, "cached", lambda name: False)
+    monkeypatch.setattr(kernels, "_workers", {("greedy",): _Worker(running=True)})
+    monkeypatch.setattr(kernels, "_started", {("greedy",): 10.0})
+    kernels._workers[("contree",)] = _Worker(running=True)
+    kernels._started[("contree",)] = 20.0
+    assert kernels.background(since=15.0) == {"contree": "compiling"}
+    assert kernels.background(since=25.0) == {}
+    assert kernels.background() == {"greedy": "compiling", "contree": "compiling"}
+
+
 def test_cache_dir_is_where_numba_writes():
     from satdt.dp import _counts
 

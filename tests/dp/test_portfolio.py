@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -13,11 +14,11 @@ import pytest
 from helpers import ROOT, examples
 from helpers import alive as _alive
 from helpers import children as _children
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from naive import min_error
 
-from satdt import OptimalTreeClassifier
+from satdt import NotProvenWarning, OptimalTreeClassifier
 from satdt.dp import blossom, dl85, parallel, portfolio
 from satdt.dp.common import SearchSettings
 from satdt.dp.portfolio import PortfolioOptions
@@ -258,18 +259,18 @@ def test_the_second_process_sends_its_trees_restarts_and_proof(request):
     assert result.stats.restarts == len(restarts) and result.stats.dl85_seconds > 0
 
 
-def test_the_estimator_runs_the_portfolio_on_two_jobs(race_at_once):
+def test_the_estimator_runs_the_portfolio_on_two_jobs(race_at_once, spawned):
     B, y = _hard(n=200, m=12)
     model = OptimalTreeClassifier(objective="error", max_depth=3, method="portfolio", n_jobs=2)
     model.fit(B, y)
     assert model.method_ == "portfolio"
     assert model.result_.proven_optimal
     assert model.result_.objective_value == pytest.approx(_optimum(B, y, 2, 3))
-    assert _children(os.getpid()) == []
+    assert spawned() == []
 
 
 @pytest.mark.filterwarnings("ignore::satdt.core.errors.NotProvenWarning")
-def test_two_jobs_keep_the_time_limit():
+def test_two_jobs_keep_the_time_limit(spawned):
     B, y = _hard(n=2000, m=60)
     tic = time.perf_counter()
     model = OptimalTreeClassifier(
@@ -278,7 +279,7 @@ def test_two_jobs_keep_the_time_limit():
     assert time.perf_counter() - tic < 1.5 + 0.7
     assert not model.result_.proven_optimal
     assert model.result_.model.count_error() <= len(y)
-    assert _children(os.getpid()) == []
+    assert spawned() == []
 
 
 _LONG_FIT = """
@@ -335,7 +336,7 @@ def test_ctrl_c_keeps_the_best_tree_and_stops_the_second_process():
     assert not _alive(child)
 
 
-def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch):
+def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch, spawned):
     def broken(**kwargs):
         raise RuntimeError("internal error: broken")
 
@@ -345,7 +346,7 @@ def test_an_error_of_the_second_process_is_raised_here(blossom_idle, monkeypatch
         portfolio.solve_min_error(
             B, y, 2, 3, SearchSettings(recorder=Recorder("error")), PortfolioOptions(n_jobs=2)
         )
-    assert _children(os.getpid()) == []
+    assert spawned() == []
 
 
 def test_two_jobs_wait_for_no_compilation(monkeypatch):
@@ -363,3 +364,150 @@ def test_two_jobs_wait_for_no_compilation(monkeypatch):
     )
     assert result.proven_optimal and result.stats.proven_by == "dl85"
     assert result.objective_value == pytest.approx(_optimum(B, y, 2, 3))
+
+
+# ---------------------------------------------------------------- CA-DL8.5's restricted searches
+class _Progress:
+    """A companion that records DL8.5's progress at each of its looks."""
+
+    every = 0.0005
+
+    def __init__(self) -> None:
+        self.seen: list[float] = []
+        self.search = None
+
+    def watch(self, search) -> None:
+        self.search = search
+
+    def pause(self, now: float) -> bool:
+        self.seen.append(self.search.progress())
+        return False
+
+
+def test_the_progress_of_dl85_grows_to_nearly_all_of_its_search():
+    B, y = _hard(n=160, m=12)
+    watcher = _Progress()
+    dl85.solve_min_error(B, y, 2, 4, SearchSettings(recorder=Recorder("error")), companion=watcher)
+    assert watcher.seen and all(0.0 <= p <= 1.0 for p in watcher.seen)
+    assert watcher.seen[0] < 0.2 and max(watcher.seen) > 0.6
+
+
+class _Search:
+    def __init__(self, done: float) -> None:
+        self.done = done
+
+    def progress(self) -> float:
+        return self.done
+
+
+def test_dl85_is_behind_the_clock_when_less_of_it_is_done_than_of_the_time_limit():
+    recorder = Recorder("error")
+    start = time.perf_counter()
+
+    def slices(deadline, done):
+        s = portfolio._Slices([], recorder, 0.0, deadline, portfolio.BEHIND)
+        s.began = start
+        s.watch(_Search(done))
+        return s
+
+    late = start + portfolio.BEHIND_AFTER + 1.0  # 1 s after the first look that may judge
+    assert not slices(None, 0.0).behind(late)  # no time limit: the proof comes first
+    assert not slices(start + 100.0, 0.0).behind(start + 0.5)  # too soon to say
+    ten = start + 10 * (portfolio.BEHIND_AFTER + 1.0)  # a tenth of the time limit gone
+    assert slices(ten, 0.05).behind(late)
+    assert not slices(ten, 0.2).behind(late)
+
+
+def _threads() -> list[str]:
+    return [t.name for t in threading.enumerate() if t.name.startswith("satdt-cadl85")]
+
+
+@settings(
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(2, 40),
+    m=st.integers(1, 6),
+    classes=st.integers(2, 3),
+    depth=st.integers(2, 4),
+    leaf=st.sampled_from([(0.0, 1), (0.6, 1), (0.0, 2)]),
+)
+def test_behind_the_clock_every_search_takes_turns_and_the_optimum_is_proven(
+    monkeypatch, seed, n, m, classes, depth, leaf
+):
+    monkeypatch.setattr(portfolio._Slices, "behind", lambda self, now: True)
+    penalty, support = leaf
+    rng = np.random.default_rng(seed)
+    B = rng.integers(0, 2, size=(n, m), dtype=np.uint8)
+    y = rng.integers(0, classes, size=n)
+    expected = min_error(B, y, np.ones(n), classes, depth, support, leaf_penalty=penalty)
+    settings_ = SearchSettings(
+        recorder=Recorder("error"), deadline=time.perf_counter() + 60.0,
+        leaf_penalty=penalty, min_support=support,
+    )  # fmt: skip
+    result = portfolio.solve_min_error(
+        B, y, classes, depth, settings_, PortfolioOptions(every=0.0002)
+    )
+    assert result.proven_optimal
+    assert result.objective_value == pytest.approx(expected, abs=1e-9)
+    tree = result.model
+    assert tree.count_error() + penalty * tree.n_leaves == pytest.approx(result.objective_value)
+    values = [value for _, value, *_ in result.history]
+    assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
+    assert _threads() == []  # every restricted search's thread ended
+
+
+def test_behind_the_clock_the_restricted_searches_run_and_their_trees_count(monkeypatch):
+    monkeypatch.setattr(portfolio, "BEHIND_AFTER", 0.2)
+    B, y = _hard(n=600, m=60)
+    tic = time.perf_counter()
+    recorder = Recorder("error")
+    result = portfolio.solve_min_error(
+        B, y, 2, 6, SearchSettings(recorder=recorder, deadline=tic + 1.2), PortfolioOptions()
+    )
+    stats = result.stats
+    assert not result.proven_optimal
+    assert stats.restricted_seconds > 0.1  # once DL8.5 was behind, from 0.2 s on
+    assert result.model.count_error() == pytest.approx(result.objective_value)
+    assert any(
+        isinstance(e, Restart) and e.rule in ("topk", "discrepancy") for e in recorder.events
+    )
+    assert _threads() == []
+
+
+def test_a_proof_that_keeps_up_with_the_clock_runs_no_restricted_search():
+    B, y = _hard(n=160, m=12)
+    result = portfolio.solve_min_error(
+        B, y, 2, 4,
+        SearchSettings(recorder=Recorder("error"), deadline=time.perf_counter() + 60.0),
+        PortfolioOptions(),
+    )  # fmt: skip
+    assert result.proven_optimal
+    assert result.stats.restricted_seconds == 0.0
+
+
+def test_ctrl_c_while_a_restricted_search_has_the_turn_ends_its_thread(monkeypatch):
+    from satdt.dp.turns import ThreadedSearch
+
+    advance = ThreadedSearch.advance
+    calls = [0]
+
+    def interrupted(self, until):
+        calls[0] += 1
+        if calls[0] == 3:  # the Ctrl-C lands while the portfolio waits for the turn
+            advance(self, until)
+            raise KeyboardInterrupt
+        return advance(self, until)
+
+    monkeypatch.setattr(ThreadedSearch, "advance", interrupted)
+    monkeypatch.setattr(portfolio._Slices, "behind", lambda self, now: True)
+    B, y = _hard(n=600, m=60)
+    model = OptimalTreeClassifier(objective="error", max_depth=6, time_limit=30)
+    with pytest.warns(NotProvenWarning, match="interrupted"):
+        model.fit(B, y)
+    assert model.result_.stop_reason == "interrupted"
+    assert calls[0] == 3
+    assert _threads() == []

@@ -62,7 +62,7 @@ def _solve(B, y, w, n_classes, depth, n_jobs, **leaf):
     leaf=st.sampled_from([(0.0, 1), (0.7, 1), (0.0, 2), (1.5, 2)]),
 )
 def test_one_two_three_jobs_prove_the_brute_force_optimum(
-    workers_prove, seed, n, shape, classes, weighted, leaf
+    workers_prove, seed, n, shape, classes, weighted, leaf, spawned
 ):
     depth, m = shape
     penalty, support = leaf
@@ -81,7 +81,7 @@ def test_one_two_three_jobs_prove_the_brute_force_optimum(
         assert tree.count_error() + penalty * tree.n_leaves == pytest.approx(expected, abs=1e-9)
         values = [value for _, value, *_ in result.history]
         assert values == sorted(values, reverse=True) and len(set(values)) == len(values)
-    assert children(os.getpid()) == []
+    assert spawned() == []
 
 
 @pytest.mark.parametrize(("name", "depth"), [("heart-cleveland", 4), ("vehicle", 4)])
@@ -102,13 +102,13 @@ def test_the_workers_prove_the_recorded_optima(workers_prove, name, depth, n_job
 
 
 @pytest.mark.slow
-def test_the_estimator_proves_the_recorded_optimum_on_every_core():
+def test_the_estimator_proves_the_recorded_optimum_on_every_core(spawned):
     B, y = load_cp4im("heart-cleveland")
     model = OptimalTreeClassifier(objective="error", max_depth=5, method="portfolio", n_jobs=-1)
     model.fit(B, y)
     assert model.result_.proven_optimal
     assert model.result_.objective_value == OPTIMA[("heart-cleveland", 5)]
-    assert children(os.getpid()) == []
+    assert spawned() == []
 
 
 def test_the_cache_cap_is_shared_out_among_the_workers(workers_prove):
@@ -122,7 +122,7 @@ def test_the_cache_cap_is_shared_out_among_the_workers(workers_prove):
     assert result.stats.cache_full
 
 
-def test_an_error_of_a_worker_is_raised_here(workers_prove, monkeypatch):
+def test_an_error_of_a_worker_is_raised_here(workers_prove, monkeypatch, spawned):
     def broken(*args, **kwargs):
         raise RuntimeError("internal error: broken")
 
@@ -132,11 +132,11 @@ def test_an_error_of_a_worker_is_raised_here(workers_prove, monkeypatch):
         portfolio.solve_min_error(
             B, y, 2, 4, SearchSettings(recorder=Recorder("error")), PortfolioOptions(n_jobs=2)
         )
-    assert children(os.getpid()) == []
+    assert spawned() == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_a_worker_killed_stops_the_search_unproven_with_its_best_tree():
+def test_a_worker_killed_stops_the_search_unproven_with_its_best_tree(spawned):
     """A worker the system kills (short of memory, say) may hold a lock the others wait for:
     the parent stops them all and returns the best tree, unproven, with a true bound."""
     import threading
@@ -147,7 +147,7 @@ def test_a_worker_killed_stops_the_search_unproven_with_its_best_tree():
     def kill_one():
         until = time.perf_counter() + 30
         while time.perf_counter() < until:
-            workers = children(os.getpid())
+            workers = spawned()
             if len(workers) == 2:
                 time.sleep(0.3)
                 os.kill(workers[0], signal.SIGKILL)
@@ -167,11 +167,11 @@ def test_a_worker_killed_stops_the_search_unproven_with_its_best_tree():
     optimum = OPTIMA[("australian-credit", 5)]
     assert result.model.count_error() == result.objective_value >= optimum
     assert result.lower_bound <= optimum
-    assert children(os.getpid()) == []
+    assert spawned() == []
 
 
 @pytest.mark.filterwarnings("ignore::satdt.core.errors.NotProvenWarning")
-def test_a_deadline_keeps_the_best_tree_and_a_true_lower_bound():
+def test_a_deadline_keeps_the_best_tree_and_a_true_lower_bound(spawned):
     B, y = load_cp4im("australian-credit")
     tic = time.perf_counter()
     model = OptimalTreeClassifier(
@@ -182,7 +182,7 @@ def test_a_deadline_keeps_the_best_tree_and_a_true_lower_bound():
     assert not result.proven_optimal
     assert result.model.count_error() == result.objective_value >= OPTIMA[("australian-credit", 5)]
     assert result.lower_bound <= OPTIMA[("australian-credit", 5)]
-    assert children(os.getpid()) == []
+    assert spawned() == []
 
 
 WORKERS = os.cpu_count() or 1  # what n_jobs=-1 gives

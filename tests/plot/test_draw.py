@@ -372,3 +372,18 @@ def test_notebook_runs_and_draws(path, tmp_path):
         assert len(pngs) >= 4 and "smallest AXp:" in text and "CXp:" in text
         assert "28,593,596,438 trees of the minimum depth 4" in text
         assert "680 of them have the fewest nodes, 15" in text
+
+
+def test_plot_loop_draws_a_teachers_fit(tmp_path):
+    """The SAT calls of fit_teacher: each tree with the row the teacher returned, in red."""
+    from satdt.task.teachers import FunctionTeacher
+
+    teacher = FunctionTeacher(lambda a, b, c: (a and b) or c, [bool, bool, bool])
+    model = OptimalTreeClassifier().fit_teacher(teacher)
+    path = tmp_path / "teacher.svg"
+    plot_loop(model.result_, path, row_names=[str(i) for i in range(8)])
+    text = path.read_text()
+    calls = model.result_.trace
+    assert f"learning from a teacher: {len(calls)} SAT calls" in text
+    assert text.count("the teacher: wrong on") == sum(bool(c.counterexamples) for c in calls)
+    assert "the teacher accepts it" in text

@@ -50,6 +50,23 @@ def test_cli_fit_plot_writes_a_png(capsys, tmp_path):
     assert log_curve.read_bytes()[:8] == PNG_SIGNATURE
 
 
+def test_cli_infer_plot_draws_the_depth_and_its_lower_bound(capsys, tmp_path):
+    """satdt infer --plot: the incumbents' depths and the proven lower bound over time."""
+    curve = tmp_path / "depth.png"
+    code, _, err = run(capsys, "infer", EXAMPLES / "mouse.csv", "--plot", curve)
+    assert code == 0, err
+    assert curve.read_bytes()[:8] == PNG_SIGNATURE
+    model = OptimalTreeClassifier().fit(*_mouse())
+    bounds = model.result_.lower_bounds
+    assert bounds and bounds[-1].value == model.result_.objective_value == 4
+    plot_history(model.result_, tmp_path / "again.svg", log_time=True)
+
+
+def _mouse():
+    data = read_csv(EXAMPLES / "mouse.csv")
+    return data.X, data.y
+
+
 def test_cli_plot_without_matplotlib_fails_before_the_fit(capsys, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib -> ImportError
     curve = tmp_path / "curve.png"

@@ -54,6 +54,32 @@ def accuracy(document: dict) -> float:
     return float(np.mean(tree.predict(data.X) == data.y))
 
 
+def test_the_first_minimum_depth_that_sat_settles_waits_for_no_kernel(tmp_path):
+    # the README's first command on an empty Numba cache: SAT settles it alone, so it imports
+    # no Numba, starts no background compilation and says nothing about one
+    child = (
+        "import sys\n"
+        "from satdt.cli import main\n"
+        "code = main(['infer', sys.argv[1]])\n"
+        "from satdt.dp import kernels\n"
+        "print('NUMBA', 'numba' in sys.modules, 'WORKERS', len(kernels._workers))\n"
+    )
+    cache = tmp_path / "cache"
+    done = subprocess.run(
+        [sys.executable, "-c", child, str(ROOT / "examples" / "data" / "mouse.csv")],
+        env={**os.environ, "NUMBA_CACHE_DIR": str(cache)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "depth: 4 (proven minimum)" in done.stdout
+    assert "NUMBA False WORKERS 0" in done.stdout
+    assert "first run:" not in done.stdout
+    assert not cache.exists() or not any(cache.iterdir())
+
+
 @pytest.mark.slow
 def test_first_fits_keep_their_time_limit_and_the_next_run_loads_the_kernels(tmp_path):
     fit = ("fit", str(IRIS), "--max-depth", "3", "--time-limit", str(LIMIT), "--format", "json")

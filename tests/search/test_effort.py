@@ -2,7 +2,8 @@
 
 For a fixed set of instances per search (Blossom, DL8.5, CA-DL8.5 and ConTree at depths 3-5,
 with and without a leaf penalty, on CP4IM and continuous files; the SAT loop for minimum depth
-and size; the SAT route of diagrams), the optimum, the proof and the effort counters (nodes
+and size; partial_fit on fixed streams and fit_teacher on the multiplexer; the SAT route of
+diagrams), the optimum, the proof and the effort counters (nodes
 expanded, depth-two solves, cuts, cache hits, SAT calls, examples used, clauses) are recorded
 in ``tests/fixtures/effort.json``. The counters are exact (the same search on the same data does
 the same work; the kernels are compiled before the tests, see ``conftest.py``), so this is no
@@ -54,6 +55,17 @@ EFFORT = (
     "clauses",
     "variables",
     "boxes",
+    # the steps of the consistency portfolio (satdt.dp.improve, satdt.dp.cores)
+    "passes",
+    "improvements",
+    "solves",
+    "replaced",
+    "resplits",
+    "decisions",
+    "core_rows",
+    "thresholds_dropped",
+    "rows_merged",
+    "columns_dropped",
 )
 
 # (search, file, depth, leaf penalty): the DP instances, each proven within seconds
@@ -89,6 +101,12 @@ OTHERS = [
     ("portfolio", "error", "heart-cleveland", {"max_depth": 2}),
     ("budget", "error", "heart-cleveland", {"max_depth": 3, "max_nodes": 9}),
 ]
+
+
+# (step, file): the consistency portfolio's steps alone, each to its end (every exact solve
+# completes within its budget, so the work is the same on every run): the local improvement
+# of the greedy tree, and the cores up to the first depth they do not refute
+STEPS = [("improve", "bank-300"), ("cores", "bank-300")]
 
 
 def _records() -> dict[str, Any]:
@@ -228,4 +246,74 @@ def test_every_other_search_stays_within_its_record(case):
         float(result.objective_value),
         result.proven_optimal,
         _effort(result.stats.as_dict(), events),
+    )
+
+
+@pytest.mark.parametrize("case", STEPS, ids=lambda c: f"step-{c[0]}-{c[1]}")
+def test_the_portfolio_steps_stay_within_their_record(case):
+    from satdt.dp.cores import CoreBound
+    from satdt.dp.greedy import greedy_numeric_tree
+    from satdt.dp.improve import ImproveOptions, LocalImprovement
+
+    step, name = case
+    X, y = _continuous(name)
+    n_classes = int(y.max()) + 1
+    if step == "improve":
+        options = ImproveOptions(max_rows=100, first_budget=60.0, max_budget=60.0)
+        start = greedy_numeric_tree(X, y, n_classes)
+        search = LocalImprovement(X, y, n_classes, start, options=options)
+        while not search.exhausted:
+            search.advance(math.inf)
+        value, proven, stats = float(search.depth), False, search.stats.as_dict()
+    else:
+        cores = CoreBound(X, y, n_classes)
+        depth = 0
+        while cores.advance(depth, math.inf).status == "UNSAT":
+            depth += 1
+        value, proven = float(depth), True  # the first depth not refuted: the minimum
+        stats = {**cores.stats.as_dict(), "core_rows": cores.stats.rows}
+    _check(f"step-{step}-{name}", value, proven, _effort(stats))
+
+
+# (objective, file, batch): partial_fit on a file's rows in batches, the SAT calls of the
+# whole stream; and fit_teacher on the 6-input multiplexer
+STREAMS = [("depth", "mouse", 10), ("size", "mouse", 10), ("depth", "iris", 25)]
+
+
+@pytest.mark.parametrize("case", STREAMS, ids=lambda c: f"stream-{c[0]}-{c[1]}-b{c[2]}")
+def test_a_streams_effort_stays_within_its_record(case):
+    objective, name, batch = case
+    data = read_csv(EXAMPLES / f"{name}.csv")
+    model = OptimalTreeClassifier(objective=objective)
+    calls, settled, proven = 0, 0, True
+    for start in range(0, len(data.y), batch):
+        model.partial_fit(data.X[start : start + batch], data.y[start : start + batch])
+        calls += len(model.result_.trace)
+        settled += len(model.result_.stats.settled_without_sat_call)
+        proven = proven and model.result_.proven_optimal
+    effort = {
+        "sat_calls": calls,
+        "examples_used": model.result_.stats.examples_used,
+        "settled": settled,
+    }
+    value = float(model.result_.objective_value)
+    _check(f"stream-{objective}-{name}-b{batch}", value, proven, effort)
+
+
+@pytest.mark.parametrize("objective", ["depth", "size"])
+def test_a_teachers_effort_stays_within_its_record(objective):
+    from satdt.task.teachers import FunctionTeacher
+
+    def multiplexer(a0, a1, d0, d1, d2, d3):
+        return [d0, d1, d2, d3][2 * a1 + a0]
+
+    teacher = FunctionTeacher(multiplexer, [bool] * 6)
+    result = OptimalTreeClassifier(objective=objective).fit_teacher(teacher).result_
+    effort = {
+        "sat_calls": len(result.trace),
+        "questions": result.stats.questions,
+        "examples_used": result.stats.examples_used,
+    }
+    _check(
+        f"teacher-{objective}-multiplexer6", result.objective_value, result.proven_optimal, effort
     )

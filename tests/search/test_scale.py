@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
 
 import satdt
 
@@ -87,3 +88,50 @@ def test_infer_on_a_large_table_returns_a_consistent_tree_in_time(big_csv, shape
     assert document["proven_optimal"] is False
     assert _accuracy(document, X, y) == 1.0
     assert "not proven" in err
+
+
+@pytest.fixture(scope="module")
+def classes_csv(tmp_path_factory) -> tuple[Path, np.ndarray, np.ndarray]:
+    """150,000 rows drawn from the bean table (seven classes), its 16 columns and noisy copies
+    of eight of them, 4 decimals: no tree of depth three separates the classes, and ConTree's
+    depth-two solves on all rows rule out most splits by the class weights alone (where one
+    such solve, its clock unread, ran seconds past the limit: 14.6 s for 10)."""
+    source = ROOT.parent / "shared" / "data" / "continuous" / "bean.txt"
+    if not source.exists():
+        pytest.skip(f"shared data not found: {source}")
+    table = np.loadtxt(source)
+    rng = np.random.default_rng(2)
+    rows = rng.integers(0, len(table), 150_000)
+    X = table[rows, 1:]
+    X = np.round(np.column_stack([X, X[:, :8] + rng.normal(0, 0.002, (len(rows), 8))]), 4)
+    y = table[rows, 0].astype(int)
+    path = tmp_path_factory.mktemp("classes") / "classes.csv"
+    header = ",".join(f"x{j}" for j in range(X.shape[1])) + ",label"
+    fmt = ["%.4f"] * X.shape[1] + ["%d"]
+    np.savetxt(path, np.column_stack([X, y]), delimiter=",", header=header, comments="", fmt=fmt)
+    satdt.warmup()
+    return path, X, y
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["infer", "--time-limit", "5"],
+        ["infer", "--time-limit", "12"],
+        ["fit", "--max-depth", "3", "--method", "contree", "--time-limit", "5"],
+        ["fit", "--max-depth", "4", "--method", "contree", "--time-limit", "5"],
+    ],
+    ids=["infer-5s", "infer-12s", "contree-d3", "contree-d4"],
+)
+def test_the_time_limit_holds_where_contree_solves_depth_two_on_every_row(classes_csv, argv):
+    path, X, y = classes_csv
+    limit = float(argv[-1])
+    code, document, wall, _, err = _run([argv[0], str(path), *argv[1:], "--format", "json"])
+    assert code == 0, err
+    assert wall <= limit + SLACK, f"took {wall:.1f} s"
+    assert document["proven_optimal"] is False
+    if argv[0] == "infer":
+        assert _accuracy(document, X, y) == 1.0
+    else:
+        assert document["depth"] <= int(argv[2])

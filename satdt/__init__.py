@@ -26,10 +26,12 @@ if TYPE_CHECKING:
     )
     from .data import Dataset, read_csv
     from .estimators import OptimalDiagramClassifier, OptimalTreeClassifier, pareto_front
+    from .estimators.born_again import born_again
     from .estimators.canonical import minimum_depth_trees
     from .estimators.rashomon import minimum_size_trees, rashomon_set
     from .explanations.explainer import explain
     from .models import Diagram, Tree
+    from .models.forest_io import read_forest
     from .prepare.binarize import Binarizer
     from .task.result import SearchResult
 
@@ -59,6 +61,8 @@ _PUBLIC = {
     "minimum_size_trees": "estimators.rashomon",
     "minimum_depth_trees": "estimators.canonical",
     "Tree": "models",
+    "born_again": "estimators.born_again",
+    "read_forest": "models.forest_io",
 }
 
 
@@ -94,12 +98,14 @@ __all__ = [
     "SearchResult",
     "Tree",
     "__version__",
+    "born_again",
     "explain",
     "minimum_depth_trees",
     "minimum_size_trees",
     "pareto_front",
     "rashomon_set",
     "read_csv",
+    "read_forest",
     "warmup",
 ]
 

@@ -30,9 +30,16 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+# The commands that learn a model other than a tree from data (their clock is the process's).
+_LEARNERS: dict[str, tuple[str, str]] = {
+    "diagram": ("diagram", "diagram_command"),
+    "born-again": ("born_again", "born_again_command"),
+}
+
+
 def _command(name: str) -> Callable[..., int]:
-    """The function of a command that learns no model, or of ``diagram``."""
-    module, function = _COMMANDS.get(name, ("diagram", "diagram_command"))
+    """The function of a command that learns no model, of ``diagram`` or of ``born-again``."""
+    module, function = _COMMANDS.get(name) or _LEARNERS[name]
     return getattr(importlib.import_module(f".{module}", __package__), function)
 
 
@@ -65,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         started = _process_started() if argv is None else time.perf_counter()
         if args.command == "diagram":
             return _command("diagram")(args, started)
+        if args.command == "born-again":
+            return _command("born-again")(args, started)
         model = tree_estimator(args)
         if argv is None and model.time_limit is not None and model.time_limit > 4 * _EXIT_RESERVE:
             model.time_limit -= _EXIT_RESERVE

@@ -24,6 +24,7 @@ _OUTPUTS = {
     "draw": "--draw",
     "draw_loop": "--draw-loop",
     "report": "--report",
+    "export_ba": "--export-ba",
 }
 
 

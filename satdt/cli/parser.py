@@ -142,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_explain_command(commands)
     _add_rashomon_command(commands)
     _add_diagram_command(commands)
+    _add_born_again_command(commands)
     _add_sweep_commands(commands)
     _add_warmup_command(commands)
     return parser
@@ -503,6 +504,52 @@ def _add_diagram_command(commands: Any) -> None:
     _add_class_weight(diagram)
     _add_param(diagram, "cost_matrix")
     _add_output_options(diagram)
+
+
+def _add_born_again_command(commands: Any) -> None:
+    """``satdt born-again``: the smallest tree that decides like a tree ensemble everywhere."""
+    command = commands.add_parser(
+        "born-again",
+        help="the smallest tree deciding like a tree ensemble everywhere (born-again tree)",
+        description=(
+            "Find the born-again tree of a forest written in BA-Trees' text format (Vidal & "
+            "Schiffer, ICML 2020): the smallest single tree that decides like the forest on "
+            "every input, proven faithful. Small cell grids go to the exact dynamic "
+            "programme over the forest's cells, larger ones to a counterexample-guided SAT "
+            "search over sampled cells (minimum depth)."
+        ),
+    )
+    command.add_argument("forest", metavar="FOREST", help="the forest, in BA-Trees' text format")
+    command.add_argument(
+        "--objective",
+        choices=("depth", "size", "depth_then_size"),
+        default="depth",
+        help="minimise the depth (default), the leaves, or the leaves among the trees of "
+        "minimum depth",
+    )
+    command.add_argument(
+        "--vote",
+        choices=("hard", "soft"),
+        help="how the forest's trees decide together (BA-Trees' files: hard, one vote per tree)",
+    )
+    _add_param(command, "time_limit")
+    command.add_argument(
+        "--format", choices=("text", "json", "dot"), default="text", help="output format"
+    )
+    command.add_argument(
+        "-o", "--output", metavar="FILE", help="write the output here instead of stdout"
+    )
+    command.add_argument(
+        "--save",
+        metavar="MODEL",
+        help="save the tree (+ its input schema) as JSON, for satdt predict and explain",
+    )
+    command.add_argument(
+        "--export-ba",
+        metavar="FILE",
+        help="write the tree in BA-Trees' text format (a forest of one tree), for BA-Trees' tools",
+    )
+    command.add_argument("--quiet", action="store_true", help="no live status line and no summary")
 
 
 def _add_sweep_commands(commands: Any) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..task.born_again import BornAgainSearchStats
 from ..task.objectives import OBJECTIVES
 from ..task.result import SearchResult
 from ..task.stats import (
@@ -220,6 +221,34 @@ def _budget(result: SearchResult, stats: BudgetStats) -> list[str]:
     ]
 
 
+def _born_again(result: SearchResult, stats: BornAgainSearchStats) -> list[str]:
+    """The route, the grid, what each route did, and how the tree was re-checked."""
+    grid = f"{stats.cells:,.0f}" if stats.cells < 1e15 else f"{stats.cells:.3g}"
+    lines = [
+        f"forest: {stats.trees} trees over {stats.features} features; grid: {grid} cells "
+        f"(the grid route takes at most {stats.max_cells:,})"
+    ]
+    if stats.grid is not None:
+        g = stats.grid
+        lines.append(
+            f"route: grid (cell programme): {g.filtered_cells:,} cells after filtering, "
+            f"{g.axes} axes; regions solved: {g.expansions:,}, memo hits: {g.memo_hits:,}, "
+            f"{g.seconds:.2f} s"
+        )
+    if stats.sat is not None:
+        s = stats.sat
+        refuted = ", ".join(map(str, s.depths_refuted)) or "none"
+        lines.append(
+            f"route: SAT on sampled cells: greedy faithful tree of depth {stats.greedy_depth} "
+            f"({stats.greedy_leaves} leaves); SAT calls: {s.sat_calls}, cells sampled: "
+            f"{s.samples}, counterexamples: {s.counterexamples}, depths refuted: {refuted}, "
+            f"{s.seconds:.2f} s"
+        )
+    where = "on every cell of the grid" if stats.faithful_by == "grid" else "leaf box by leaf box"
+    lines.append(f"faithful to the forest: proven {where} ({stats.check_seconds:.2f} s)")
+    return lines
+
+
 # Each statistics class's lines (a subclass without its own takes its closest ancestor's).
 REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
     SatStats: _sat,
@@ -233,6 +262,7 @@ REPORTS: dict[type[Stats], Callable[[SearchResult, Any], list[str]]] = {
     ImproveStats: _improve,
     CoreStats: _cores,
     BudgetStats: _budget,
+    BornAgainSearchStats: _born_again,
 }
 
 

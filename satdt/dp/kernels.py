@@ -165,6 +165,9 @@ SEARCH_KERNELS: dict[str, Kernels] = {
     "hybrid": Kernels(start=_CONTREE.start, later=_CONTREE.later, waits=False),
     # the node budget search: the shared counting kernels and its depth-two kernel
     "budget": Kernels(start=("counts", "budget")),
+    # born-again trees (satdt.search.born_again): the cell programme's kernels, which the
+    # greedy faithful tree of the SAT route also runs on its small boxes
+    "born_again": Kernels(start=("born_again",)),
 }
 
 

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..models.tree import Tree
+from .stats import Stats
 
 
 @dataclass
@@ -92,3 +93,35 @@ class BornAgainSatStats:
     def as_dict(self) -> dict[str, Any]:
         """The counters as a JSON-ready dictionary."""
         return asdict(self)
+
+
+@dataclass
+class BornAgainSearchStats(Stats):
+    """What one call of :func:`satdt.born_again` did (:mod:`satdt.search.born_again`).
+
+    ``objective``: the born-again objective (``"depth"``, ``"size"``: fewest leaves,
+    ``"depth_then_size"``); ``route``: ``"grid"`` (the dynamic programme over the cells) or
+    ``"sat"`` (the counterexample-guided SAT search, for grids of more than ``max_cells``
+    cells); ``cells``: the forest's grid; ``max_cells``: the most cells the grid route
+    enumerates; ``trees``, ``features``: the forest's; ``depth_bound``, ``leaves_bound``: the
+    lower bounds proven (the depth, the leaves); ``greedy_depth``, ``greedy_leaves``: the
+    greedy faithful tree the SAT route starts from (0: none); ``faithful_by``: how the tree
+    was re-checked before it was returned (``"grid"``: cell by cell on the grid of both
+    models' thresholds; ``"boxes"``: leaf box by leaf box); ``check_seconds``: that check;
+    ``grid`` and ``sat``: each route's own counters (None where it did not run).
+    """
+
+    objective: str = "depth"
+    route: str = "grid"
+    cells: float = 0.0
+    max_cells: int = 0
+    trees: int = 0
+    features: int = 0
+    depth_bound: int = 0
+    leaves_bound: int = 0
+    greedy_depth: int = 0
+    greedy_leaves: int = 0
+    faithful_by: str = ""
+    check_seconds: float = 0.0
+    grid: BornAgainStats | None = None
+    sat: BornAgainSatStats | None = None

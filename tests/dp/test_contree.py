@@ -366,9 +366,9 @@ def test_agrees_with_blossom_quick(name, rows, depth):
     [
         ("bank", None, 2),
         ("raisin", None, 2),
-        ("bank", 400, 3),
-        ("raisin", 250, 3),
-        ("segment", 120, 3),
+        ("bank", 250, 3),
+        ("raisin", 150, 3),
+        ("segment", 80, 3),
         ("page", 300, 2),
         ("fault", 150, 2),
         ("avila", 300, 2),

@@ -228,6 +228,11 @@ def test_cp4im_depth3_blossom_dl85_cadl85_agree(name):
     assert len(values) == 1
 
 
+# Where the restricted rules' restarts take a minute or more to their proof: DL8.5 proves the
+# same optima there, and the rules are checked against the optima of the other files.
+LONG4 = {"ionosphere", "pendigits"}
+
+
 def _depth4_cases(slow: bool):
     return [
         (name, method)
@@ -235,6 +240,7 @@ def _depth4_cases(slow: bool):
         if depth == 4
         for method in ("dl85", "discrepancy", "topk_star")
         if (name in QUICK4 and method == "dl85") != slow
+        and not (method != "dl85" and name in LONG4)
     ]
 
 

@@ -72,6 +72,6 @@ def test_every_route_agrees_on_samples_of_the_continuous_files(data_dir, name):
     table = np.loadtxt(data_dir / "continuous" / f"{name}.txt", ndmin=2)
     rows = np.random.default_rng(0).choice(len(table), 200, replace=False)
     X, y = table[rows, 1:], table[rows, 0].astype(int)
-    depths = _proven_depths(validate(X, y, estimator="test"), limit=30)
+    depths = _proven_depths(validate(X, y, estimator="test"), limit=15)
     assert len(set(depths.values())) <= 1, depths
     assert "hybrid" in depths or "contree" not in depths, depths

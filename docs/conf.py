@@ -80,6 +80,7 @@ nitpick_ignore = [
         "os.PathLike",
         "pathlib.Path",
         "Model",
+        "Forest",  # satdt.models.forest.Forest in the signatures of its own module's readers
         "satdt.models.base.Self",  # the model's own kind in the base's signatures (a TypeVar)
         "Preparation",
         "Stats",

@@ -107,7 +107,7 @@ def born_again(
     the input space into cells on each of which the forest decides one class; the tree is
     built from those thresholds and is *faithful*: it decides the forest's class on every
     cell, so on every input (re-checked before it is returned). When the grid of cells is
-    small enough (:data:`satdt.dp.born_again.MAX_GRID_CELLS`) a dynamic programme over its
+    small enough (``satdt.dp.born_again.MAX_GRID_CELLS``) a dynamic programme over its
     regions proves the optimum; above, a greedy faithful tree, sub-box lower bounds and a
     counterexample-guided SAT search minimise the depth.
 
@@ -137,7 +137,7 @@ def born_again(
         Fitted: ``tree_`` (faithful to the ensemble), ``result_`` (the
         :class:`~satdt.task.result.SearchResult`: the depth, or the nodes for ``"size"`` and
         ``"depth_then_size"``; its lower bound; proven or not; the statistics
-        :class:`~satdt.task.born_again.BornAgainSearchStats`), ``classes_``,
+        ``BornAgainSearchStats``), ``classes_``,
         ``n_features_in_``, ``feature_names_in_`` (the ensemble's, else ``f0``, ``f1``, ...),
         ``forest_`` (the forest reproduced) and ``method_ = "born-again"``.
 

@@ -182,12 +182,29 @@ class Forest:
         return len(self.feature)
 
     def tree_nodes(self, t: int) -> range:
-        """The global indices of tree ``t``'s nodes."""
+        """The global indices of tree ``t``'s nodes.
+
+        Parameters
+        ----------
+        t : int
+            The tree's position in the forest.
+
+        Returns
+        -------
+        range
+            Its nodes' indices in the flat arrays, root first.
+        """
         end = int(self.roots[t + 1]) if t + 1 < self.n_trees else self.n_nodes
         return range(int(self.roots[t]), end)
 
     def depths(self) -> np.ndarray:
-        """Depth of every node (a root has depth 0)."""
+        """Depth of every node (a root has depth 0).
+
+        Returns
+        -------
+        numpy.ndarray
+            An int64 array of shape ``(n_nodes,)``.
+        """
         depth = np.zeros(self.n_nodes, dtype=np.int64)
         for i in range(self.n_nodes):  # parents come before their children
             if self.feature[i] != LEAF:
@@ -226,12 +243,34 @@ class Forest:
 
     def decision(self, X: np.ndarray) -> np.ndarray:
         """What the trees add up to per row: votes, mean probabilities, or the decision
-        function (shape ``(n_rows, 1)``), as the module notes say."""
+        function, as the module notes say.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Rows of shape ``(n_rows, n_features)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(n_rows, n_classes)`` (``(n_rows, 1)`` for a boosted sum).
+        """
         return self.combine(self.apply(X))
 
     def combine(self, leaves: np.ndarray) -> np.ndarray:
-        """The trees' combined values for rows of leaves (shape ``(n_rows, n_trees)``), added
-        in tree order, as scikit-learn adds them."""
+        """The trees' combined values for rows of leaves, added in tree order, as
+        scikit-learn adds them.
+
+        Parameters
+        ----------
+        leaves : numpy.ndarray
+            The leaf each row reaches in each tree, shape ``(n_rows, n_trees)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            The combined values, as :meth:`decision` gives them.
+        """
         total = np.zeros((leaves.shape[0], self.value.shape[1]))
         for t in range(self.n_trees):
             total += self.value[leaves[:, t]]
@@ -240,31 +279,80 @@ class Forest:
         return total
 
     def decide(self, total: np.ndarray) -> np.ndarray:
-        """Class indices of combined values (rows of :meth:`combine`)."""
+        """Class indices of combined values.
+
+        Parameters
+        ----------
+        total : numpy.ndarray
+            Rows of :meth:`combine`.
+
+        Returns
+        -------
+        numpy.ndarray
+            The int64 class index per row (ties to the lowest index, as BA-Trees).
+        """
         if self.vote == "sum":
             return (total[:, 0] >= 0).astype(np.int64)
         return np.argmax(total, axis=1).astype(np.int64)
 
     def predict_index(self, X: np.ndarray) -> np.ndarray:
-        """Class index decided for each row (int64 of shape ``(n_rows,)``)."""
+        """Class index decided for each row.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Rows of shape ``(n_rows, n_features)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            An int64 array of shape ``(n_rows,)``.
+        """
         return self.decide(self.decision(X))
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """The label decided for each row, taken from ``classes``."""
+        """The label decided for each row.
+
+        Parameters
+        ----------
+        X : numpy.ndarray
+            Rows of shape ``(n_rows, n_features)``.
+
+        Returns
+        -------
+        numpy.ndarray
+            One label of ``classes`` per row.
+        """
         return self.classes[self.predict_index(X)]
 
     # ------------------------------------------------------------------ the cell grid
     def thresholds(self) -> list[np.ndarray]:
-        """Per feature, the sorted distinct thresholds the trees test (the cell grid)."""
+        """Per feature, the sorted distinct thresholds the trees test (the cell grid).
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One sorted array per feature (empty where no tree tests it).
+        """
         inner = self.feature != LEAF
         return [
             np.unique(self.threshold[inner & (self.feature == c)]) for c in range(self.n_features)
         ]
 
     def leaf_boxes(self, thresholds: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """The box of levels of each node: ``lo[i, c] .. hi[i, c]`` are the levels of feature
-        ``c`` (over ``thresholds``, which must hold every threshold of the forest) whose
-        points reach node ``i``."""
+        """The box of levels of each node.
+
+        Parameters
+        ----------
+        thresholds : list of numpy.ndarray
+            Per feature, sorted thresholds holding every threshold of the forest.
+
+        Returns
+        -------
+        lo, hi : numpy.ndarray
+            Int64 arrays of shape ``(n_nodes, n_features)``: ``lo[i, c] .. hi[i, c]`` are the levels
+            of feature ``c`` whose points reach node ``i``.
+        """
         lo = np.zeros((self.n_nodes, self.n_features), dtype=np.int64)
         hi = np.array([[len(t) for t in thresholds]] * self.n_nodes, dtype=np.int64)
         for i in range(self.n_nodes):  # parents come before their children
@@ -300,7 +388,7 @@ class Forest:
         Raises
         ------
         ValueError
-            When the grid has more than :data:`MAX_CELLS` cells.
+            When the grid has more than ``MAX_CELLS`` cells.
         """
         if thresholds is None:
             thresholds = self.thresholds()
@@ -321,10 +409,20 @@ class Forest:
         return flat.astype(np.int8).reshape(shape)
 
     def restricted(self, low: np.ndarray, high: np.ndarray) -> Forest:
-        """The forest on the box ``low < x <= high`` (infinite bounds allowed): every split
-        that the box decides is replaced by the child the box takes, so the trees test only
-        thresholds inside the box. It decides as this forest on every point of the box,
-        and its cell grid is the box's part of this forest's grid."""
+        """The forest on the box ``low < x <= high``: every split that the box decides is
+        replaced by the child the box takes, so the trees test only thresholds inside it.
+
+        Parameters
+        ----------
+        low, high : numpy.ndarray
+            The box's bounds per feature (infinite bounds allowed).
+
+        Returns
+        -------
+        Forest
+            A forest that decides as this one on every point of the box; its cell grid is the
+            box's part of this forest's grid.
+        """
         low = np.asarray(low, dtype=np.float64)
         high = np.asarray(high, dtype=np.float64)
         keep: list[int] = []

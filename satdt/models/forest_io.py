@@ -279,7 +279,7 @@ def write_forest(
     path : str or path-like
         The file to write.
     forest : Forest
-        A forest voting hard (a born-again tree: :meth:`Forest.from_tree`, with
+        A forest voting hard (a born-again tree: :meth:`satdt.models.forest.Forest.from_tree`, with
         ``ensemble="BA"`` as BA-Trees writes its trees).
     dataset, ensemble : str
         The header's ``DATASET_NAME`` and ``ENSEMBLE``.

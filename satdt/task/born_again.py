@@ -97,7 +97,7 @@ class BornAgainSatStats:
 
 @dataclass
 class BornAgainSearchStats(Stats):
-    """What one call of :func:`satdt.born_again` did (:mod:`satdt.search.born_again`).
+    """What one call of :func:`satdt.born_again` did (``satdt.search.born_again``).
 
     ``objective``: the born-again objective (``"depth"``, ``"size"``: fewest leaves,
     ``"depth_then_size"``); ``route``: ``"grid"`` (the dynamic programme over the cells) or

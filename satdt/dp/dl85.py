@@ -96,7 +96,11 @@ def _to_tree(nested: Any, prep: PreparedBinary, B, y, w, n_classes: int) -> Tree
     """A search tree over reduced, flipped features as a Tree over the columns of ``B``.
 
     Leaves predict the heaviest class of the rows reaching them; a flipped feature swaps its
-    children so that rows with ``B[:, j] == 0`` go left (threshold 0.5).
+    children so that rows with ``B[:, j] == 0`` go left (threshold 0.5). A split that sends
+    every row to one side is replaced by that side: the depth-two kernels weigh a child split
+    by subtracting class weights, and with fractional weights and no leaf penalty the
+    rounding can make a split whose other side is empty look a hair better than a leaf (its
+    error is the leaf's; the tree keeps every leaf holding a training row).
     """
     Bd, W = prep.data.Bd, prep.data.W
 
@@ -105,6 +109,10 @@ def _to_tree(nested: Any, prep: PreparedBinary, B, y, w, n_classes: int) -> Tree
             return int(np.argmax(W[rows].sum(axis=0))) if rows.size else 0
         f, lt, rt = t
         ones = Bd[rows, f] != 0
+        if rows.size and ones.all():
+            return build(rt, rows)
+        if rows.size and not ones.any():
+            return build(lt, rows)
         zero_side, one_side = build(lt, rows[~ones]), build(rt, rows[ones])
         if prep.flip[f]:
             zero_side, one_side = one_side, zero_side

@@ -138,6 +138,18 @@ def test_leaf_penalty_and_support_match_brute_force(problem, rule, penalty, min_
         assert tree.n_leaves == 1
 
 
+def test_no_leaf_is_left_without_a_training_row_by_rounding():
+    """Fractional weights, no leaf penalty: the depth-two kernel's subtractions once made a
+    split whose one side is empty look a hair better than a leaf (found by the test above)."""
+    B = np.zeros((11, 4), dtype=np.uint8)
+    B[0, 1] = B[6, 2] = B[9, 2] = B[2, 3] = B[3, 3] = B[10, 3] = 1
+    y = np.array([0, 0, 2, 2, 0, 0, 0, 0, 0, 2, 0])
+    w = np.array([1.0, 0.0, 1.5, 0.1, 0.0, 0.0, 1.0, 0.0, 0.0, 2.7, 2.0])
+    result, _ = solve(B, y, 3, 3, weight=w)
+    assert result.objective_value == pytest.approx(2.6) and result.proven_optimal
+    assert _leaf_supports(result.model, B, w).min() >= 1
+
+
 def test_leaf_penalty_on_cp4im():
     """A leaf penalty trades errors for leaves: DL8.5, CA-DL8.5 and DL8.5 under a minimum
     support prove costs between the unpenalised optimum plus one leaf and its tree's cost;

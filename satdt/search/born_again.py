@@ -45,19 +45,21 @@ SATDT_OBJECTIVE = {"depth": "depth", "size": "size", "depth_then_size": "size"}
 CHECK_CELLS = 2**22
 
 
-def _await_kernels(recorder: Recorder) -> None:
+def _await_kernels(recorder: Recorder, deadline: float | None) -> bool:
     """The cell programme's Numba kernels ready in this process (both routes run them):
-    compiled in the background on a first run (said as progress), else loaded from the cache."""
+    compiled in the background on a first run (said as progress), else loaded from the cache.
+    Returns False when the deadline passed first (the caller then needs no kernel)."""
     from ..dp import kernels
     from ..dp.kernels import kernels_of
 
     options = kernels_of("born_again")({})
     if any(kernels.ready(option) for option in options):
-        return
+        return True
     groups = [group for option in options for group in option]
     if kernels.request(groups):
         recorder.progress("compiling the born-again kernels (first run only)")
-        kernels.wait(options, None)
+        return kernels.wait(options, deadline)
+    return True  # no background process: the kernels compile here when first called
 
 
 def born_again_search(
@@ -101,8 +103,14 @@ def born_again_search(
             f"objective must be one of {list(BORN_AGAIN_OBJECTIVES)}, got {objective!r}"
         )
     recorder = recorder or Recorder(SATDT_OBJECTIVE[objective])
-    _await_kernels(recorder)
-    from ..dp.born_again import MAX_GRID_CELLS, GridTooLarge, born_again_tree, grid_cells
+    ready = _await_kernels(recorder, deadline)
+    from ..dp.born_again import (
+        MAX_GRID_CELLS,
+        GridTooLarge,
+        born_again_tree,
+        greedy_faithful_tree,
+        grid_cells,
+    )
 
     max_cells = MAX_GRID_CELLS if max_cells is None else int(max_cells)
     cells = grid_cells(forest)
@@ -115,7 +123,11 @@ def born_again_search(
     )
     recorder.stats = stats
     found = None
-    if cells <= max_cells:
+    if not ready:  # a first run whose compilation outlasted the time limit: no kernel needed
+        stats.route = "greedy"
+        tree = greedy_faithful_tree(forest, objective, max_cells=0)
+        proven, depth_bound, leaves_bound = False, 0, 1
+    elif cells <= max_cells:
         recorder.progress(f"born-again tree: the cell programme over {cells:,} cells")
         try:
             found = born_again_tree(forest, objective, deadline=deadline, max_cells=max_cells)
@@ -125,7 +137,7 @@ def born_again_search(
         stats.route, stats.grid = "grid", found.stats
         tree, proven = found.tree, found.proven
         depth_bound, leaves_bound = _bounds(found)
-    else:
+    elif ready:
         tree, proven, depth_bound, leaves_bound = _sat_route(
             forest, objective, deadline, recorder, stats
         )

@@ -102,7 +102,8 @@ class BornAgainSearchStats(Stats):
     ``objective``: the born-again objective (``"depth"``, ``"size"``: fewest leaves,
     ``"depth_then_size"``); ``route``: ``"grid"`` (the dynamic programme over the cells) or
     ``"sat"`` (the counterexample-guided SAT search, for grids of more than ``max_cells``
-    cells); ``cells``: the forest's grid; ``max_cells``: the most cells the grid route
+    cells) or ``"greedy"`` (a first run whose kernels were still compiling at the time limit:
+    the greedy faithful tree, built without them); ``cells``: the forest's grid; ``max_cells``: the most cells the grid route
     enumerates; ``trees``, ``features``: the forest's; ``depth_bound``, ``leaves_bound``: the
     lower bounds proven (the depth, the leaves); ``greedy_depth``, ``greedy_leaves``: the
     greedy faithful tree the SAT route starts from (0: none); ``faithful_by``: how the tree

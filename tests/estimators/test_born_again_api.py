@@ -156,6 +156,33 @@ def test_a_tiny_time_limit_gives_a_faithful_tree_not_proven_with_a_true_bound() 
     assert result.lower_bound == result.stats.depth_bound
 
 
+def test_a_first_run_whose_kernels_outlast_the_limit_keeps_it(monkeypatch) -> None:
+    """On a fresh install the kernels compile in the background; a time limit that passes
+    first gets the greedy faithful tree, built without them, at the limit."""
+    from satdt.dp import kernels
+
+    def wait(options, until, on_wait=None):
+        time.sleep(max(0.0, until - time.perf_counter()))
+        return False
+
+    rf = _forest(4, 3, seed=1)
+    monkeypatch.setattr(kernels, "ready", lambda names: False)
+    monkeypatch.setattr(kernels, "request", lambda names: True)
+    monkeypatch.setattr(kernels, "wait", wait)
+    tic = time.perf_counter()
+    with pytest.warns(satdt.NotProvenWarning):
+        model = satdt.born_again(rf, time_limit=0.5)
+    assert time.perf_counter() - tic < 5
+    result = model.result_
+    assert result.stats.route == "greedy" and result.stats.grid is None
+    assert not result.proven_optimal and result.stop_reason == "time limit"
+    assert 0 <= result.lower_bound <= model.tree_.depth
+    assert_decides_like(model, rf.predict, model.forest_)
+    from satdt.cli.reports import search_lines
+
+    assert any("the greedy faithful tree" in line for line in search_lines(result))
+
+
 def test_the_sat_route_when_the_grid_is_too_large(monkeypatch) -> None:
     from satdt.dp import born_again as dp
 

@@ -266,3 +266,20 @@ def tiny_forests(draw, votes=("hard", "soft", "sum")):
     if vote == "sum":  # an initial prediction, a tree of one leaf, as boosting has
         trees.insert(0, draw(st.sampled_from([0.0, 0.25, -0.5])))
     return Forest.from_nested(trees, p, list(range(n_classes)), vote)
+
+
+def small_integer_rows(draw, max_rows: int, max_columns: int, min_rows: int = 1) -> np.ndarray:
+    """Tiny numeric rows of small integers, so that thresholds repeat (inside a
+    ``st.composite`` strategy: ``draw`` is its)."""
+    n = draw(st.integers(min_rows, max_rows))
+    columns = draw(st.integers(1, max_columns))
+    cell = st.integers(0, 4)
+    rows = st.lists(st.lists(cell, min_size=columns, max_size=columns), min_size=n, max_size=n)
+    return np.array(draw(rows), dtype=np.float64)
+
+
+def labels_by_row(draw, X: np.ndarray, labels) -> np.ndarray:
+    """A label per row drawn from the strategy ``labels``, identical rows sharing one: a
+    consistent tree exists."""
+    label_of: dict[tuple[float, ...], object] = {}
+    return np.array([label_of.setdefault(tuple(row), draw(labels)) for row in X.tolist()])

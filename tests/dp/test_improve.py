@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import SHARED, examples
+from helpers import SHARED, examples, labels_by_row, small_integer_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, threshold_features
@@ -26,14 +26,9 @@ from satdt.task.stats import ImproveStats
 def consistent_tables(draw, max_rows: int = 9, max_columns: int = 3, max_classes: int = 3):
     """Tiny numeric tables (small integers, so that values repeat) whose identical rows share
     a label: a consistent tree exists."""
-    n = draw(st.integers(2, max_rows))
-    columns = draw(st.integers(1, max_columns))
+    X = small_integer_rows(draw, max_rows, max_columns, min_rows=2)
     n_classes = draw(st.integers(2, max_classes))
-    cells = st.lists(st.integers(0, 5), min_size=columns, max_size=columns)
-    X = np.array(draw(st.lists(cells, min_size=n, max_size=n)), dtype=float)
-    label_of: dict[tuple[float, ...], int] = {}
-    y = [label_of.setdefault(tuple(row), draw(st.integers(0, n_classes - 1))) for row in X]
-    return X, np.array(y, dtype=np.int64), n_classes
+    return X, labels_by_row(draw, X, st.integers(0, n_classes - 1)).astype(np.int64), n_classes
 
 
 def _improve_all(X, y, n_classes, **options):

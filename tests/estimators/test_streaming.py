@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import examples
+from helpers import examples, labels_by_row, small_integer_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, min_consistent_leaves, threshold_features
@@ -24,21 +24,8 @@ pytestmark = pytest.mark.no_kernels  # runs no Numba kernel: the session compile
 
 @st.composite
 def streams(draw):
-    n = draw(st.integers(2, 10))
-    columns = draw(st.integers(1, 3))
-    X = np.array(
-        draw(
-            st.lists(
-                st.lists(st.integers(0, 4), min_size=columns, max_size=columns),
-                min_size=n,
-                max_size=n,
-            )
-        ),
-        dtype=np.float64,
-    )
-    label_of: dict[tuple[float, ...], str] = {}
-    classes = st.sampled_from(["a", "b", "c"])
-    y = np.array([label_of.setdefault(tuple(r), draw(classes)) for r in X.tolist()])
+    X = small_integer_rows(draw, max_rows=10, max_columns=3, min_rows=2)
+    y = labels_by_row(draw, X, st.sampled_from(["a", "b", "c"]))
     batch = draw(st.integers(1, 3))
     return X, y, batch
 

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from helpers import examples
+from helpers import examples, labels_by_row, small_integer_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, min_consistent_leaves, threshold_features
@@ -25,22 +25,9 @@ pytestmark = pytest.mark.no_kernels  # runs no Numba kernel: the session compile
 @st.composite
 def streams(draw, max_rows: int = 9, max_columns: int = 3, max_classes: int = 3):
     """Tiny numeric rows (identical rows share a label) cut into batches."""
-    n = draw(st.integers(1, max_rows))
-    columns = draw(st.integers(1, max_columns))
-    X = np.array(
-        draw(
-            st.lists(
-                st.lists(st.integers(0, 4), min_size=columns, max_size=columns),
-                min_size=n,
-                max_size=n,
-            )
-        ),
-        dtype=np.float64,
-    )
-    label_of: dict[tuple[float, ...], int] = {}
-    y = np.array(
-        [label_of.setdefault(tuple(r), draw(st.integers(0, max_classes - 1))) for r in X.tolist()]
-    )
+    X = small_integer_rows(draw, max_rows, max_columns)
+    n = len(X)
+    y = labels_by_row(draw, X, st.integers(0, max_classes - 1)).astype(np.int64)
     cuts = sorted(set(draw(st.lists(st.integers(1, n), max_size=4))) | {n})
     return X, y, cuts
 

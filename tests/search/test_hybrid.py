@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import ROOT, examples
+from helpers import ROOT, examples, labels_by_row, small_integer_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import min_consistent_depth, min_consistent_leaves, threshold_features
@@ -30,22 +30,9 @@ ROUTES = ("hybrid", "contree", "sat")
 def numeric_consistent(draw, max_rows: int = 10, max_columns: int = 3, max_classes: int = 3):
     """Tiny numeric data (small integers, so thresholds repeat) whose identical rows share
     one label: a consistent tree exists."""
-    n = draw(st.integers(1, max_rows))
-    columns = draw(st.integers(1, max_columns))
+    X = small_integer_rows(draw, max_rows, max_columns)
     n_classes = draw(st.integers(2, max_classes))
-    X = np.array(
-        draw(
-            st.lists(
-                st.lists(st.integers(0, 4), min_size=columns, max_size=columns),
-                min_size=n,
-                max_size=n,
-            )
-        ),
-        dtype=float,
-    )
-    label_of: dict[tuple[float, ...], int] = {}
-    y = [label_of.setdefault(tuple(row), draw(st.integers(0, n_classes - 1))) for row in X]
-    return X, np.array(y, dtype=np.int64)
+    return X, labels_by_row(draw, X, st.integers(0, n_classes - 1)).astype(np.int64)
 
 
 @contextlib.contextmanager

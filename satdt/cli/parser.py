@@ -103,7 +103,8 @@ def _add_n_jobs(parser: argparse.ArgumentParser) -> None:
     _add_param(parser, "n_jobs")
 
 
-def _add_output_options(parser: argparse.ArgumentParser) -> None:
+def _add_model_outputs(parser: argparse.ArgumentParser) -> None:
+    """The time limit and where the model goes: every command that learns one."""
     _add_param(parser, "time_limit")
     parser.add_argument(
         "--format", choices=("text", "json", "dot"), default="text", help="output format"
@@ -114,6 +115,10 @@ def _add_output_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--save", metavar="MODEL", help="save the model (tree + input schema) as JSON"
     )
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    _add_model_outputs(parser)
     parser.add_argument(
         "--draw",
         metavar="FILE",
@@ -532,18 +537,7 @@ def _add_born_again_command(commands: Any) -> None:
         choices=("hard", "soft"),
         help="how the forest's trees decide together (BA-Trees' files: hard, one vote per tree)",
     )
-    _add_param(command, "time_limit")
-    command.add_argument(
-        "--format", choices=("text", "json", "dot"), default="text", help="output format"
-    )
-    command.add_argument(
-        "-o", "--output", metavar="FILE", help="write the output here instead of stdout"
-    )
-    command.add_argument(
-        "--save",
-        metavar="MODEL",
-        help="save the tree (+ its input schema) as JSON, for satdt predict and explain",
-    )
+    _add_model_outputs(command)
     command.add_argument(
         "--export-ba",
         metavar="FILE",

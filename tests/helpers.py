@@ -236,6 +236,19 @@ def tiny_tables(draw):
     return X, y, w
 
 
+def grid_box(data, thresholds: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """A box ``low < x <= high`` of a forest's grid drawn with Hypothesis' ``data``: per
+    feature, two of its edges (the thresholds and the infinite ends)."""
+    low, high = [], []
+    for t in thresholds:
+        edges = np.concatenate([[-np.inf], t, [np.inf]])
+        a = data.draw(st.integers(0, len(edges) - 2))
+        b = data.draw(st.integers(a + 1, len(edges) - 1))
+        low.append(edges[a])
+        high.append(edges[b])
+    return np.array(low), np.array(high)
+
+
 @st.composite
 def tiny_forests(draw, votes=("hard", "soft", "sum")):
     """A few trees of depth <= 2 over 2-3 features, thresholds from a small pool (shared

@@ -249,8 +249,16 @@ def _born_again(result: SearchResult, stats: BornAgainSearchStats) -> list[str]:
             "route: the greedy faithful tree (the kernels were still compiling at the time "
             "limit: a first run; later runs load them)"
         )
-    where = "on every cell of the grid" if stats.faithful_by == "grid" else "leaf box by leaf box"
-    lines.append(f"faithful to the forest: proven {where} ({stats.check_seconds:.2f} s)")
+    if stats.faithful_by == "sat":
+        lines.append(
+            "faithful to the forest: proven leaf box by leaf box by the SAT search, "
+            "before it took the tree"
+        )
+    else:
+        where = (
+            "on every cell of the grid" if stats.faithful_by == "grid" else "leaf box by leaf box"
+        )
+        lines.append(f"faithful to the forest: proven {where} ({stats.check_seconds:.2f} s)")
     return lines
 
 

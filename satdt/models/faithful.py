@@ -9,12 +9,14 @@ proofs, each complete:
     constant on every cell, so comparing them cell by cell proves faithfulness. Each
     model's cells are filled from its leaves' boxes (never cell by cell), so a grid of
     millions of cells takes a fraction of a second; for small forests.
-:func:`box_counterexample`
-    For one leaf box of the tree and its class, a point of the box where the forest
-    decides another class, or ``None``: a branch and bound over the trees of the forest
-    (one leaf per tree, intersected with the box), bounded by the best each remaining tree
-    can still add. :func:`leaf_counterexamples` asks it of every leaf: the proof for
-    forests whose grid is too large to enumerate.
+:func:`box_counterexamples`
+    For boxes of the tree's leaves and their classes, a point of each box where the
+    forest decides another class, or ``None``: first a bound that takes each tree's best
+    leaf in the box, for all boxes at once as array operations, which settles most boxes;
+    then, for the rest, a branch and bound over the trees of the forest (one leaf per
+    tree, intersected with the box), bounded by the best each remaining tree can still
+    add. :func:`leaf_counterexamples` asks it of every leaf: the proof for forests whose
+    grid is too large to enumerate.
 
 Both return the points where the models differ, so a failed proof says where.
 """
@@ -22,16 +24,24 @@ Both return the points where the models differ, so a failed proof says where.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 
+from ..core.errors import TimeUp
 from .forest import Forest, level_points
 from .tree import LEAF, Tree
 
-#: Slack of the bounds of :func:`box_counterexample` for sums of probabilities (float
+#: Slack of the bounds of :func:`box_counterexamples` for sums of probabilities (float
 #: rounding): a branch is cut only when its bound misses by more; a complete combination
 #: of leaves is always decided by the forest's own arithmetic.
 _SLACK = 1e-9
+#: The most elements of one comparison of boxes against a tree's leaves (boxes x leaves x
+#: features) in :func:`box_counterexamples`: the boxes are taken in chunks below it, so
+#: the memory stays bounded for any number of leaves.
+_CHUNK = 2**22
+#: Branches of one box's search between two looks at the deadline.
+_NODES_PER_LOOK = 256
 
 
 # ---------------------------------------------------------------------- on the grid
@@ -171,17 +181,27 @@ def _scores(forest: Forest, values: np.ndarray, cls: int, other: int) -> np.ndar
     return values[:, other] - values[:, cls]
 
 
+def _others(forest: Forest, cls: int) -> list[int]:
+    """The classes that can take a box from ``cls``, in the order they are tried."""
+    if forest.vote == "sum":
+        return [1 - cls]
+    return [c for c in range(forest.n_classes) if c != cls]
+
+
+def _need(forest: Forest, cls: int, other: int) -> float:
+    """The margin "``other`` beats ``cls``" must reach: > 0, or >= 0 when a tie goes to
+    ``other`` (the lower class index; the positive class of a boosted forest)."""
+    if (forest.vote == "sum" and other == 1) or (forest.vote != "sum" and other < cls):
+        return 0.0
+    return _SLACK
+
+
 def box_counterexample(
     forest: Forest, low: np.ndarray, high: np.ndarray, cls: int, leaves: _Leaves | None = None
 ) -> np.ndarray | None:
     """A point with ``low < x <= high`` where the forest decides another class than
-    ``cls``, or ``None`` when there is none (a proof).
-
-    For each other class ``c``, a depth-first search picks one leaf per tree among those
-    meeting the box (narrowing the box to their intersection) and maximises the margin of
-    ``c`` over ``cls``; a branch is cut when even the best leaves of the remaining trees
-    cannot make ``c`` win. Every complete combination reached is decided by the forest
-    itself on a point of its box, so rounding never decides.
+    ``cls``, or ``None`` when there is none (a proof); :func:`box_counterexamples` for one
+    box.
 
     Parameters
     ----------
@@ -192,44 +212,132 @@ def box_counterexample(
     cls : int
         The class the box should get.
     leaves : optional
-        The forest's leaf boxes, prepared once for many queries (:func:`leaf_counterexamples`).
+        The forest's leaf boxes, prepared once for many queries.
 
     Returns
     -------
     ndarray of shape (n_features,) or None
         A counterexample point, or None.
     """
+    low = np.asarray(low, dtype=np.float64)[None, :]
+    high = np.asarray(high, dtype=np.float64)[None, :]
+    return box_counterexamples(forest, low, high, np.array([cls]), leaves)[0]
+
+
+def box_counterexamples(
+    forest: Forest,
+    low: np.ndarray,
+    high: np.ndarray,
+    classes: np.ndarray,
+    leaves: _Leaves | None = None,
+    deadline: float | None = None,
+) -> list[np.ndarray | None]:
+    """For each box ``low[i] < x <= high[i]``, a point where the forest decides another
+    class than ``classes[i]``, or ``None`` when there is none (a proof).
+
+    For a box, its class ``c`` and each other class ``o``, the sum over the trees of the
+    best margin of ``o`` over ``c`` among the tree's leaves meeting the box bounds what
+    ``o`` can reach in the box. For most boxes of a faithful tree this bound alone proves
+    that ``o`` cannot win; it is computed for many boxes at once, as array operations.
+    Only where it does not prove it, a depth-first search picks one leaf per tree among
+    those meeting the box (narrowing the box to their intersection), best margin first,
+    and cuts a branch when even the best leaves of the remaining trees cannot make ``o``
+    win. Every complete combination reached is decided by the forest itself on a point of
+    its box, so rounding never decides.
+
+    Parameters
+    ----------
+    forest : Forest
+        The forest.
+    low, high : ndarray of shape (n_boxes, n_features)
+        The boxes, open below and closed above (infinite bounds allowed).
+    classes : ndarray of shape (n_boxes,)
+        The class index each box should get.
+    leaves : optional
+        The forest's leaf boxes, prepared once for many queries.
+    deadline : float, optional
+        A ``time.perf_counter()`` value; past it the proof stops with :class:`TimeUp`
+        (a search that asks this on its own clock; a re-check never stops).
+
+    Returns
+    -------
+    list of (ndarray of shape (n_features,) or None)
+        Per box, a counterexample point, or None.
+
+    Raises
+    ------
+    TimeUp
+        The deadline passed first.
+    """
     leaves = leaves or _Leaves(forest)
-    others = [1 - cls] if forest.vote == "sum" else [c for c in range(forest.n_classes) if c != cls]
-    for other in others:
-        point = _search_class(forest, leaves, low, high, cls, other)
-        if point is not None:
-            return point
-    return None
+    low = np.asarray(low, dtype=np.float64).reshape(-1, forest.n_features)
+    high = np.asarray(high, dtype=np.float64).reshape(-1, forest.n_features)
+    classes = np.asarray(classes, dtype=np.int64).reshape(-1)
+    found: list[np.ndarray | None] = [None] * len(classes)
+    widest = max((len(nodes) for nodes, _, _ in leaves.per_tree), default=1)
+    step = max(1, _CHUNK // max(widest * forest.n_features, 1))
+    for start in range(0, len(classes), step):
+        rows = np.arange(start, min(start + step, len(classes)))
+        meets = [
+            np.all(
+                np.maximum(lo[None], low[rows, None]) < np.minimum(hi[None], high[rows, None]),
+                axis=2,
+            )
+            for _, lo, hi in leaves.per_tree
+        ]
+        for cls in np.unique(classes[rows]).tolist():
+            mine = np.flatnonzero(classes[rows] == cls)
+            for other in _others(forest, cls):
+                bound = np.zeros(len(mine))
+                for (nodes, _, _), meet in zip(leaves.per_tree, meets, strict=True):
+                    score = _scores(forest, forest.value[nodes], cls, other)
+                    bound += np.where(meet[mine], score[None, :], -np.inf).max(axis=1)
+                for k in mine[bound >= _need(forest, cls, other) - _SLACK].tolist():
+                    i = int(rows[k])
+                    if found[i] is None:
+                        found[i] = _search_class(
+                            forest,
+                            leaves,
+                            [m[k] for m in meets],
+                            (low[i], high[i]),
+                            (cls, other),
+                            deadline,
+                        )
+    return found
 
 
 def _search_class(
-    forest: Forest, leaves: _Leaves, low: np.ndarray, high: np.ndarray, cls: int, other: int
+    forest: Forest,
+    leaves: _Leaves,
+    meets: list[np.ndarray],
+    box: tuple[np.ndarray, np.ndarray],
+    classes: tuple[int, int],
+    deadline: float | None,
 ) -> np.ndarray | None:
-    """A point of the box where ``other`` beats ``cls`` (enough to decide against ``cls``)."""
+    """A point of the box ``(low, high)`` where ``other`` beats ``cls`` (enough to decide
+    against ``cls``) for ``classes = (cls, other)``, given each tree's leaves meeting the
+    box (``meets``); :class:`TimeUp` past the deadline (looked at every
+    :data:`_NODES_PER_LOOK` branches)."""
+    low, high = box
+    cls, other = classes
     options = []  # per tree: the leaves meeting the box, best margin first
-    for nodes, lo, hi in leaves.per_tree:
-        meet = np.all((np.maximum(lo, low) < np.minimum(hi, high)), axis=1)
+    for (nodes, lo, hi), meet in zip(leaves.per_tree, meets, strict=True):
         score = _scores(forest, forest.value[nodes[meet]], cls, other)
         order = np.argsort(-score, kind="stable")
         options.append((lo[meet][order], hi[meet][order], score[order]))
     if any(len(o[2]) == 0 for o in options):  # the box is empty
         return None
-    # the margin "other beats cls" must reach: > 0, or >= 0 when a tie goes to other
-    need = (
-        0.0
-        if (forest.vote == "sum" and other == 1) or (forest.vote != "sum" and other < cls)
-        else _SLACK
-    )
+    need = _need(forest, cls, other)
     best_rest = [*np.cumsum([o[2][0] for o in options][::-1])[::-1].tolist(), 0.0]
     n_trees = len(options)
+    branches = 0
 
     def dfs(t: int, lo: np.ndarray, hi: np.ndarray, margin: float) -> np.ndarray | None:
+        nonlocal branches
+        branches += 1
+        looks = deadline is not None and branches % _NODES_PER_LOOK == 0
+        if looks and time.perf_counter() >= deadline:
+            raise TimeUp("proving a leaf box faithful")
         if margin + best_rest[t] < need - _SLACK:
             return None
         if t == n_trees:
@@ -258,14 +366,15 @@ def _inside(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 def leaf_counterexamples(tree: Tree, forest: Forest) -> list[tuple[int, np.ndarray]]:
     """``(leaf, point)`` for every leaf of the tree whose box holds a point where the forest
-    decides otherwise (empty: the tree is faithful), by :func:`box_counterexample`."""
-    leaves = _Leaves(forest)
-    found = []
-    for node, low, high in tree_leaf_boxes(tree, forest.n_features):
-        point = box_counterexample(forest, low, high, int(tree.value[node]), leaves)
-        if point is not None:
-            found.append((node, point))
-    return found
+    decides otherwise (empty: the tree is faithful), by :func:`box_counterexamples`."""
+    boxes = tree_leaf_boxes(tree, forest.n_features)
+    if not boxes:
+        return []
+    nodes = np.array([node for node, _, _ in boxes])
+    low = np.array([box_low for _, box_low, _ in boxes])
+    high = np.array([box_high for _, _, box_high in boxes])
+    points = box_counterexamples(forest, low, high, tree.value[nodes].astype(np.int64))
+    return [(int(n), p) for n, p in zip(nodes, points, strict=True) if p is not None]
 
 
 def is_faithful(tree: Tree, forest: Forest, max_cells: int = 2**22) -> bool:

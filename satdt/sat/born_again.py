@@ -4,7 +4,7 @@ teacher of a counterexample-guided SAT search.
 The cells of a forest with many features are beyond counting (the dynamic programme of
 :mod:`satdt.dp.born_again` tabulates them all), but a faithful tree needs only to be right
 on every cell, and whether it is can be asked of the forest one leaf box at a time
-(:func:`satdt.models.faithful.box_counterexample`: a point of the box where the forest
+(:func:`satdt.models.faithful.box_counterexamples`: a point of the box where the forest
 decides otherwise, or a proof that there is none). So, as Avellaneda's loop learns a
 minimum-depth tree from the rows it got wrong (:mod:`satdt.sat.loop`), this search learns
 from the cells a tree got wrong:
@@ -15,9 +15,11 @@ from the cells a tree got wrong:
 2. For depths from the lower bound up, one :class:`~satdt.sat.loop.CounterexampleLoop`
    per depth finds a tree of that depth consistent with the sampled cells (each cell is a
    row, its binary features ``x[c] > t`` over the forest's thresholds). Its leaf boxes
-   are asked of the forest: no counterexample, and the tree is faithful and optimal (no
-   tree of smaller depth fits even the samples); else the counterexamples join the samples
-   and the same solver goes on. UNSAT on the samples proves the depth too small for the
+   are asked of the forest, a few random cells of each first, then, when those find no
+   cell decided otherwise, a proof of each box: no counterexample, and the tree is
+   faithful and optimal (no tree of smaller depth fits even the samples); else the
+   counterexamples join the samples (as many as :data:`CLAUSES_PER_ROUND` allows) and the
+   same solver goes on. UNSAT on the samples proves the depth too small for the
    forest, since the samples are cells of it: the lower bound rises.
 
 The search returns the best faithful tree known and a lower bound at any time; callers add
@@ -39,8 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from ..core.errors import ParameterError
-from ..models.faithful import _Leaves, box_counterexample, leaf_counterexamples, tree_leaf_boxes
+from ..core.errors import ParameterError, TimeUp
+from ..models.faithful import (
+    _Leaves,
+    box_counterexample,
+    box_counterexamples,
+    leaf_counterexamples,
+    tree_leaf_boxes,
+)
 from ..models.forest import Forest
 from ..models.tree import Tree
 from ..task.born_again import BornAgainResult, BornAgainSatStats
@@ -50,6 +58,11 @@ from .problem import Problem
 
 #: The deepest perfect tree the SAT formulas are built for (2**depth leaves).
 MAX_SAT_DEPTH = 12
+#: Random cells drawn from each leaf box of a SAT tree before its leaves are proven.
+SAMPLES_PER_LEAF = 4
+#: The most clauses the counterexamples of one round may add (formulas (3)-(6) cost
+#: about ``2**depth`` times the thresholds per cell): past it, a random part of them.
+CLAUSES_PER_ROUND = 2**21
 
 
 class _Cells:
@@ -69,18 +82,27 @@ class _Cells:
         return (points[:, self.feature] > self.value[None, :]).astype(np.uint8)
 
     def sample(self, low: np.ndarray, high: np.ndarray, n: int) -> np.ndarray:
-        """``n`` random points of the box ``low < x <= high``, each in a random cell of it:
-        per feature, a threshold inside the box or the box's upper end (above everything
-        when the box is open above)."""
-        points = np.empty((n, self.forest.n_features))
+        """``n`` random points of the box ``low < x <= high``, each in a random cell of it
+        (:meth:`sample_boxes` for one box)."""
+        return self.sample_boxes(low[None, :], high[None, :], n)[0]
+
+    def sample_boxes(self, low: np.ndarray, high: np.ndarray, n: int) -> np.ndarray:
+        """``n`` random points of each box ``low[i] < x <= high[i]``, shape ``(boxes, n,
+        features)``, each in a random cell of its box: per feature, a threshold inside the
+        box or the box's upper end (above everything when the box is open above)."""
+        points = np.empty((len(low), n, self.forest.n_features))
         for c, t in enumerate(self.thresholds):
-            inside = t[(t > low[c]) & (t < high[c])]
-            if np.isfinite(high[c]):
-                top = high[c]
-            else:
-                below = [v for v in (low[c], t[-1] if len(t) else -np.inf) if np.isfinite(v)]
-                top = max(below, default=0.0) + 1.0
-            points[:, c] = self.rng.choice(np.append(inside, top), size=n)
+            first = np.searchsorted(t, low[:, c], side="right")  # the first threshold inside
+            inside = np.searchsorted(t, high[:, c], side="left") - first  # how many are
+            highest = np.fmax(low[:, c], t[-1] if len(t) else -np.inf)  # below an open top
+            top = np.where(
+                np.isfinite(high[:, c]),
+                high[:, c],
+                np.where(np.isfinite(highest), highest, 0.0) + 1.0,
+            )
+            pick = (self.rng.random((len(low), n)) * (inside + 1)[:, None]).astype(np.int64)
+            level = np.append(t, np.nan)[np.minimum(first[:, None] + pick, len(t))]
+            points[:, :, c] = np.where(pick < inside[:, None], level, top[:, None])
         return points
 
 
@@ -94,6 +116,53 @@ def _decode(cells: _Cells, tree: Tree, forest: Forest) -> Tree:
         return (int(cells.feature[j]), float(cells.value[j]), convert(left), convert(right))
 
     return Tree.from_nested(convert(tree.to_nested()), forest.classes, forest.feature_names)
+
+
+def _tree_counterexamples(
+    forest: Forest,
+    cells: _Cells,
+    leaves: _Leaves,
+    tree: Tree,
+    deadline: float | None,
+    stats: BornAgainSatStats,
+) -> list[np.ndarray]:
+    """Points where a SAT tree decides otherwise than the forest, at most one per leaf
+    (none: the tree is faithful, proven).
+
+    First :data:`SAMPLES_PER_LEAF` random cells of every leaf box, all compared at once:
+    a tree fitted to a few cells is usually wrong on many, and a wrong cell found so costs
+    no proof. Only when the samples find nothing are the leaf boxes proven
+    (:func:`box_counterexamples`, raising :class:`TimeUp` past the deadline).
+    """
+    boxes = tree_leaf_boxes(tree, forest.n_features)
+    low = np.array([box_low for _, box_low, _ in boxes])
+    high = np.array([box_high for _, _, box_high in boxes])
+    classes = np.array([int(tree.value[node]) for node, _, _ in boxes], dtype=np.int64)
+    drawn = cells.sample_boxes(low, high, SAMPLES_PER_LEAF)  # (leaves, samples, features)
+    flat = drawn.reshape(-1, forest.n_features)
+    wrong = (forest.predict_index(flat) != np.repeat(classes, SAMPLES_PER_LEAF)).reshape(
+        len(boxes), SAMPLES_PER_LEAF
+    )
+    if wrong.any():
+        first = wrong.argmax(axis=1)
+        stats.sampled_counterexamples += int(wrong.any(axis=1).sum())
+        return [drawn[i, first[i]] for i in np.flatnonzero(wrong.any(axis=1))]
+    stats.box_queries += len(boxes)
+    points = box_counterexamples(forest, low, high, classes, leaves, deadline)
+    return [point for point in points if point is not None]
+
+
+def _within_budget(
+    found: list[np.ndarray], depth: int, n_thresholds: int, n_classes: int, rng: np.random.Generator
+) -> list[np.ndarray]:
+    """The counterexamples of a round that join the formula: all of them when their clauses
+    fit :data:`CLAUSES_PER_ROUND`, else as many as fit (at least one), drawn at random.
+    Those left out are found again if the next tree is still wrong there."""
+    per_cell = (2**depth - 1) * n_thresholds + 2**depth * n_classes
+    room = max(1, CLAUSES_PER_ROUND // per_cell)
+    if len(found) <= room:
+        return found
+    return [found[i] for i in sorted(rng.choice(len(found), size=room, replace=False))]
 
 
 def born_again_sat(
@@ -213,16 +282,13 @@ def _solve_depth(
                 return outcome.status, None, points
             stats.rounds += 1
             tree = _decode(cells, outcome.tree, forest)
-            found = []
-            for node, low, high in tree_leaf_boxes(tree, forest.n_features):
-                stats.box_queries += 1
-                point = box_counterexample(forest, low, high, int(tree.value[node]), leaves)
-                if point is not None:
-                    found.append(point)
-                if deadline is not None and time.perf_counter() >= deadline:
-                    return "UNKNOWN", None, points
+            try:
+                found = _tree_counterexamples(forest, cells, leaves, tree, deadline, stats)
+            except TimeUp:
+                return "UNKNOWN", None, points
             if not found:
                 return "FAITHFUL", tree, points
+            found = _within_budget(found, depth, len(cells.value), forest.n_classes, cells.rng)
             stats.counterexamples += len(found)
             start = len(points)
             points = np.vstack([points, np.array(found)])

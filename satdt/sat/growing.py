@@ -536,7 +536,9 @@ class GrowingSearch:
                 **self.options,
             )
             self.loops[k] = loop
-            loop.add_examples(list(self.examples))  # what the deadline keeps out stays queued
+            loop.add_examples(
+                list(self.examples)
+            )  # rows the deadline keeps out come back as counterexamples
         elif loop.problem is not problem:
             loop.grow(problem)
         loop.recorder, loop.deadline = self._recorder, self._deadline

@@ -281,7 +281,11 @@ class CounterexampleLoop:
         return created
 
     def add_examples(self, rows: list[int] | np.ndarray) -> bool:
-        """Add the clauses (3)-(6) of problem rows ``rows``; False if the deadline passed."""
+        """Add the clauses (3)-(6) of problem rows ``rows``; False if the deadline passed.
+
+        Past the deadline, the rows whose clauses are not built yet are left out (each
+        row's clauses are whole or absent): a tree found later is checked on every row, so
+        a row left out comes back as a counterexample if the tree is wrong on it."""
         p = self.problem
         new_rows = [
             int(i) for i in dict.fromkeys(int(i) for i in rows) if int(i) not in self._included_set
@@ -298,7 +302,11 @@ class CounterexampleLoop:
                 clauses += self._routing_clauses(F_new, i, rows_b[i])
             clauses += self._some_feature_clauses()
         slot_rows = p.B[:, self.slot_feature]
+        in_time = True
         for i in new_rows:
+            if past(self.deadline):
+                in_time = False
+                break
             clauses += self._example_clauses(i, slot_rows[i])
             self.included.append(i)
             self._included_set.add(i)
@@ -306,7 +314,7 @@ class CounterexampleLoop:
             self._add(clauses)  # the formula is whole; the solver may lag (see _add)
         except TimeUp:
             return False
-        return True
+        return in_time
 
     def _routing_clauses(self, F: np.ndarray, i: int, values: np.ndarray) -> list[list[int]]:
         """Formulas (3)-(4) of row i for the features whose variables are the columns of F."""

@@ -77,8 +77,10 @@ class BornAgainSatStats:
     ``cells``: the cells of the forest's grid (a float: it may exceed any integer type's
     range in spirit, and is only reported); ``samples``: cells the SAT formulas hold;
     ``sat_calls``, ``rounds`` (a tree checked against the forest), ``box_queries`` (leaf
-    boxes asked of the forest), ``counterexamples``; ``depths_refuted``: depths proven too
-    small (UNSAT on the samples); ``seconds``.
+    boxes proven by asking the forest), ``counterexamples`` (of them
+    ``sampled_counterexamples``: found among random cells of the leaf boxes, before any
+    proof); ``depths_refuted``: depths proven too small (UNSAT on the samples);
+    ``seconds``.
     """
 
     cells: float = 0.0
@@ -87,6 +89,7 @@ class BornAgainSatStats:
     rounds: int = 0
     box_queries: int = 0
     counterexamples: int = 0
+    sampled_counterexamples: int = 0
     depths_refuted: list[int] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -103,12 +106,15 @@ class BornAgainSearchStats(Stats):
     ``"depth_then_size"``); ``route``: ``"grid"`` (the dynamic programme over the cells) or
     ``"sat"`` (the counterexample-guided SAT search, for grids of more than ``max_cells``
     cells) or ``"greedy"`` (a first run whose kernels were still compiling at the time limit:
-    the greedy faithful tree, built without them); ``cells``: the forest's grid; ``max_cells``: the most cells the grid route
-    enumerates; ``trees``, ``features``: the forest's; ``depth_bound``, ``leaves_bound``: the
+    the greedy faithful tree, built without them); ``cells``: the forest's grid;
+    ``max_cells``: the most cells the grid route enumerates; ``trees``, ``features``: the forest's; ``depth_bound``, ``leaves_bound``: the
     lower bounds proven (the depth, the leaves); ``greedy_depth``, ``greedy_leaves``: the
     greedy faithful tree the SAT route starts from (0: none); ``faithful_by``: how the tree
     was re-checked before it was returned (``"grid"``: cell by cell on the grid of both
-    models' thresholds; ``"boxes"``: leaf box by leaf box); ``check_seconds``: that check;
+    models' thresholds; ``"boxes"``: leaf box by leaf box; ``"sat"``: a tree of the SAT
+    search, whose every leaf box the search proved, by the same proof, before taking it);
+    ``check_seconds``: the re-checks' seconds (on the SAT route, the greedy tree's, done as
+    soon as it is built);
     ``grid`` and ``sat``: each route's own counters (None where it did not run).
     """
 

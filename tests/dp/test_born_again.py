@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ROOT, examples, tiny_forests
+from helpers import ROOT, examples, grid_box, tiny_forests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import born_again_optima, grid_points
@@ -199,14 +199,7 @@ def test_the_box_query_agrees_with_the_cells(forest: Forest, data) -> None:
     # a random box of the grid and a class: a counterexample exists exactly when a cell
     # of the box is decided otherwise, and the one returned lies in the box
     thresholds = forest.thresholds()
-    edges = [np.concatenate([[-np.inf], t, [np.inf]]) for t in thresholds]
-    low, high = [], []
-    for e in edges:
-        a = data.draw(st.integers(0, len(e) - 2))
-        b = data.draw(st.integers(a + 1, len(e) - 1))
-        low.append(e[a])
-        high.append(e[b])
-    low, high = np.array(low), np.array(high)
+    low, high = grid_box(data, thresholds)
     cls = data.draw(st.integers(0, forest.n_classes - 1))
     points = grid_points(thresholds)
     inside = np.all((points > low) & (points <= high), axis=1)
@@ -216,6 +209,78 @@ def test_the_box_query_agrees_with_the_cells(forest: Forest, data) -> None:
     if point is not None:
         assert np.all((point > low) & (point <= high))
         assert forest.predict_index(point[None, :])[0] != cls
+
+
+@settings(deadline=None, max_examples=examples(60))
+@given(tiny_forests(), st.data(), st.sampled_from([1, 64, 2**22]))
+def test_many_boxes_at_once_agree_with_the_cells(forest: Forest, data, chunk: int) -> None:
+    # the batched proof (a bound for all boxes as arrays, a search for the rest), in
+    # chunks of any size: per box, a counterexample exactly when a cell of the box is
+    # decided otherwise
+    from satdt.models import faithful
+
+    thresholds = forest.thresholds()
+    n = data.draw(st.integers(1, 12))
+    boxes = [grid_box(data, thresholds) for _ in range(n)]
+    classes = np.array([data.draw(st.integers(0, forest.n_classes - 1)) for _ in range(n)])
+    low, high = np.array([b[0] for b in boxes]), np.array([b[1] for b in boxes])
+    saved = faithful._CHUNK
+    faithful._CHUNK = chunk
+    try:
+        found = faithful.box_counterexamples(forest, low, high, classes)
+    finally:
+        faithful._CHUNK = saved
+    points = grid_points(thresholds)
+    for i in range(n):
+        inside = np.all((points > low[i]) & (points <= high[i]), axis=1)
+        expected = bool(np.any(forest.predict_index(points[inside]) != classes[i]))
+        assert (found[i] is not None) == expected
+        if found[i] is not None:
+            assert np.all((found[i] > low[i]) & (found[i] <= high[i]))
+            assert forest.predict_index(found[i][None, :])[0] != classes[i]
+
+
+def test_a_proof_past_its_deadline_stops_and_one_without_never_does(monkeypatch) -> None:
+    from satdt.core.errors import TimeUp
+    from satdt.models import faithful
+
+    forest = Forest.from_nested([(0, 0.5, (1, 1.5, 0, 1), 1)], 2, [0, 1])
+    wrong = Tree.from_nested((0, 0.5, 0, 1), classes=[0, 1])  # the bound leaves a search
+    low, high = np.array([[-np.inf, -np.inf]]), np.array([[0.5, np.inf]])
+    monkeypatch.setattr(faithful, "_NODES_PER_LOOK", 1)
+    with pytest.raises(TimeUp):
+        faithful.box_counterexamples(forest, low, high, np.array([0]), deadline=0.0)
+    assert faithful.box_counterexamples(forest, low, high, np.array([0]))[0] is not None
+    assert len(leaf_counterexamples(wrong, forest)) == 1
+
+
+@settings(deadline=None, max_examples=examples(40))
+@given(tiny_forests(), st.data())
+def test_cells_drawn_from_many_boxes_lie_in_their_boxes_on_the_grid(forest: Forest, data) -> None:
+    from satdt.sat.born_again import _Cells
+
+    thresholds = forest.thresholds()
+    boxes = [grid_box(data, thresholds) for _ in range(data.draw(st.integers(1, 6)))]
+    low, high = np.array([b[0] for b in boxes]), np.array([b[1] for b in boxes])
+    drawn = _Cells(forest, np.random.default_rng(0)).sample_boxes(low, high, 5)
+    assert drawn.shape == (len(boxes), 5, forest.n_features)
+    assert np.all((drawn > low[:, None, :]) & (drawn <= high[:, None, :]))
+    for c, t in enumerate(thresholds):  # a threshold of the box, or a value above them all
+        on_grid = np.isin(drawn[:, :, c], t) | (drawn[:, :, c] > (t.max() if len(t) else -np.inf))
+        assert on_grid.all()
+
+
+def test_a_round_adds_the_counterexamples_whose_clauses_fit_its_budget() -> None:
+    from satdt.sat import born_again as sat
+
+    found = [np.array([float(i)]) for i in range(100)]
+    rng = np.random.default_rng(0)
+    assert sat._within_budget(found, 3, 10, 2, rng) is found  # 86 clauses each: all fit
+    per_cell = (2**12 - 1) * 200 + 2**12 * 3
+    kept = sat._within_budget(found, 12, 200, 3, rng)
+    assert len(kept) == sat.CLAUSES_PER_ROUND // per_cell >= 1
+    assert len({float(p[0]) for p in kept}) == len(kept)
+    assert len(sat._within_budget(found, 20, 200, 3, rng)) == 1  # never none
 
 
 # ---------------------------------------------------------------------- wide forests

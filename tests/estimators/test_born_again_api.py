@@ -200,6 +200,60 @@ def test_the_sat_route_when_the_grid_is_too_large(monkeypatch) -> None:
     assert_decides_like(sized, sized.forest_.predict, sized.forest_)
 
 
+@pytest.mark.parametrize("greedy_cells", [2**14, 1])
+def test_the_sat_route_checks_its_trees_before_the_deadline_not_after(
+    monkeypatch, greedy_cells: int
+) -> None:
+    # the greedy tree is re-checked as soon as it is built, before the SAT search; the
+    # search's tree, when better (a greedy tree without the programme's small boxes), was
+    # proven leaf box by leaf box by the search itself: no check is left for after the
+    # time limit
+    from satdt.cli.reports import search_lines
+    from satdt.dp import born_again as dp
+    from satdt.sat import born_again as sat
+    from satdt.search import born_again as search
+
+    events = []
+    check, solve, greedy = search.is_faithful, sat.born_again_sat, dp.greedy_faithful_tree
+
+    def spy_check(tree, forest, **options):
+        events.append(("check", tree.n_leaves))
+        return check(tree, forest, **options)
+
+    def spy_solve(forest, **options):
+        events.append(("sat", options["incumbent"].n_leaves))
+        found = solve(forest, **options)
+        events.append(("greedy kept", found.tree is options["incumbent"]))
+        return found
+
+    monkeypatch.setattr(search, "is_faithful", spy_check)
+    monkeypatch.setattr(sat, "born_again_sat", spy_solve)
+    monkeypatch.setattr(
+        dp, "greedy_faithful_tree", lambda *a, **k: greedy(*a, **{**k, "max_cells": greedy_cells})
+    )
+    monkeypatch.setattr(dp, "MAX_GRID_CELLS", 1)
+    rf = _forest(3, 2, seed=5)
+    model = satdt.born_again(rf, vote="hard")
+    stats = model.result_.stats
+    assert [kind for kind, _ in events] == ["check", "sat", "greedy kept"]
+    assert events[0][1] == events[1][1] == stats.greedy_leaves
+    assert model.result_.proven_optimal and stats.check_seconds > 0
+    assert_decides_like(model, model.forest_.predict, model.forest_)
+    said = [line for line in search_lines(model.result_) if line.startswith("faithful")]
+    if greedy_cells > 1:  # the greedy tree is the optimum: it is the tree returned
+        assert events[2][1] and stats.faithful_by == "grid"
+        assert said == [
+            f"faithful to the forest: proven on every cell of the grid ({stats.check_seconds:.2f} s)"
+        ]
+    else:
+        assert not events[2][1] and stats.faithful_by == "sat"
+        assert model.tree_.depth < stats.greedy_depth
+        assert said == [
+            "faithful to the forest: proven leaf box by leaf box by the SAT search, before it "
+            "took the tree"
+        ]
+
+
 def test_verbose_logs_the_steps(caplog) -> None:
     with caplog.at_level(logging.INFO, logger="satdt.born_again"):
         satdt.born_again(_forest(2, 2), verbose=True)

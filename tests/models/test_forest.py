@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import ROOT, examples, tiny_forests
+from helpers import ROOT, examples, grid_box, tiny_forests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from naive import grid_points
@@ -314,14 +314,7 @@ def test_feature_names_come_from_the_data_frame(sklearn_data) -> None:
 @given(tiny_forests(), st.data())
 def test_a_restricted_forest_decides_as_the_forest_on_its_box(forest: Forest, data) -> None:
     thresholds = forest.thresholds()
-    low, high = [], []
-    for t in thresholds:
-        edges = np.concatenate([[-np.inf], t, [np.inf]])
-        a = data.draw(st.integers(0, len(edges) - 2))
-        b = data.draw(st.integers(a + 1, len(edges) - 1))
-        low.append(edges[a])
-        high.append(edges[b])
-    low, high = np.array(low), np.array(high)
+    low, high = grid_box(data, thresholds)
     box = forest.restricted(low, high)
     points = grid_points(thresholds)
     inside = np.all((points > low) & (points <= high), axis=1)

@@ -363,3 +363,21 @@ def test_chain_and_per_feature_encodings_agree_on_many_thresholds(seed):
     assert chains.objective_value == lazy.objective_value
     np.testing.assert_array_equal(chains.model.predict_index(B.astype(float)), y)
     assert max(c.n_clauses for c in chains.trace) < max(c.n_clauses for c in lazy.trace)
+
+
+def test_rows_a_deadline_keeps_out_of_the_formula_come_back_as_counterexamples():
+    # past the deadline no row's clauses are built (none is half in the formula); a later
+    # run without a deadline still gives a tree right on every row
+    rng = np.random.default_rng(11)
+    B = rng.integers(0, 2, size=(200, 10), dtype=np.uint8)
+    y = (B[:, 0] & B[:, 3] | B[:, 5]).astype(np.int64)
+    problem = Problem.from_data(B, y, 2, np.arange(2))
+    with CounterexampleLoop(problem, 3, recorder=Recorder("depth")) as loop:
+        loop.deadline = time.perf_counter() - 1.0
+        assert loop.add_examples(range(40)) is False
+        assert loop.included == []
+        loop.deadline = None
+        assert loop.add_examples([0]) is True and loop.included == [0]
+        outcome = loop.run()
+    assert outcome.status == "SAT"
+    np.testing.assert_array_equal(outcome.tree.predict_index(B.astype(float)), y)

@@ -273,8 +273,10 @@ def test_cli_draw_writes_each_format(capsys, tmp_path, suffix):
     data = picture.read_bytes()
     signature = {"png": PNG_SIGNATURE, "pdf": b"%PDF", "svg": b"<?xml"}[suffix]
     assert data.startswith(signature)
-    if suffix == "svg":
-        assert len(node_ids(data.decode())) == 19
+    if suffix == "svg":  # every node of the tree printed is drawn (the portfolio's arms
+        # may find different trees of depth 4 on a loaded machine)
+        nodes = int(re.search(r"^nodes: (\d+)", out, re.MULTILINE).group(1))
+        assert len(node_ids(data.decode())) == nodes >= 9
 
 
 def test_cli_draw_fit_diagram_pareto_and_saved_model(capsys, tmp_path):

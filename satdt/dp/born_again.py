@@ -47,7 +47,7 @@ import numpy as np
 
 from ..core.errors import DataError, ParameterError
 from ..models.faithful import box_counterexample, grid_mismatches
-from ..models.forest import Forest
+from ..models.forest import Forest, random_cells
 from ..models.tree import Tree
 from ..task.born_again import BornAgainResult, BornAgainStats
 from . import _born_again_kernels as k
@@ -476,22 +476,6 @@ def _cell_box(thresholds: list[np.ndarray], point: np.ndarray) -> tuple[np.ndarr
     return low, high
 
 
-def _random_point(
-    thresholds: list[np.ndarray], low: np.ndarray, high: np.ndarray, rng: np.random.Generator
-) -> np.ndarray:
-    """A point in a random cell of the box ``low < x <= high``."""
-    point = np.empty(len(thresholds))
-    for c, t in enumerate(thresholds):
-        inside = t[(t > low[c]) & (t < high[c])]
-        if np.isfinite(high[c]):
-            top = high[c]
-        else:
-            below = [v for v in (low[c], t[-1] if len(t) else -np.inf) if np.isfinite(v)]
-            top = max(below, default=0.0) + 1.0
-        point[c] = rng.choice(np.append(inside, top))
-    return point
-
-
 def _live_box(
     forest: Forest, point: np.ndarray, max_cells: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -553,7 +537,7 @@ def box_lower_bound(
     for _ in range(tries):
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        point = _random_point(thresholds, *everywhere, rng)
+        point = random_cells(thresholds, *everywhere, 1, rng)[0, 0]
         low, high = _live_box(forest, point, max_cells, rng)
         result = born_again_tree(forest.restricted(low, high), objective, deadline=deadline)
         best = max(best, result.lower_bound)
@@ -586,10 +570,10 @@ def greedy_faithful_tree(
     def grow(low: np.ndarray, high: np.ndarray) -> Any:
         box = forest.restricted(low, high)
         if not np.any(box.feature >= 0):
-            return int(box.predict_index(_random_point(thresholds, low, high, rng)[None])[0])
+            return int(box.predict_index(random_cells(thresholds, low, high, 1, rng)[0])[0])
         if grid_cells(box) <= max_cells:
             return born_again_tree(box, objective, deadline=deadline).tree.to_nested()
-        points = np.array([_random_point(thresholds, low, high, rng) for _ in range(samples)])
+        points = random_cells(thresholds, low, high, samples, rng)[0]
         labels = box.predict_index(points)
         if (
             np.all(labels == labels[0])

@@ -188,12 +188,16 @@ def _others(forest: Forest, cls: int) -> list[int]:
     return [c for c in range(forest.n_classes) if c != cls]
 
 
-def _need(forest: Forest, cls: int, other: int) -> float:
-    """The margin "``other`` beats ``cls``" must reach: > 0, or >= 0 when a tie goes to
-    ``other`` (the lower class index; the positive class of a boosted forest)."""
-    if (forest.vote == "sum" and other == 1) or (forest.vote != "sum" and other < cls):
-        return 0.0
-    return _SLACK
+def _reach(forest: Forest, cls: int, other: int) -> float:
+    """The least margin "``other`` beats ``cls``" a branch must be able to reach not to be
+    cut: the margin must be > 0, or >= 0 when a tie goes to ``other`` (the lower class
+    index; the positive class of a boosted forest). Hard votes count whole votes, exactly:
+    > 0 is >= 1, so ties that go to ``cls`` are cut. Sums of probabilities or of boosted
+    values may round: they get :data:`_SLACK` in the branch's favour."""
+    ties_to_other = (forest.vote == "sum" and other == 1) or (forest.vote != "sum" and other < cls)
+    if forest.vote == "hard":
+        return 0.0 if ties_to_other else 1.0
+    return -_SLACK if ties_to_other else 0.0
 
 
 def box_counterexample(
@@ -292,7 +296,7 @@ def box_counterexamples(
                 for (nodes, _, _), meet in zip(leaves.per_tree, meets, strict=True):
                     score = _scores(forest, forest.value[nodes], cls, other)
                     bound += np.where(meet[mine], score[None, :], -np.inf).max(axis=1)
-                for k in mine[bound >= _need(forest, cls, other) - _SLACK].tolist():
+                for k in mine[bound >= _reach(forest, cls, other)].tolist():
                     i = int(rows[k])
                     if found[i] is None:
                         found[i] = _search_class(
@@ -327,7 +331,7 @@ def _search_class(
         options.append((lo[meet][order], hi[meet][order], score[order]))
     if any(len(o[2]) == 0 for o in options):  # the box is empty
         return None
-    need = _need(forest, cls, other)
+    reach = _reach(forest, cls, other)
     best_rest = [*np.cumsum([o[2][0] for o in options][::-1])[::-1].tolist(), 0.0]
     n_trees = len(options)
     branches = 0
@@ -338,7 +342,7 @@ def _search_class(
         looks = deadline is not None and branches % _NODES_PER_LOOK == 0
         if looks and time.perf_counter() >= deadline:
             raise TimeUp("proving a leaf box faithful")
-        if margin + best_rest[t] < need - _SLACK:
+        if margin + best_rest[t] < reach:
             return None
         if t == n_trees:
             point = _inside(lo, hi)

@@ -73,6 +73,10 @@ class Forest:
     feature_names : sequence of str, optional
         Names of the input columns (default ``f0``, ``f1``, ...).
 
+    checked : bool, default False
+        The arrays are parts of a forest checked already (:meth:`restricted`): the checks,
+        a loop over every node, are not run again.
+
     Raises
     ------
     ValueError
@@ -93,6 +97,8 @@ class Forest:
         classes: Sequence[Any] | np.ndarray,
         vote: str,
         feature_names: Sequence[str] | None = None,
+        *,
+        checked: bool = False,
     ) -> None:
         self.feature = np.ascontiguousarray(feature, dtype=np.int64)
         self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
@@ -109,7 +115,8 @@ class Forest:
             if feature_names is not None
             else [f"f{c}" for c in range(self.n_features)]
         )
-        self._check()
+        if not checked:
+            self._check()
 
     # ------------------------------------------------------------------ validation
     def _check(self) -> None:
@@ -454,7 +461,7 @@ class Forest:
         nodes = np.array(keep, dtype=np.int64)
         return Forest(
             self.feature[nodes], self.threshold[nodes], new_left, new_right, self.value[nodes],
-            roots, self.n_features, self.classes, self.vote, self.feature_names,
+            roots, self.n_features, self.classes, self.vote, self.feature_names, checked=True,
         )  # fmt: skip
 
     # ------------------------------------------------------------------ conversions
@@ -600,4 +607,50 @@ def level_points(thresholds: list[np.ndarray]) -> list[np.ndarray]:
     for t in thresholds:
         last = float(t[-1]) + max(1.0, abs(float(t[-1]))) if len(t) else 0.0
         points.append(np.append(np.asarray(t, dtype=np.float64), last))
+    return points
+
+
+def random_cells(
+    thresholds: list[np.ndarray],
+    low: np.ndarray,
+    high: np.ndarray,
+    n: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """``n`` random points of each box ``low[i] < x <= high[i]`` of a grid, each in a random
+    cell of its box, for all boxes at once.
+
+    Per feature, a threshold inside the box or the box's upper end (when the box is open
+    above, a point above its lower end and every threshold), each as likely.
+
+    Parameters
+    ----------
+    thresholds : list of ndarray
+        The grid: the sorted thresholds of each feature.
+    low, high : ndarray of shape (n_boxes, n_features)
+        The boxes (infinite bounds allowed).
+    n : int
+        Points per box.
+    rng : numpy.random.Generator
+        The random draws.
+
+    Returns
+    -------
+    ndarray of shape (n_boxes, n, n_features)
+    """
+    low = np.asarray(low, dtype=np.float64).reshape(-1, len(thresholds))
+    high = np.asarray(high, dtype=np.float64).reshape(-1, len(thresholds))
+    points = np.empty((len(low), n, len(thresholds)))
+    for c, t in enumerate(thresholds):
+        first = np.searchsorted(t, low[:, c], side="right")  # the first threshold inside
+        inside = np.searchsorted(t, high[:, c], side="left") - first  # how many are
+        highest = np.fmax(low[:, c], t[-1] if len(t) else -np.inf)  # below an open top
+        top = np.where(
+            np.isfinite(high[:, c]),
+            high[:, c],
+            np.where(np.isfinite(highest), highest, 0.0) + 1.0,
+        )
+        pick = (rng.random((len(low), n)) * (inside + 1)[:, None]).astype(np.int64)
+        level = np.append(t, np.nan)[np.minimum(first[:, None] + pick, len(t))]
+        points[:, :, c] = np.where(pick < inside[:, None], level, top[:, None])
     return points

@@ -49,7 +49,7 @@ from ..models.faithful import (
     leaf_counterexamples,
     tree_leaf_boxes,
 )
-from ..models.forest import Forest
+from ..models.forest import Forest, random_cells
 from ..models.tree import Tree
 from ..task.born_again import BornAgainResult, BornAgainSatStats
 from ..task.result import Recorder
@@ -83,27 +83,8 @@ class _Cells:
 
     def sample(self, low: np.ndarray, high: np.ndarray, n: int) -> np.ndarray:
         """``n`` random points of the box ``low < x <= high``, each in a random cell of it
-        (:meth:`sample_boxes` for one box)."""
-        return self.sample_boxes(low[None, :], high[None, :], n)[0]
-
-    def sample_boxes(self, low: np.ndarray, high: np.ndarray, n: int) -> np.ndarray:
-        """``n`` random points of each box ``low[i] < x <= high[i]``, shape ``(boxes, n,
-        features)``, each in a random cell of its box: per feature, a threshold inside the
-        box or the box's upper end (above everything when the box is open above)."""
-        points = np.empty((len(low), n, self.forest.n_features))
-        for c, t in enumerate(self.thresholds):
-            first = np.searchsorted(t, low[:, c], side="right")  # the first threshold inside
-            inside = np.searchsorted(t, high[:, c], side="left") - first  # how many are
-            highest = np.fmax(low[:, c], t[-1] if len(t) else -np.inf)  # below an open top
-            top = np.where(
-                np.isfinite(high[:, c]),
-                high[:, c],
-                np.where(np.isfinite(highest), highest, 0.0) + 1.0,
-            )
-            pick = (self.rng.random((len(low), n)) * (inside + 1)[:, None]).astype(np.int64)
-            level = np.append(t, np.nan)[np.minimum(first[:, None] + pick, len(t))]
-            points[:, :, c] = np.where(pick < inside[:, None], level, top[:, None])
-        return points
+        (:func:`~satdt.models.forest.random_cells`)."""
+        return random_cells(self.thresholds, low, high, n, self.rng)[0]
 
 
 def _decode(cells: _Cells, tree: Tree, forest: Forest) -> Tree:
@@ -138,7 +119,7 @@ def _tree_counterexamples(
     low = np.array([box_low for _, box_low, _ in boxes])
     high = np.array([box_high for _, _, box_high in boxes])
     classes = np.array([int(tree.value[node]) for node, _, _ in boxes], dtype=np.int64)
-    drawn = cells.sample_boxes(low, high, SAMPLES_PER_LEAF)  # (leaves, samples, features)
+    drawn = random_cells(cells.thresholds, low, high, SAMPLES_PER_LEAF, cells.rng)
     flat = drawn.reshape(-1, forest.n_features)
     wrong = (forest.predict_index(flat) != np.repeat(classes, SAMPLES_PER_LEAF)).reshape(
         len(boxes), SAMPLES_PER_LEAF

@@ -254,22 +254,6 @@ def test_a_proof_past_its_deadline_stops_and_one_without_never_does(monkeypatch)
     assert len(leaf_counterexamples(wrong, forest)) == 1
 
 
-@settings(deadline=None, max_examples=examples(40))
-@given(tiny_forests(), st.data())
-def test_cells_drawn_from_many_boxes_lie_in_their_boxes_on_the_grid(forest: Forest, data) -> None:
-    from satdt.sat.born_again import _Cells
-
-    thresholds = forest.thresholds()
-    boxes = [grid_box(data, thresholds) for _ in range(data.draw(st.integers(1, 6)))]
-    low, high = np.array([b[0] for b in boxes]), np.array([b[1] for b in boxes])
-    drawn = _Cells(forest, np.random.default_rng(0)).sample_boxes(low, high, 5)
-    assert drawn.shape == (len(boxes), 5, forest.n_features)
-    assert np.all((drawn > low[:, None, :]) & (drawn <= high[:, None, :]))
-    for c, t in enumerate(thresholds):  # a threshold of the box, or a value above them all
-        on_grid = np.isin(drawn[:, :, c], t) | (drawn[:, :, c] > (t.max() if len(t) else -np.inf))
-        assert on_grid.all()
-
-
 def test_a_round_adds_the_counterexamples_whose_clauses_fit_its_budget() -> None:
     from satdt.sat import born_again as sat
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from naive import grid_points
 
 from satdt.core.errors import DataError, ParameterError
-from satdt.models.forest import Forest
+from satdt.models.forest import Forest, random_cells
 from satdt.models.forest_io import (
     float32_split,
     forest_text,
@@ -310,12 +310,34 @@ def test_feature_names_come_from_the_data_frame(sklearn_data) -> None:
     assert from_sklearn(RandomForestClassifier(n_estimators=2).fit(X, y)).feature_names[0] == "f0"
 
 
+@settings(deadline=None, max_examples=examples(40))
+@given(tiny_forests(), st.data())
+def test_random_cells_of_many_boxes_lie_in_their_boxes_on_the_grid(forest: Forest, data) -> None:
+    thresholds = forest.thresholds()
+    boxes = [grid_box(data, thresholds) for _ in range(data.draw(st.integers(1, 6)))]
+    low, high = np.array([b[0] for b in boxes]), np.array([b[1] for b in boxes])
+    drawn = random_cells(thresholds, low, high, 5, np.random.default_rng(0))
+    assert drawn.shape == (len(boxes), 5, forest.n_features)
+    assert np.all((drawn > low[:, None, :]) & (drawn <= high[:, None, :]))
+    for c, t in enumerate(thresholds):  # a threshold of the box, or a value above them all
+        on_grid = np.isin(drawn[:, :, c], t) | (drawn[:, :, c] > (t.max() if len(t) else -np.inf))
+        assert on_grid.all()
+    # every cell of a box can be drawn: on a one-feature box, each of its levels comes up
+    t = thresholds[0]
+    everywhere = np.full((1, forest.n_features), -np.inf), np.full((1, forest.n_features), np.inf)
+    levels = np.unique(
+        random_cells(thresholds, *everywhere, 400, np.random.default_rng(1))[0, :, 0]
+    )
+    assert len(levels) == len(t) + 1
+
+
 @settings(deadline=None, max_examples=examples(60))
 @given(tiny_forests(), st.data())
 def test_a_restricted_forest_decides_as_the_forest_on_its_box(forest: Forest, data) -> None:
     thresholds = forest.thresholds()
     low, high = grid_box(data, thresholds)
     box = forest.restricted(low, high)
+    box._check()  # made without the checks: it passes them
     points = grid_points(thresholds)
     inside = np.all((points > low) & (points <= high), axis=1)
     assert np.array_equal(box.predict_index(points[inside]), forest.predict_index(points[inside]))

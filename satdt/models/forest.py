@@ -73,10 +73,6 @@ class Forest:
     feature_names : sequence of str, optional
         Names of the input columns (default ``f0``, ``f1``, ...).
 
-    checked : bool, default False
-        The arrays are parts of a forest checked already (:meth:`restricted`): the checks,
-        a loop over every node, are not run again.
-
     Raises
     ------
     ValueError
@@ -97,9 +93,27 @@ class Forest:
         classes: Sequence[Any] | np.ndarray,
         vote: str,
         feature_names: Sequence[str] | None = None,
-        *,
-        checked: bool = False,
     ) -> None:
+        self._fill(
+            feature, threshold, left, right, value, roots, n_features, classes, vote,
+            feature_names,
+        )  # fmt: skip
+        self._check()
+
+    def _fill(
+        self,
+        feature: Sequence[int] | np.ndarray,
+        threshold: Sequence[float] | np.ndarray,
+        left: Sequence[int] | np.ndarray,
+        right: Sequence[int] | np.ndarray,
+        value: np.ndarray,
+        roots: Sequence[int] | np.ndarray,
+        n_features: int,
+        classes: Sequence[Any] | np.ndarray,
+        vote: str,
+        feature_names: Sequence[str] | None,
+    ) -> None:
+        """Set the arrays (see the class notes), unchecked."""
         self.feature = np.ascontiguousarray(feature, dtype=np.int64)
         self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
         self.left = np.ascontiguousarray(left, dtype=np.int64)
@@ -115,8 +129,6 @@ class Forest:
             if feature_names is not None
             else [f"f{c}" for c in range(self.n_features)]
         )
-        if not checked:
-            self._check()
 
     # ------------------------------------------------------------------ validation
     def _check(self) -> None:
@@ -459,10 +471,13 @@ class Forest:
             roots.append(len(keep))
             copy(int(root))
         nodes = np.array(keep, dtype=np.int64)
-        return Forest(
+        # parts of this checked forest: the checks (a loop over every node) are not run again
+        box = Forest.__new__(Forest)
+        box._fill(
             self.feature[nodes], self.threshold[nodes], new_left, new_right, self.value[nodes],
-            roots, self.n_features, self.classes, self.vote, self.feature_names, checked=True,
+            roots, self.n_features, self.classes, self.vote, self.feature_names,
         )  # fmt: skip
+        return box
 
     # ------------------------------------------------------------------ conversions
     @classmethod

@@ -155,6 +155,7 @@ class CounterexampleLoop:
         self._pending_at = 0  # how many of the first pending list are in already
         self.included: list[int] = []
         self._included_set: set[int] = set()
+        self._waiting: list[int] = []  # rows whose clauses a deadline kept from being built
         self.rounds = 0
         # slot = a feature of the formula; every feature belongs to one slot, with an orientation
         if self.lazy:
@@ -283,12 +284,15 @@ class CounterexampleLoop:
     def add_examples(self, rows: list[int] | np.ndarray) -> bool:
         """Add the clauses (3)-(6) of problem rows ``rows``; False if the deadline passed.
 
-        Past the deadline, the rows whose clauses are not built yet are left out (each
-        row's clauses are whole or absent): a tree found later is checked on every row, so
-        a row left out comes back as a counterexample if the tree is wrong on it."""
+        Past the deadline, the rows whose clauses are not built yet wait (each row's clauses
+        are whole or absent): the next call, or :meth:`run`, builds them first, so a loop
+        stopped by a deadline resumes with the formula it would have had."""
         p = self.problem
+        waiting, self._waiting = self._waiting, []
         new_rows = [
-            int(i) for i in dict.fromkeys(int(i) for i in rows) if int(i) not in self._included_set
+            i
+            for i in dict.fromkeys([*waiting, *(int(i) for i in rows)])
+            if i not in self._included_set
         ]
         if not new_rows:
             return True
@@ -302,10 +306,9 @@ class CounterexampleLoop:
                 clauses += self._routing_clauses(F_new, i, rows_b[i])
             clauses += self._some_feature_clauses()
         slot_rows = p.B[:, self.slot_feature]
-        in_time = True
-        for i in new_rows:
+        for k, i in enumerate(new_rows):
             if past(self.deadline):
-                in_time = False
+                self._waiting += new_rows[k:]
                 break
             clauses += self._example_clauses(i, slot_rows[i])
             self.included.append(i)
@@ -314,7 +317,7 @@ class CounterexampleLoop:
             self._add(clauses)  # the formula is whole; the solver may lag (see _add)
         except TimeUp:
             return False
-        return in_time
+        return not self._waiting
 
     def _routing_clauses(self, F: np.ndarray, i: int, values: np.ndarray) -> list[list[int]]:
         """Formulas (3)-(4) of row i for the features whose variables are the columns of F."""
@@ -447,6 +450,8 @@ class CounterexampleLoop:
         bound += assumptions or []
         p = self.problem
         while True:
+            if self._waiting and not self.add_examples([]):  # rows a deadline kept waiting
+                return LoopOutcome("UNKNOWN")
             try:
                 self._flush()
             except TimeUp:

@@ -119,9 +119,10 @@ def grid_mismatches(
 
 
 # ---------------------------------------------------------------------- per leaf box
-def tree_leaf_boxes(tree: Tree, n_features: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    """``(leaf, low, high)`` for every leaf of a tree: its points are those with
-    ``low < x <= high`` on every feature (bounds may be infinite)."""
+def tree_leaf_boxes(tree: Tree, n_features: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(leaves, low, high)``: the tree's leaves (node indices) and, row by row, their
+    boxes: a leaf's points are those with ``low < x <= high`` on every feature (bounds may
+    be infinite)."""
     boxes = []
     stack = [(0, np.full(n_features, -np.inf), np.full(n_features, np.inf))]
     while stack:
@@ -138,7 +139,8 @@ def tree_leaf_boxes(tree: Tree, n_features: int) -> list[tuple[int, np.ndarray, 
             stack.append((int(tree.left[node]), low, left_high))
         if right_low[f] < high[f]:
             stack.append((int(tree.right[node]), right_low, high))
-    return boxes
+    nodes, low, high = zip(*boxes, strict=True)  # the root's box is never empty
+    return np.array(nodes, dtype=np.int64), np.array(low), np.array(high)
 
 
 class _Leaves:
@@ -292,10 +294,7 @@ def box_counterexamples(
         for cls in np.unique(classes[rows]).tolist():
             mine = np.flatnonzero(classes[rows] == cls)
             for other in _others(forest, cls):
-                bound = np.zeros(len(mine))
-                for (nodes, _, _), meet in zip(leaves.per_tree, meets, strict=True):
-                    score = _scores(forest, forest.value[nodes], cls, other)
-                    bound += np.where(meet[mine], score[None, :], -np.inf).max(axis=1)
+                bound = _best_margins(forest, leaves, [m[mine] for m in meets], cls, other)
                 for k in mine[bound >= _reach(forest, cls, other)].tolist():
                     i = int(rows[k])
                     if found[i] is None:
@@ -308,6 +307,19 @@ def box_counterexamples(
                             deadline,
                         )
     return found
+
+
+def _best_margins(
+    forest: Forest, leaves: _Leaves, meets: list[np.ndarray], cls: int, other: int
+) -> np.ndarray:
+    """Per box (a row of each tree's ``meets``: its leaves meeting the box), the most
+    ``other`` can beat ``cls`` by in the box: each tree's best leaf meeting it, summed
+    (``-inf`` for an empty box)."""
+    bound = np.zeros(len(meets[0]))
+    for (nodes, _, _), meet in zip(leaves.per_tree, meets, strict=True):
+        score = _scores(forest, forest.value[nodes], cls, other)
+        bound += np.where(meet, score[None, :], -np.inf).max(axis=1)
+    return bound
 
 
 def _search_class(
@@ -371,12 +383,7 @@ def _inside(low: np.ndarray, high: np.ndarray) -> np.ndarray:
 def leaf_counterexamples(tree: Tree, forest: Forest) -> list[tuple[int, np.ndarray]]:
     """``(leaf, point)`` for every leaf of the tree whose box holds a point where the forest
     decides otherwise (empty: the tree is faithful), by :func:`box_counterexamples`."""
-    boxes = tree_leaf_boxes(tree, forest.n_features)
-    if not boxes:
-        return []
-    nodes = np.array([node for node, _, _ in boxes])
-    low = np.array([box_low for _, box_low, _ in boxes])
-    high = np.array([box_high for _, _, box_high in boxes])
+    nodes, low, high = tree_leaf_boxes(tree, forest.n_features)
     points = box_counterexamples(forest, low, high, tree.value[nodes].astype(np.int64))
     return [(int(n), p) for n, p in zip(nodes, points, strict=True) if p is not None]
 

@@ -36,6 +36,7 @@ Reading and writing BA-Trees' text format and importing scikit-learn's ensembles
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -94,33 +95,6 @@ class Forest:
         vote: str,
         feature_names: Sequence[str] | None = None,
     ) -> None:
-        self._fill(
-            feature, threshold, left, right, value, roots, n_features, classes, vote,
-            feature_names,
-        )  # fmt: skip
-        self._check()
-
-    def _fill(
-        self,
-        feature: Sequence[int] | np.ndarray,
-        threshold: Sequence[float] | np.ndarray,
-        left: Sequence[int] | np.ndarray,
-        right: Sequence[int] | np.ndarray,
-        value: np.ndarray,
-        roots: Sequence[int] | np.ndarray,
-        n_features: int,
-        classes: Sequence[Any] | np.ndarray,
-        vote: str,
-        feature_names: Sequence[str] | None,
-    ) -> None:
-        """Set the arrays (see the class notes), unchecked."""
-        self.feature = np.ascontiguousarray(feature, dtype=np.int64)
-        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
-        self.left = np.ascontiguousarray(left, dtype=np.int64)
-        self.right = np.ascontiguousarray(right, dtype=np.int64)
-        n = len(self.feature)
-        self.value = np.ascontiguousarray(value, dtype=np.float64).reshape(n, -1)
-        self.roots = np.ascontiguousarray(roots, dtype=np.int64)
         self.n_features = int(n_features)
         self.classes = np.asarray(classes)
         self.vote = vote
@@ -129,6 +103,25 @@ class Forest:
             if feature_names is not None
             else [f"f{c}" for c in range(self.n_features)]
         )
+        self._set_nodes(feature, threshold, left, right, value, roots)
+        self._check()
+
+    def _set_nodes(
+        self,
+        feature: Sequence[int] | np.ndarray,
+        threshold: Sequence[float] | np.ndarray,
+        left: Sequence[int] | np.ndarray,
+        right: Sequence[int] | np.ndarray,
+        value: np.ndarray,
+        roots: Sequence[int] | np.ndarray,
+    ) -> None:
+        """Set the nodes' arrays (see the class notes), unchecked."""
+        self.feature = np.ascontiguousarray(feature, dtype=np.int64)
+        self.threshold = np.ascontiguousarray(threshold, dtype=np.float64)
+        self.left = np.ascontiguousarray(left, dtype=np.int64)
+        self.right = np.ascontiguousarray(right, dtype=np.int64)
+        self.value = np.ascontiguousarray(value, dtype=np.float64).reshape(len(self.feature), -1)
+        self.roots = np.ascontiguousarray(roots, dtype=np.int64)
 
     # ------------------------------------------------------------------ validation
     def _check(self) -> None:
@@ -449,7 +442,7 @@ class Forest:
         new_right: list[int] = []
         roots = []
 
-        def copy(node: int) -> int:
+        def carry(node: int) -> int:
             while self.feature[node] != LEAF:
                 f, t = int(self.feature[node]), float(self.threshold[node])
                 if high[f] <= t:
@@ -463,20 +456,24 @@ class Forest:
             new_left.append(-1)
             new_right.append(-1)
             if self.feature[node] != LEAF:
-                new_left[index] = copy(int(self.left[node]))
-                new_right[index] = copy(int(self.right[node]))
+                new_left[index] = carry(int(self.left[node]))
+                new_right[index] = carry(int(self.right[node]))
             return index
 
         for root in self.roots:
             roots.append(len(keep))
-            copy(int(root))
+            carry(int(root))
         nodes = np.array(keep, dtype=np.int64)
         # parts of this checked forest: the checks (a loop over every node) are not run again
-        box = Forest.__new__(Forest)
-        box._fill(
-            self.feature[nodes], self.threshold[nodes], new_left, new_right, self.value[nodes],
-            roots, self.n_features, self.classes, self.vote, self.feature_names,
-        )  # fmt: skip
+        box = copy.copy(self)  # the same features, classes, vote and names
+        box._set_nodes(
+            self.feature[nodes],
+            self.threshold[nodes],
+            new_left,
+            new_right,
+            self.value[nodes],
+            roots,
+        )
         return box
 
     # ------------------------------------------------------------------ conversions

@@ -115,20 +115,18 @@ def _tree_counterexamples(
     no proof. Only when the samples find nothing are the leaf boxes proven
     (:func:`box_counterexamples`, raising :class:`TimeUp` past the deadline).
     """
-    boxes = tree_leaf_boxes(tree, forest.n_features)
-    low = np.array([box_low for _, box_low, _ in boxes])
-    high = np.array([box_high for _, _, box_high in boxes])
-    classes = np.array([int(tree.value[node]) for node, _, _ in boxes], dtype=np.int64)
+    nodes, low, high = tree_leaf_boxes(tree, forest.n_features)
+    classes = tree.value[nodes].astype(np.int64)
     drawn = random_cells(cells.thresholds, low, high, SAMPLES_PER_LEAF, cells.rng)
     flat = drawn.reshape(-1, forest.n_features)
     wrong = (forest.predict_index(flat) != np.repeat(classes, SAMPLES_PER_LEAF)).reshape(
-        len(boxes), SAMPLES_PER_LEAF
+        len(nodes), SAMPLES_PER_LEAF
     )
-    if wrong.any():
-        first = wrong.argmax(axis=1)
-        stats.sampled_counterexamples += int(wrong.any(axis=1).sum())
-        return [drawn[i, first[i]] for i in np.flatnonzero(wrong.any(axis=1))]
-    stats.box_queries += len(boxes)
+    missed = np.flatnonzero(wrong.any(axis=1))
+    if len(missed):
+        stats.sampled_counterexamples += len(missed)
+        return [drawn[i, wrong[i].argmax()] for i in missed]
+    stats.box_queries += len(nodes)
     points = box_counterexamples(forest, low, high, classes, leaves, deadline)
     return [point for point in points if point is not None]
 

@@ -536,9 +536,7 @@ class GrowingSearch:
                 **self.options,
             )
             self.loops[k] = loop
-            loop.add_examples(
-                list(self.examples)
-            )  # rows the deadline keeps out come back as counterexamples
+            loop.add_examples(list(self.examples))  # what the deadline keeps out waits
         elif loop.problem is not problem:
             loop.grow(problem)
         loop.recorder, loop.deadline = self._recorder, self._deadline
